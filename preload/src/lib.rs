@@ -1,0 +1,1 @@
+//! librocjitsu.so (to be written).

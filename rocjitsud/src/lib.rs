@@ -1,0 +1,1 @@
+//! The rocjitsu launcher and daemon (to be written).

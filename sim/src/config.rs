@@ -1,0 +1,1 @@
+//! Simulation config (to be written).

@@ -1,0 +1,1 @@
+//! KFD topology and its sysfs tree (to be written).
