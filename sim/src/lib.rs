@@ -6,6 +6,13 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod clock;
 pub mod config;
+pub mod drm;
 pub mod isa;
+pub mod kfd;
+pub mod machine;
+pub mod memory;
 pub mod topology;
+
+pub use machine::Machine;

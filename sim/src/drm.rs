@@ -1,0 +1,283 @@
+//! The simulated DRM render node (`/dev/dri/renderD<minor>`).
+//!
+//! ROCm 5.2 uses it only through libdrm's `amdgpu_device_initialize`, to look
+//! up the marketing name (contract §6): DRM_IOCTL_VERSION and a handful of
+//! AMDGPU_INFO queries. Memory goes through the KFD, so no GEM ioctls exist.
+
+use crate::kfd::GpuSpec;
+use proto::abi::drm::{
+    self, info_query, AmdgpuInfo, AmdgpuInfoDevice, AmdgpuInfoVramGtt, AmdgpuMemoryInfo, DrmVersion,
+};
+use proto::ioctl::{split_payload, IoctlError, IoctlView, EINVAL};
+
+/// The DRM interface version we report; libdrm_amdgpu requires major 3.
+pub const DRM_VERSION: (i32, i32, i32) = (3, 49, 0);
+const DRIVER_NAME: &[u8] = b"amdgpu";
+const DRIVER_DATE: &[u8] = b"20150101";
+const DRIVER_DESC: &[u8] = b"AMD GPU";
+
+/// `AMDGPU_FAMILY_*`-style constants the DEV_INFO reply needs.
+const VRAM_TYPE_HBM: u32 = 6;
+const NUM_HW_GFX_CONTEXTS: u32 = 8;
+
+/// Why a DRM request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DrmError {
+    #[error(transparent)]
+    Codec(#[from] IoctlError),
+    #[error("{0} is not supported by the simulated render node")]
+    NotSupported(String),
+    #[error("AMDGPU_INFO query {0:#x} is not supported")]
+    UnsupportedQuery(u32),
+    #[error("READ_MMR_REG of register {offset:#x} (count {count}) is not allowed")]
+    Register { offset: u32, count: u32 },
+}
+
+impl DrmError {
+    pub fn errno(&self) -> i32 {
+        match self {
+            DrmError::Codec(e) => e.errno(),
+            _ => EINVAL,
+        }
+    }
+}
+
+/// Executes one DRM ioctl for `gpu`, on a payload built by `proto::ioctl`.
+/// `gtt_size` is the host memory the GPU can reach.
+pub fn ioctl(gpu: &GpuSpec, gtt_size: u64, cmd: u32, payload: &mut [u8]) -> Result<(), DrmError> {
+    let mut view = split_payload(cmd, payload)?;
+    match cmd {
+        drm::cmd::VERSION => {
+            version(&mut view);
+            Ok(())
+        }
+        drm::cmd::AMDGPU_INFO => info(gpu, gtt_size, &mut view),
+        _ => Err(DrmError::NotSupported(view.spec.name.to_string())),
+    }
+}
+
+fn version(view: &mut IoctlView<'_>) {
+    let mut v: DrmVersion = view.get();
+    v.version_major = DRM_VERSION.0;
+    v.version_minor = DRM_VERSION.1;
+    v.version_patchlevel = DRM_VERSION.2;
+    // Like the kernel's drm_copy_field: copy what fits, report the full length.
+    for (i, (text, len)) in [
+        (DRIVER_NAME, &mut v.name_len),
+        (DRIVER_DATE, &mut v.date_len),
+        (DRIVER_DESC, &mut v.desc_len),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let n = view.arrays[i].len().min(text.len());
+        view.arrays[i][..n].copy_from_slice(&text[..n]);
+        *len = text.len() as u64;
+    }
+    view.set(&v);
+}
+
+fn info(gpu: &GpuSpec, gtt_size: u64, view: &mut IoctlView<'_>) -> Result<(), DrmError> {
+    let q: AmdgpuInfo = view.get();
+    let out = &mut view.arrays[0];
+    let mut reply = |bytes: &[u8]| {
+        let n = out.len().min(bytes.len());
+        out[..n].copy_from_slice(&bytes[..n]);
+    };
+    match q.query {
+        info_query::ACCEL_WORKING => reply(&1u32.to_le_bytes()),
+        info_query::DEV_INFO => reply(bytemuck::bytes_of(&device_info(gpu))),
+        info_query::READ_MMR_REG => {
+            let (offset, count, _instance, _flags) = q.read_mmr_reg();
+            if offset != drm::MMR_GB_ADDR_CONFIG || count != 1 {
+                return Err(DrmError::Register { offset, count });
+            }
+            reply(&gpu.gb_addr_config().to_le_bytes());
+        }
+        info_query::VRAM_GTT => reply(bytemuck::bytes_of(&AmdgpuInfoVramGtt {
+            vram_size: gpu.vram_size,
+            vram_cpu_accessible_size: gpu.vram_size,
+            gtt_size,
+        })),
+        info_query::MEMORY => {
+            let heap = |size: u64| drm::AmdgpuHeapInfo {
+                total_heap_size: size,
+                usable_heap_size: size,
+                heap_usage: 0,
+                max_allocation: size,
+            };
+            reply(bytemuck::bytes_of(&AmdgpuMemoryInfo {
+                vram: heap(gpu.vram_size),
+                cpu_accessible_vram: heap(gpu.vram_size),
+                gtt: heap(gtt_size),
+            }));
+        }
+        other => return Err(DrmError::UnsupportedQuery(other)),
+    }
+    Ok(())
+}
+
+/// DEV_INFO from the config. The CU bitmap spreads the active CUs over the
+/// shader arrays the way amdgpu's gfx9 code lays them out (`[se % 4][sh + se / 4]`).
+pub fn device_info(gpu: &GpuSpec) -> AmdgpuInfoDevice {
+    let arrays = (gpu.num_shader_engines * gpu.num_shader_arrays_per_engine).max(1);
+    let mut cu_bitmap = [[0u32; 4]; 4];
+    let mut remaining = gpu.cu_count;
+    for se in 0..gpu.num_shader_engines {
+        for sh in 0..gpu.num_shader_arrays_per_engine {
+            let array_index = se * gpu.num_shader_arrays_per_engine + sh;
+            // Spread evenly; earlier arrays take the remainder.
+            let here = (gpu.cu_count / arrays + u32::from(array_index < gpu.cu_count % arrays))
+                .min(remaining)
+                .min(32);
+            remaining -= here;
+            let (row, col) = ((se % 4) as usize, (sh + se / 4) as usize);
+            if row < 4 && col < 4 {
+                cu_bitmap[row][col] = if here == 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << here) - 1
+                };
+            }
+        }
+    }
+    AmdgpuInfoDevice {
+        device_id: gpu.device_id,
+        chip_rev: gpu.revision_id,
+        external_rev: gpu.revision_id,
+        pci_rev: gpu.pci_revision_id,
+        family: gpu.family_id,
+        num_shader_engines: gpu.num_shader_engines,
+        num_shader_arrays_per_engine: gpu.num_shader_arrays_per_engine,
+        gpu_counter_freq: (crate::clock::GPU_COUNTER_HZ / 1000) as u32,
+        max_engine_clock: gpu.engine_clk_max_mhz as u64 * 1000,
+        max_memory_clock: gpu.mem_clk_max_mhz as u64 * 1000,
+        cu_active_number: gpu.cu_count,
+        cu_ao_mask: 0,
+        cu_bitmap,
+        enabled_rb_pipes_mask: 0,
+        num_rb_pipes: 0,
+        num_hw_gfx_contexts: NUM_HW_GFX_CONTEXTS,
+        pad0: 0,
+        ids_flags: 0,
+        virtual_address_offset: 0x20_0000,
+        virtual_address_max: 0x8000_0000_0000,
+        virtual_address_alignment: 0x1000,
+        pte_fragment_size: 0x20_0000,
+        gart_page_size: 0x1000,
+        ce_ram_size: 0,
+        vram_type: VRAM_TYPE_HBM,
+        vram_bit_width: gpu.vram_bit_width,
+        vce_harvest_config: 0,
+        gc_double_offchip_lds_buf: 1,
+        prim_buf_gpu_addr: 0,
+        pos_buf_gpu_addr: 0,
+        cntl_sb_buf_gpu_addr: 0,
+        param_buf_gpu_addr: 0,
+        prim_buf_size: 0,
+        pos_buf_size: 0,
+        cntl_sb_buf_size: 0,
+        param_buf_size: 0,
+        wave_front_size: gpu.wave_front_size,
+        num_shader_visible_vgprs: 512,
+        num_cu_per_sh: gpu.cu_per_sh,
+        num_tcc_blocks: 16,
+        gs_vgt_table_depth: 32,
+        gs_prim_buffer_depth: 1792,
+        max_gs_waves_per_vgt: 32,
+        pad1: 0,
+        cu_ao_bitmap: [[0; 4]; 4],
+        high_va_offset: 0xffff_8000_0000_0000,
+        high_va_max: 0xffff_ffff_ffe0_0000,
+        pa_sc_tile_steering_override: 0,
+        pad2: 0,
+        tcc_disabled_mask: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::default_config;
+
+    fn mi210() -> GpuSpec {
+        GpuSpec::all_from_config(&default_config()).remove(0)
+    }
+
+    fn info_payload(query: u32, size: u32, input: [u32; 4]) -> Vec<u8> {
+        let q = AmdgpuInfo {
+            return_pointer: 0x1000,
+            return_size: size,
+            query,
+            input,
+        };
+        let mut p = bytemuck::bytes_of(&q).to_vec();
+        p.resize(32 + size as usize, 0);
+        p
+    }
+
+    #[test]
+    fn version_reports_amdgpu_3_and_truncates_like_the_kernel() {
+        let v = DrmVersion {
+            name_len: 3,
+            name: 1,
+            date_len: 0,
+            desc_len: 32,
+            desc: 2,
+            ..Default::default()
+        };
+        let mut p = bytemuck::bytes_of(&v).to_vec();
+        p.resize(64 + 3 + 32, 0);
+        ioctl(&mi210(), 0, drm::cmd::VERSION, &mut p).unwrap();
+        let out: DrmVersion = bytemuck::pod_read_unaligned(&p[..64]);
+        assert_eq!(out.version_major, 3);
+        assert_eq!((out.name_len, out.date_len, out.desc_len), (6, 8, 7));
+        assert_eq!(&p[64..67], b"amd");
+        assert_eq!(&p[67..74], b"AMD GPU");
+    }
+
+    #[test]
+    fn dev_info_describes_the_configured_gpu() {
+        let mut p = info_payload(info_query::DEV_INFO, 368, [0; 4]);
+        ioctl(&mi210(), 1 << 30, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
+        let d: AmdgpuInfoDevice = bytemuck::pod_read_unaligned(&p[32..]);
+        assert_eq!((d.device_id, d.pci_rev, d.family), (0x740f, 2, 141));
+        assert_eq!(d.cu_active_number, 104);
+        let bits: u32 = d.cu_bitmap.iter().flatten().map(|w| w.count_ones()).sum();
+        assert_eq!(bits, 104, "every active CU appears once in the bitmap");
+        assert_eq!(d.max_engine_clock, 1_700_000);
+    }
+
+    #[test]
+    fn accel_working_and_gb_addr_config() {
+        let mut p = info_payload(info_query::ACCEL_WORKING, 4, [0; 4]);
+        ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
+        assert_eq!(&p[32..], &1u32.to_le_bytes());
+        let mut p = info_payload(
+            info_query::READ_MMR_REG,
+            4,
+            [drm::MMR_GB_ADDR_CONFIG, 1, 0xffff_ffff, 0],
+        );
+        ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
+        assert_eq!(&p[32..], &GB_ADDR_CONFIG.to_le_bytes());
+    }
+
+    const GB_ADDR_CONFIG: u32 = crate::kfd::device::GB_ADDR_CONFIG_GFX9;
+
+    #[test]
+    fn unknown_queries_and_registers_are_einval() {
+        let mut p = info_payload(0x7f, 4, [0; 4]);
+        let e = ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p).unwrap_err();
+        assert_eq!(e.errno(), EINVAL);
+        let mut p = info_payload(info_query::READ_MMR_REG, 4, [0x1234, 1, 0, 0]);
+        assert!(matches!(
+            ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p),
+            Err(DrmError::Register { .. })
+        ));
+        let mut p = vec![0u8; 40];
+        assert!(matches!(
+            ioctl(&mi210(), 0, drm::cmd::GET_CLIENT, &mut p),
+            Err(DrmError::NotSupported(_))
+        ));
+    }
+}

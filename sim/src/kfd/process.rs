@@ -1,0 +1,402 @@
+//! `KfdProcess`: the driver state of one application process (one open of
+//! `/dev/kfd` in local mode, one daemon client in daemon mode), and the ioctl
+//! dispatch.
+//!
+//! Every ioctl arrives as a payload built by `proto::ioctl` (argument struct
+//! plus inlined arrays), so the same code serves local and daemon mode and
+//! never dereferences a pointer from the application.
+
+use super::device::GpuSpec;
+use super::events::EventTable;
+use super::mem::{AllocTable, UserptrMode};
+use super::KfdError;
+use crate::clock;
+use crate::memory::{Arena, GpuVm};
+use bytemuck::Pod;
+use proto::abi::kfd::{self, cmd};
+use proto::ioctl::{split_payload, IoctlView};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// The GPU VA range libhsakmt may use (as a current kernel reports it): from
+/// 2 MiB to the top of the 47-bit user address space. Because the limit
+/// reaches 2^47-1, libhsakmt picks GPU VAs with plain `mmap`, so CPU VA ==
+/// GPU VA for host-visible buffers.
+pub const GPUVM_BASE: u64 = 0x20_0000;
+pub const GPUVM_LIMIT: u64 = (1 << 47) - 1;
+/// The LDS and scratch apertures of gfx9 (kernel `MAKE_LDS_APP_BASE` etc.).
+pub const LDS_APERTURE_BASE: u64 = 1 << 48;
+pub const SCRATCH_APERTURE_BASE: u64 = 2 << 48;
+const APERTURE_SIZE_MASK: u64 = 0xffff_ffff;
+
+/// Per-process, per-GPU settings the runtime makes once.
+#[derive(Debug, Default, Clone)]
+pub struct DeviceSettings {
+    pub drm_fd: Option<u32>,
+    pub default_policy: u32,
+    pub alternate_policy: u32,
+    pub alternate_aperture: (u64, u64),
+    /// SET_SCRATCH_BACKING_VA's address (already shifted back to bytes).
+    pub scratch_backing_va: Option<u64>,
+    pub trap_handler: Option<(u64, u64)>,
+}
+
+#[derive(Debug)]
+struct Settings {
+    devices: Vec<DeviceSettings>,
+    xnack_enabled: bool,
+}
+
+/// The driver-side state of one process.
+#[derive(Debug)]
+pub struct KfdProcess {
+    pid: u32,
+    gpus: Arc<[GpuSpec]>,
+    pub(crate) arena: Arena,
+    vm: RwLock<GpuVm>,
+    events: EventTable,
+    pub(crate) allocs: Mutex<AllocTable>,
+    settings: Mutex<Settings>,
+}
+
+impl KfdProcess {
+    /// A fresh process on `gpus`. `gtt_budget` bounds host-memory (GTT)
+    /// allocations; `userptr` says how USERPTR memory is reached.
+    pub fn new(
+        pid: u32,
+        gpus: Arc<[GpuSpec]>,
+        gtt_budget: u64,
+        userptr: UserptrMode,
+    ) -> Result<Self, KfdError> {
+        let vram: u64 = gpus.iter().map(|g| g.vram_size).sum();
+        // Doorbell and MMIO pages, plus slack for alignment.
+        let extra = 64 << 20;
+        let arena = Arena::new(
+            &format!("rocjitsu-gpu-memory-{pid}"),
+            vram + gtt_budget + extra,
+        )?;
+        let devices = vec![DeviceSettings::default(); gpus.len()];
+        Ok(KfdProcess {
+            pid,
+            allocs: Mutex::new(AllocTable::new(&gpus, gtt_budget, userptr)),
+            gpus,
+            arena,
+            vm: RwLock::new(GpuVm::new()),
+            events: EventTable::new(),
+            settings: Mutex::new(Settings {
+                devices,
+                xnack_enabled: false,
+            }),
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    pub fn gpus(&self) -> &[GpuSpec] {
+        &self.gpus
+    }
+
+    pub fn events(&self) -> &EventTable {
+        &self.events
+    }
+
+    /// The GPU address space, for the simulated GPU's memory accesses.
+    pub fn vm(&self) -> RwLockReadGuard<'_, GpuVm> {
+        self.vm.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn vm_mut(&self) -> RwLockWriteGuard<'_, GpuVm> {
+        self.vm.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn allocs(&self) -> MutexGuard<'_, AllocTable> {
+        self.allocs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn settings(&self) -> MutexGuard<'_, Settings> {
+        self.settings.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The settings of one GPU (scratch, trap handler, …), for the command
+    /// processor.
+    pub fn device_settings(&self, gpu_index: usize) -> Option<DeviceSettings> {
+        self.settings().devices.get(gpu_index).cloned()
+    }
+
+    /// Whether XNACK (retry on page fault) is enabled for this process.
+    pub fn xnack_enabled(&self) -> bool {
+        self.settings().xnack_enabled
+    }
+
+    /// The index of the GPU with `gpu_id`.
+    pub fn gpu_index(&self, gpu_id: u32) -> Result<usize, KfdError> {
+        self.gpus
+            .iter()
+            .position(|g| g.gpu_id == gpu_id)
+            .ok_or(KfdError::NoSuchGpu(gpu_id))
+    }
+
+    /// Tears the process down: fails blocked waits. Memory goes with the
+    /// last reference.
+    pub fn close(&self) {
+        self.events.close();
+    }
+
+    /// Executes one KFD ioctl on a payload built by `proto::ioctl`.
+    pub fn ioctl(&self, request: u32, payload: &mut [u8]) -> Result<(), KfdError> {
+        let mut view = split_payload(request, payload)?;
+        match request {
+            cmd::GET_VERSION => {
+                view.set(&kfd::GetVersionArgs {
+                    major_version: kfd::KFD_IOCTL_MAJOR_VERSION,
+                    minor_version: kfd::KFD_IOCTL_MINOR_VERSION,
+                });
+                Ok(())
+            }
+            cmd::GET_PROCESS_APERTURES_NEW => self.get_apertures_new(&mut view),
+            cmd::GET_PROCESS_APERTURES => self.get_apertures_old(&mut view),
+            cmd::ACQUIRE_VM => self.acquire_vm(view.get()),
+            cmd::SET_MEMORY_POLICY => self.set_memory_policy(view.get()),
+            cmd::GET_CLOCK_COUNTERS => update(&mut view, |a: &mut kfd::GetClockCountersArgs| {
+                self.clock_counters(a)
+            }),
+            cmd::SET_SCRATCH_BACKING_VA => {
+                let a: kfd::SetScratchBackingVaArgs = view.get();
+                let i = self.gpu_index(a.gpu_id)?;
+                self.settings().devices[i].scratch_backing_va = Some(a.va_addr << 16);
+                Ok(())
+            }
+            cmd::SET_TRAP_HANDLER => {
+                let a: kfd::SetTrapHandlerArgs = view.get();
+                let i = self.gpu_index(a.gpu_id)?;
+                self.settings().devices[i].trap_handler = Some((a.tba_addr, a.tma_addr));
+                Ok(())
+            }
+            cmd::SET_XNACK_MODE => {
+                update(&mut view, |a: &mut kfd::SetXnackModeArgs| self.set_xnack(a))
+            }
+            cmd::GET_TILE_CONFIG => self.get_tile_config(&mut view),
+            cmd::AVAILABLE_MEMORY => update(&mut view, |a: &mut kfd::AvailableMemoryArgs| {
+                let i = self.gpu_index(a.gpu_id)?;
+                a.available = self.allocs().vram_available(i);
+                Ok(())
+            }),
+            cmd::CREATE_EVENT => update(&mut view, |a: &mut kfd::CreateEventArgs| {
+                self.create_event(a)
+            }),
+            cmd::DESTROY_EVENT => Ok(self
+                .events
+                .destroy(view.get::<kfd::EventIdArgs>().event_id)?),
+            cmd::SET_EVENT => Ok(self.events.set(view.get::<kfd::EventIdArgs>().event_id)?),
+            cmd::RESET_EVENT => Ok(self.events.reset(view.get::<kfd::EventIdArgs>().event_id)?),
+            cmd::WAIT_EVENTS => self.wait_events(&mut view),
+            cmd::ALLOC_MEMORY_OF_GPU => update(&mut view, |a: &mut kfd::AllocMemoryOfGpuArgs| {
+                self.alloc_memory(a)
+            }),
+            cmd::FREE_MEMORY_OF_GPU => {
+                self.free_memory(view.get::<kfd::FreeMemoryOfGpuArgs>().handle)
+            }
+            cmd::MAP_MEMORY_TO_GPU => self.map_memory(&mut view, true),
+            cmd::UNMAP_MEMORY_FROM_GPU => self.map_memory(&mut view, false),
+            // An upstream kernel has no ioctl 0x82: ROCR reads the failure as
+            // "no debugger support" and installs its own trap handler.
+            cmd::DBG_TRAP => Err(KfdError::NotSupported {
+                name: "DBG_TRAP",
+                quiet: true,
+            }),
+            _ => Err(KfdError::NotSupported {
+                name: view.spec.name,
+                quiet: false,
+            }),
+        }
+    }
+
+    fn get_apertures_new(&self, view: &mut IoctlView<'_>) -> Result<(), KfdError> {
+        let mut args: kfd::GetProcessAperturesNewArgs = view.get();
+        if args.num_of_nodes == 0 {
+            // The caller asks how many entries it needs.
+            args.num_of_nodes = self.gpus.len() as u32;
+            view.set(&args);
+            return Ok(());
+        }
+        let n = (args.num_of_nodes as usize).min(self.gpus.len());
+        for (i, gpu) in self.gpus.iter().take(n).enumerate() {
+            write_elem(view.arrays[0], i, &apertures(gpu));
+        }
+        args.num_of_nodes = n as u32;
+        view.set(&args);
+        Ok(())
+    }
+
+    fn get_apertures_old(&self, view: &mut IoctlView<'_>) -> Result<(), KfdError> {
+        let mut args = kfd::GetProcessAperturesArgs::default();
+        let n = self.gpus.len().min(kfd::NUM_OF_SUPPORTED_GPUS);
+        for (slot, gpu) in args.process_apertures.iter_mut().zip(self.gpus.iter()) {
+            *slot = apertures(gpu);
+        }
+        args.num_of_nodes = n as u32;
+        view.set(&args);
+        Ok(())
+    }
+
+    fn acquire_vm(&self, a: kfd::AcquireVmArgs) -> Result<(), KfdError> {
+        let i = self.gpu_index(a.gpu_id)?;
+        let mut settings = self.settings();
+        match settings.devices[i].drm_fd {
+            // Acquiring again through the same render fd is a no-op; through
+            // another one it is refused, as the kernel does.
+            Some(fd) if fd != a.drm_fd => Err(KfdError::Busy(
+                "the GPU VM is already acquired through another fd",
+            )),
+            _ => {
+                settings.devices[i].drm_fd = Some(a.drm_fd);
+                Ok(())
+            }
+        }
+    }
+
+    fn set_memory_policy(&self, a: kfd::SetMemoryPolicyArgs) -> Result<(), KfdError> {
+        let i = self.gpu_index(a.gpu_id)?;
+        let valid = |p| {
+            p == kfd::KFD_IOC_CACHE_POLICY_COHERENT || p == kfd::KFD_IOC_CACHE_POLICY_NONCOHERENT
+        };
+        if !valid(a.default_policy) || !valid(a.alternate_policy) {
+            return Err(KfdError::BadArgument(format!(
+                "cache policies {} / {} are not 0 (coherent) or 1 (non-coherent)",
+                a.default_policy, a.alternate_policy
+            )));
+        }
+        let mut settings = self.settings();
+        let d = &mut settings.devices[i];
+        d.default_policy = a.default_policy;
+        d.alternate_policy = a.alternate_policy;
+        d.alternate_aperture = (a.alternate_aperture_base, a.alternate_aperture_size);
+        Ok(())
+    }
+
+    fn clock_counters(&self, a: &mut kfd::GetClockCountersArgs) -> Result<(), KfdError> {
+        // gpu_id 0 is allowed (ROCR asks once without a GPU): no GPU counter.
+        let has_gpu = a.gpu_id != 0 && self.gpu_index(a.gpu_id).is_ok();
+        if a.gpu_id != 0 && !has_gpu {
+            return Err(KfdError::NoSuchGpu(a.gpu_id));
+        }
+        a.gpu_clock_counter = if has_gpu { clock::gpu_ticks() } else { 0 };
+        a.cpu_clock_counter = clock::monotonic_raw_ns();
+        a.system_clock_counter = clock::boottime_ns();
+        a.system_clock_freq = 1_000_000_000;
+        Ok(())
+    }
+
+    fn set_xnack(&self, a: &mut kfd::SetXnackModeArgs) -> Result<(), KfdError> {
+        let mut settings = self.settings();
+        if a.xnack_enabled >= 0 {
+            settings.xnack_enabled = a.xnack_enabled != 0;
+        }
+        a.xnack_enabled = settings.xnack_enabled as i32;
+        Ok(())
+    }
+
+    fn get_tile_config(&self, view: &mut IoctlView<'_>) -> Result<(), KfdError> {
+        // gfx9 has no tile-mode tables: the kernel reports 32 and 16 zeroed
+        // entries and GB_ADDR_CONFIG, which addrlib needs for image layouts.
+        let mut a: kfd::GetTileConfigArgs = view.get();
+        let i = self.gpu_index(a.gpu_id)?;
+        a.num_tile_configs = a.num_tile_configs.min(32);
+        a.num_macro_tile_configs = a.num_macro_tile_configs.min(16);
+        for arr in view.arrays.iter_mut() {
+            arr.fill(0);
+        }
+        a.gb_addr_config = self.gpus[i].gb_addr_config();
+        a.num_banks = 0;
+        a.num_ranks = 0;
+        view.set(&a);
+        Ok(())
+    }
+
+    fn create_event(&self, a: &mut kfd::CreateEventArgs) -> Result<(), KfdError> {
+        if a.event_page_offset != 0 {
+            // On dGPUs libhsakmt passes the handle of the GTT buffer it
+            // allocated for the events page with its first event.
+            self.allocs().set_event_page(a.event_page_offset)?;
+        }
+        let created = self.events.create(a.event_type, a.auto_reset != 0)?;
+        a.event_id = created.event_id;
+        a.event_trigger_data = created.trigger_data;
+        if created.has_slot {
+            a.event_slot_index = created.slot_index;
+            a.event_page_offset = kfd::mmap_offset::TYPE_EVENTS;
+            self.allocs().write_event_slot(
+                &self.arena,
+                created.slot_index,
+                super::events::UNSIGNALED_EVENT_SLOT,
+            );
+        }
+        Ok(())
+    }
+
+    fn wait_events(&self, view: &mut IoctlView<'_>) -> Result<(), KfdError> {
+        let mut a: kfd::WaitEventsArgs = view.get();
+        let n = a.num_events as usize;
+        let mut events: Vec<kfd::EventData> =
+            (0..n).map(|i| read_elem(view.arrays[0], i)).collect();
+        let result = self
+            .events
+            .wait(&mut events, a.wait_for_all != 0, a.timeout)?;
+        for (i, e) in events.iter().enumerate() {
+            write_elem(view.arrays[0], i, e);
+        }
+        a.wait_result = result.to_abi();
+        view.set(&a);
+        Ok(())
+    }
+
+    /// What the GPU does when it completes a packet whose signal names a KFD
+    /// event: the interrupt handler signals the event and re-arms its slot.
+    pub fn signal_event_from_gpu(&self, event_id: u32) {
+        if self.events.set(event_id).is_ok() && event_id < kfd::KFD_SIGNAL_EVENT_LIMIT {
+            self.allocs().write_event_slot(
+                &self.arena,
+                event_id,
+                super::events::UNSIGNALED_EVENT_SLOT,
+            );
+        }
+    }
+}
+
+/// The apertures of one GPU, identical for every gfx9 device.
+fn apertures(gpu: &GpuSpec) -> kfd::ProcessDeviceApertures {
+    kfd::ProcessDeviceApertures {
+        lds_base: LDS_APERTURE_BASE,
+        lds_limit: LDS_APERTURE_BASE | APERTURE_SIZE_MASK,
+        scratch_base: SCRATCH_APERTURE_BASE,
+        scratch_limit: SCRATCH_APERTURE_BASE | APERTURE_SIZE_MASK,
+        gpuvm_base: GPUVM_BASE,
+        gpuvm_limit: GPUVM_LIMIT,
+        gpu_id: gpu.gpu_id,
+        pad: 0,
+    }
+}
+
+/// Reads the argument struct, lets `f` update it, writes it back on success.
+fn update<T: Pod>(
+    view: &mut IoctlView<'_>,
+    f: impl FnOnce(&mut T) -> Result<(), KfdError>,
+) -> Result<(), KfdError> {
+    let mut args: T = view.get();
+    f(&mut args)?;
+    view.set(&args);
+    Ok(())
+}
+
+/// Element `i` of an inlined array (which need not be aligned).
+pub(crate) fn read_elem<T: Pod>(bytes: &[u8], i: usize) -> T {
+    let size = std::mem::size_of::<T>();
+    bytemuck::pod_read_unaligned(&bytes[i * size..(i + 1) * size])
+}
+
+/// Writes element `i` of an inlined array.
+pub(crate) fn write_elem<T: Pod>(bytes: &mut [u8], i: usize, value: &T) {
+    let size = std::mem::size_of::<T>();
+    bytes[i * size..(i + 1) * size].copy_from_slice(bytemuck::bytes_of(value));
+}

@@ -1,0 +1,73 @@
+//! `Machine`: one simulated system (its GPUs, per the config) and the entry
+//! points the preload library and the daemon call.
+
+use crate::config::Config;
+use crate::drm::{self, DrmError};
+use crate::kfd::{GpuSpec, KfdError, KfdProcess, UserptrMode};
+use std::sync::Arc;
+
+/// A simulated machine: the GPUs of one config.
+#[derive(Debug)]
+pub struct Machine {
+    config: Config,
+    gpus: Arc<[GpuSpec]>,
+    gtt_budget: u64,
+}
+
+impl Machine {
+    /// Builds the machine described by `config`. Host memory (what GTT and
+    /// USERPTR buffers come from) is taken from the real host.
+    pub fn new(config: Config) -> Machine {
+        let gpus: Arc<[GpuSpec]> = GpuSpec::all_from_config(&config).into();
+        Machine {
+            config,
+            gpus,
+            gtt_budget: host_memory_bytes(),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn gpus(&self) -> &Arc<[GpuSpec]> {
+        &self.gpus
+    }
+
+    /// The GPU behind render node `minor`.
+    pub fn gpu_by_render_minor(&self, minor: u32) -> Option<&GpuSpec> {
+        self.gpus.iter().find(|g| g.render_minor == minor)
+    }
+
+    /// Host memory the GPUs can reach (the GTT heap).
+    pub fn gtt_size(&self) -> u64 {
+        self.gtt_budget
+    }
+
+    /// A new KFD process (an open of `/dev/kfd` by a new application process).
+    pub fn open_process(
+        &self,
+        pid: u32,
+        userptr: UserptrMode,
+    ) -> Result<Arc<KfdProcess>, KfdError> {
+        Ok(Arc::new(KfdProcess::new(
+            pid,
+            self.gpus.clone(),
+            self.gtt_budget,
+            userptr,
+        )?))
+    }
+
+    /// An ioctl on render node `minor`.
+    pub fn drm_ioctl(&self, minor: u32, cmd: u32, payload: &mut [u8]) -> Result<(), DrmError> {
+        let gpu = self
+            .gpu_by_render_minor(minor)
+            .ok_or_else(|| DrmError::NotSupported(format!("render node {minor}")))?;
+        drm::ioctl(gpu, self.gtt_budget, cmd, payload)
+    }
+}
+
+fn host_memory_bytes() -> u64 {
+    let info = rustix::system::sysinfo();
+    info.totalram as u64 * info.mem_unit.max(1) as u64
+}

@@ -1,0 +1,20 @@
+//! GPU memory: the per-process memfd arena that backs allocations, the GPU
+//! virtual address space that maps them, and the range allocator beneath.
+
+pub mod arena;
+pub mod gpuvm;
+pub mod ranges;
+
+pub use arena::{Arena, PAGE_SIZE};
+pub use gpuvm::{GpuFault, GpuVm, VmError, VmRange};
+
+/// Errors of the memory layer.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    #[error("cannot create the memory file: {0}")]
+    Memfd(rustix::io::Errno),
+    #[error("cannot map the memory file: {0}")]
+    Map(rustix::io::Errno),
+    #[error("out of simulated memory ({requested} bytes requested)")]
+    OutOfMemory { requested: u64 },
+}
