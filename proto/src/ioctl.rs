@@ -165,10 +165,15 @@ pub const ETIMEDOUT: i32 = 110;
 /// raw copies); tests implement it over a map.
 pub trait UserMemory {
     /// Copies `out.len()` bytes from `addr`.
-    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), ()>;
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), BadAddress>;
     /// Copies `data` to `addr`.
-    fn write(&self, addr: u64, data: &[u8]) -> Result<(), ()>;
+    fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadAddress>;
 }
+
+/// The caller's memory cannot be read or written at that address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[error("bad address")]
+pub struct BadAddress;
 
 macro_rules! arr {
     ($name:expr, ptr $p:expr, $count:expr, $elem:expr, max $max:expr, $dir:ident) => {
@@ -545,7 +550,7 @@ impl ArrayField {
             }
             Count::U32Bits { offset } => {
                 let bits = read_u32(args, offset) as u64;
-                if bits % 32 != 0 {
+                if !bits.is_multiple_of(32) {
                     return Err(IoctlError::BadCount {
                         name: spec_name,
                         field: self.name,
@@ -669,7 +674,7 @@ pub fn encode_request(
         let addr = array_address(&spec, field, args, args_addr)?;
         if field.dir.is_in() {
             mem.read(addr, &mut payload[start..])
-                .map_err(|()| IoctlError::Fault {
+                .map_err(|BadAddress| IoctlError::Fault {
                     name: spec.name,
                     addr,
                 })?;
@@ -748,7 +753,7 @@ pub fn decode_reply(
         }
         let addr = array_address(&spec, field, &original, args_addr)?;
         mem.write(addr, &slot[..produced])
-            .map_err(|()| IoctlError::Fault {
+            .map_err(|BadAddress| IoctlError::Fault {
                 name: spec.name,
                 addr,
             })?;
@@ -782,14 +787,14 @@ mod tests {
     }
 
     impl UserMemory for FakeMemory {
-        fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), ()> {
+        fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), BadAddress> {
             let m = self.0.borrow();
             for (i, o) in out.iter_mut().enumerate() {
-                *o = *m.get(&(addr + i as u64)).ok_or(())?;
+                *o = *m.get(&(addr + i as u64)).ok_or(BadAddress)?;
             }
             Ok(())
         }
-        fn write(&self, addr: u64, data: &[u8]) -> Result<(), ()> {
+        fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadAddress> {
             self.put(addr, data);
             Ok(())
         }

@@ -214,7 +214,7 @@ impl KfdProcess {
                 a.flags
             )));
         }
-        if a.size == 0 || a.va_addr % PAGE_SIZE != 0 {
+        if a.size == 0 || !a.va_addr.is_multiple_of(PAGE_SIZE) {
             return Err(KfdError::BadArgument(format!(
                 "allocation at {:#x} of {:#x} bytes",
                 a.va_addr, a.size
@@ -261,7 +261,7 @@ impl KfdProcess {
             }
             alloc_flags::USERPTR => {
                 let user = a.mmap_offset;
-                if user == 0 || user % PAGE_SIZE != 0 {
+                if user == 0 || !user.is_multiple_of(PAGE_SIZE) {
                     return Err(KfdError::BadArgument(format!(
                         "USERPTR address {user:#x} is not a page address"
                     )));
