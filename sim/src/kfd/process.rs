@@ -89,6 +89,12 @@ impl KfdProcess {
         })
     }
 
+    /// The memfd behind every VRAM/GTT/doorbell/MMIO buffer of this process
+    /// (what device-file mmaps map).
+    pub fn arena_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.arena.fd()
+    }
+
     pub fn pid(&self) -> u32 {
         self.pid
     }

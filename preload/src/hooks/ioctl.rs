@@ -1,0 +1,82 @@
+//! The ioctl hook: KFD ioctls on `/dev/kfd`, DRM ioctls on render nodes.
+//!
+//! The argument struct is copied in, the arrays it points at are inlined by
+//! `proto::ioctl::encode_request` (so the driver never touches application
+//! pointers), and the reply is copied back like the kernel does: the struct
+//! (for ioctls that return it) even when the call fails, because e.g.
+//! MAP_MEMORY_TO_GPU reports partial progress in `n_success`.
+
+use super::{fail_errno, with_fake_fd};
+use crate::real;
+use crate::state::{FakeFd, State};
+use crate::usermem::SelfMemory;
+use libc::{c_int, c_ulong, c_void};
+use proto::abi::{ioc_dir, ioc_type, IOC_READ};
+use proto::ioctl::{decode_reply, encode_request, spec, UserMemory};
+
+/// Interposed; the third argument is declared fixed (see `fcntl`).
+///
+/// # Safety
+/// Called by C code with the libc function's contract.
+#[no_mangle]
+pub unsafe extern "C" fn ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) -> c_int {
+    // SAFETY: forwarding the caller's arguments unchanged.
+    let pass = || unsafe { real::ioctl(fd, request, arg) };
+    with_fake_fd(fd, pass, -1, |st, fake| {
+        device_ioctl(st, fake, request as u32, arg as u64)
+    })
+}
+
+fn device_ioctl(st: &State, fake: FakeFd, cmd: u32, arg: u64) -> c_int {
+    let on_kfd = matches!(fake, FakeFd::Kfd(_));
+    let expected_type = if on_kfd {
+        proto::abi::kfd::KFD_IOCTL_BASE
+    } else {
+        proto::abi::drm::DRM_IOCTL_BASE
+    };
+    let Some(spec) = spec(cmd).filter(|_| ioc_type(cmd) == expected_type) else {
+        let device = if on_kfd {
+            "/dev/kfd"
+        } else {
+            "the render node"
+        };
+        // The kernel answers an unknown request of its own type with EINVAL
+        // and a foreign one (a terminal ioctl, say) with ENOTTY.
+        let errno = if ioc_type(cmd) == expected_type {
+            libc::EINVAL
+        } else {
+            libc::ENOTTY
+        };
+        tracing::warn!(
+            "unsupported {} on {device}: returning errno {errno}",
+            proto::ioctl::name_of(cmd)
+        );
+        return fail_errno(errno);
+    };
+    let mem = SelfMemory;
+    let mut args = vec![0u8; spec.arg_size];
+    if mem.read(arg, &mut args).is_err() {
+        return fail_errno(libc::EFAULT);
+    }
+    let mut payload = match encode_request(cmd, &args, arg, &mem) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::debug!("{}: {e}", spec.name);
+            return fail_errno(e.errno());
+        }
+    };
+    let result = match &fake {
+        FakeFd::Kfd(h) => h.session.ioctl(cmd, &mut payload),
+        FakeFd::Render(minor) => st.driver.drm_ioctl(*minor, cmd, &mut payload),
+    };
+    if let Err(e) = decode_reply(cmd, &mut args, arg, &payload, &mem) {
+        return fail_errno(e.errno());
+    }
+    if ioc_dir(cmd) & IOC_READ != 0 && mem.write(arg, &args).is_err() {
+        return fail_errno(libc::EFAULT);
+    }
+    match result {
+        Ok(()) => 0,
+        Err(e) => fail_errno(e),
+    }
+}

@@ -1,0 +1,119 @@
+//! Memory hooks. An mmap of a device file maps the driver's memory file at
+//! the offset the driver resolves, so the application's CPU mapping and the
+//! simulator's view share pages.
+
+use super::with_fake_fd;
+use crate::real;
+use crate::state::FakeFd;
+use libc::{c_int, c_void, off_t, size_t};
+use sim::kfd::DeviceFile;
+
+fn map_fake(
+    st: &crate::state::State,
+    fake: FakeFd,
+    addr: *mut c_void,
+    len: size_t,
+    prot: c_int,
+    flags: c_int,
+    off: off_t,
+) -> *mut c_void {
+    let (session, file) = match fake {
+        FakeFd::Kfd(h) => (h.session.clone(), DeviceFile::Kfd),
+        // Buffer objects of the render node belong to this process's KFD
+        // process (all memory is allocated through the KFD).
+        FakeFd::Render(minor) => match st.current_kfd() {
+            Some(h) => (h.session.clone(), DeviceFile::Render { minor }),
+            None => {
+                crate::real::set_errno(libc::ENODEV);
+                return libc::MAP_FAILED;
+            }
+        },
+    };
+    match session.mmap_source(file, off as u64, len as u64) {
+        // SAFETY: mapping the driver's memory file as the application asked
+        // (same address, length, protection and flags); MAP_FIXED replaces
+        // the reservation libhsakmt made for this buffer.
+        Ok(src) => unsafe { real::mmap(addr, len, prot, flags, src.fd, src.offset as off_t) },
+        Err(e) => {
+            crate::real::set_errno(e);
+            libc::MAP_FAILED
+        }
+    }
+}
+
+/// Interposed; see the module docs.
+///
+/// # Safety
+/// Called by C code with the libc function's contract.
+#[no_mangle]
+pub unsafe extern "C" fn mmap(
+    addr: *mut c_void,
+    len: size_t,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: off_t,
+) -> *mut c_void {
+    // SAFETY: forwarding the caller's arguments unchanged.
+    let pass = || unsafe { real::mmap(addr, len, prot, flags, fd, off) };
+    if fd < 0 {
+        return pass();
+    }
+    with_fake_fd(fd, pass, libc::MAP_FAILED, |st, fake| {
+        map_fake(st, fake, addr, len, prot, flags, off)
+    })
+}
+
+/// Interposed; see [`mmap`].
+///
+/// # Safety
+/// Called by C code with the libc function's contract.
+#[no_mangle]
+pub unsafe extern "C" fn mmap64(
+    addr: *mut c_void,
+    len: size_t,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: off_t,
+) -> *mut c_void {
+    // SAFETY: forwarding the caller's arguments unchanged.
+    let pass = || unsafe { real::mmap64(addr, len, prot, flags, fd, off) };
+    if fd < 0 {
+        return pass();
+    }
+    with_fake_fd(fd, pass, libc::MAP_FAILED, |st, fake| {
+        map_fake(st, fake, addr, len, prot, flags, off)
+    })
+}
+
+/// Interposed so daemon mode can track shared ranges; in local mode the
+/// application's mappings are its own business.
+///
+/// # Safety
+/// Called by C code with the libc function's contract.
+#[no_mangle]
+pub unsafe extern "C" fn munmap(addr: *mut c_void, len: size_t) -> c_int {
+    // SAFETY: forwarding the caller's arguments unchanged.
+    unsafe { real::munmap(addr, len) }
+}
+
+/// Interposed like [`munmap`].
+///
+/// # Safety
+/// Called by C code with the libc function's contract.
+#[no_mangle]
+pub unsafe extern "C" fn mprotect(addr: *mut c_void, len: size_t, prot: c_int) -> c_int {
+    // SAFETY: forwarding the caller's arguments unchanged.
+    unsafe { real::mprotect(addr, len, prot) }
+}
+
+/// Interposed like [`munmap`].
+///
+/// # Safety
+/// Called by C code with the libc function's contract.
+#[no_mangle]
+pub unsafe extern "C" fn madvise(addr: *mut c_void, len: size_t, advice: c_int) -> c_int {
+    // SAFETY: forwarding the caller's arguments unchanged.
+    unsafe { real::madvise(addr, len, advice) }
+}

@@ -1,0 +1,56 @@
+//! First-use initialisation: logging, the config, the fake tree, the driver.
+
+use crate::driver::{Errno, LocalDriver};
+use crate::state::State;
+use crate::tree;
+use sim::kfd::GpuSpec;
+use sim::Machine;
+use std::collections::HashSet;
+use std::os::fd::RawFd;
+
+/// Builds the process state. Runs inside a hook, with the re-entrancy guard
+/// held, so its own file operations go straight to libc.
+pub fn build_state(stale: HashSet<RawFd>) -> Result<State, Errno> {
+    init_logging();
+    let config = load_config().map_err(|msg| {
+        eprintln!("rocjitsu: {msg}");
+        libc::ENODEV
+    })?;
+    let machine = Machine::new(config);
+    let root = write_tree(machine.gpus()).map_err(|e| {
+        eprintln!("rocjitsu: cannot write the simulated sysfs tree: {e}");
+        libc::ENODEV
+    })?;
+    tracing::debug!("simulated sysfs tree at {}", root.display());
+    Ok(State::new(root, LocalDriver::new(machine), stale))
+}
+
+/// Log lines go to stderr; `ROCJITSU_LOG` (or `RUST_LOG`) sets the filter,
+/// warnings by default so that refused requests are always visible.
+fn init_logging() {
+    let filter = std::env::var("ROCJITSU_LOG")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .unwrap_or_else(|_| "warn".to_string());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}
+
+/// The config named by `ROCJITSU_CONFIG` (a path or a built-in name), the
+/// built-in default without it.
+fn load_config() -> Result<sim::config::Config, String> {
+    Ok(sim::config::default_config())
+}
+
+fn write_tree(gpus: &[GpuSpec]) -> std::io::Result<std::path::PathBuf> {
+    let mut entries = crate::provisional_topology::entries(gpus);
+    let minors: Vec<(u32, u32, u32, u32)> = gpus
+        .iter()
+        .map(|g| (g.render_minor, g.vendor_id, g.device_id, g.pci_revision_id))
+        .collect();
+    entries.extend(tree::support_entries(&minors));
+    tree::materialize(&tree::runtime_dir()?, &entries)
+}
