@@ -1,1 +1,174 @@
-//! Helpers for the end-to-end tests (to be written).
+//! Helpers for the end-to-end tests: find the built launcher, compile the
+//! test programs (HIP with hipcc, C with gcc) once per run, and run commands
+//! with a deadline so that a hang fails a test instead of stalling CI.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("integration is inside the workspace").to_path_buf()
+}
+
+/// Where `rocjitsu` and `librocjitsu.so` were built: `$ROCJITSU_BIN_DIR`
+/// (set by `cargo xtask test`), else `target/release`, else `target/debug`.
+pub fn bin_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("ROCJITSU_BIN_DIR") {
+        return PathBuf::from(d);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
+    for profile in ["release", "debug"] {
+        let d = target.join(profile);
+        if d.join("rocjitsu").exists() && d.join("librocjitsu.so").exists() {
+            return d;
+        }
+    }
+    panic!("rocjitsu and librocjitsu.so are not built: run `cargo xtask test` (or `cargo xtask build`)");
+}
+
+/// A command running the launcher.
+pub fn rocjitsu() -> Command {
+    let mut c = Command::new(bin_dir().join("rocjitsu"));
+    // Each test gets the default log level unless the caller overrides it.
+    c.env_remove("ROCJITSU_LOG").env_remove("ROCJITSU_CONFIG");
+    c
+}
+
+/// The path of a file under `configs/`.
+pub fn config(name: &str) -> PathBuf {
+    root().join("configs").join(name)
+}
+
+static COMPILE: Mutex<()> = Mutex::new(());
+
+fn out_dir() -> PathBuf {
+    let d = bin_dir().join("test-programs");
+    std::fs::create_dir_all(&d).expect("create the test program directory");
+    d
+}
+
+fn compile(source: &Path, exe: &Path, mut cmd: Command) -> PathBuf {
+    let _lock = COMPILE.lock().unwrap_or_else(|e| e.into_inner());
+    let fresh = match (exe.metadata(), source.metadata()) {
+        (Ok(e), Ok(s)) => e.modified().ok() >= s.modified().ok(),
+        _ => false,
+    };
+    if !fresh {
+        let out = cmd.output().unwrap_or_else(|e| panic!("cannot run the compiler for {}: {e}", source.display()));
+        assert!(
+            out.status.success(),
+            "compiling {} failed:\n{}{}",
+            source.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    exe.to_path_buf()
+}
+
+/// Compiles `integration/programs/<name>.hip` for gfx90a (once per run).
+pub fn hip_program(name: &str) -> PathBuf {
+    let source = root().join("integration/programs").join(format!("{name}.hip"));
+    let exe = out_dir().join(name);
+    let mut cmd = Command::new("hipcc");
+    cmd.args(["--offload-arch=gfx90a", "-O2", "-o"]).arg(&exe).arg(&source);
+    compile(&source, &exe, cmd)
+}
+
+/// Compiles `integration/programs/<name>.c` with gcc, linking `libs`.
+pub fn c_program(name: &str, libs: &[&str]) -> PathBuf {
+    let source = root().join("integration/programs").join(format!("{name}.c"));
+    let exe = out_dir().join(name);
+    let mut cmd = Command::new("gcc");
+    cmd.args(["-O2", "-Wall", "-o"]).arg(&exe).arg(&source);
+    for l in libs {
+        cmd.arg(format!("-l{l}"));
+    }
+    compile(&source, &exe, cmd)
+}
+
+/// What a finished command did.
+#[derive(Debug)]
+pub struct Outcome {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    /// User + system CPU time of the process and its waited-for children.
+    pub cpu: Duration,
+    pub wall: Duration,
+}
+
+impl Outcome {
+    /// Panics with everything the command printed unless it exited 0.
+    pub fn assert_success(&self) -> &Self {
+        assert!(
+            self.status.success(),
+            "command failed with {}:\nstdout:\n{}\nstderr:\n{}",
+            self.status,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+}
+
+/// Runs `cmd` to completion, killing it after `deadline`.
+pub fn run(mut cmd: Command, deadline: Duration) -> Outcome {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let out_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let pid = child.id() as libc::pid_t;
+    let (status, usage) = loop {
+        let mut raw = 0;
+        // SAFETY: rusage is plain data; wait4 fills it for our own child.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: waiting for our own child without blocking.
+        let r = unsafe { libc::wait4(pid, &mut raw, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            break (ExitStatus::from_raw(raw), usage);
+        }
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            panic!("{cmd:?} did not finish within {deadline:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    Outcome {
+        status,
+        stdout: out_t.join().unwrap_or_default(),
+        stderr: err_t.join().unwrap_or_default(),
+        cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
+        wall: start.elapsed(),
+    }
+}
+
+/// The values of every `Key:   value` line with this key, in order
+/// (rocminfo's output format).
+pub fn field_lines<'a>(text: &'a str, key: &str) -> Vec<&'a str> {
+    text.lines().filter_map(|l| l.trim().strip_prefix(key).map(|v| v.trim_start_matches(':').trim())).collect()
+}

@@ -58,11 +58,7 @@ impl KfdSession for LocalSession {
     fn ioctl(&self, cmd: u32, payload: &mut [u8]) -> Result<(), Errno> {
         self.process.ioctl(cmd, payload).map_err(|e| {
             if e.is_unsupported_request() {
-                tracing::warn!(
-                    "{}: {e} (returning errno {})",
-                    proto::ioctl::name_of(cmd),
-                    e.errno()
-                );
+                tracing::warn!("{}: {e} (returning errno {})", proto::ioctl::name_of(cmd), e.errno());
             } else {
                 tracing::debug!("{}: {e}", proto::ioctl::name_of(cmd));
             }
@@ -75,10 +71,7 @@ impl KfdSession for LocalSession {
             tracing::warn!("mmap of {file:?} at offset {offset:#x}: {e}");
             e.errno()
         })?;
-        Ok(MapSource {
-            fd: self.process.arena_fd().as_raw_fd(),
-            offset: t.file_offset,
-        })
+        Ok(MapSource { fd: self.process.arena_fd().as_raw_fd(), offset: t.file_offset })
     }
 
     fn close(&self) {
@@ -92,13 +85,10 @@ impl KfdSession for LocalSession {
 
 impl Driver for LocalDriver {
     fn open_kfd(&self) -> Result<Arc<dyn KfdSession>, Errno> {
-        let process = self
-            .machine
-            .open_process(std::process::id(), UserptrMode::Direct)
-            .map_err(|e| {
-                tracing::error!("cannot create the simulated KFD process: {e}");
-                e.errno()
-            })?;
+        let process = self.machine.open_process(std::process::id(), UserptrMode::Direct).map_err(|e| {
+            tracing::error!("cannot create the simulated KFD process: {e}");
+            e.errno()
+        })?;
         Ok(Arc::new(LocalSession { process }))
     }
 

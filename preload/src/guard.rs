@@ -24,11 +24,7 @@ pub fn enter_forever() {
 
 /// Runs `ours` with the guard held, or `passthrough` if it already is.
 /// A panic inside `ours` becomes `on_panic` instead of unwinding into C.
-pub fn hook<R>(
-    passthrough: impl FnOnce() -> R,
-    ours: impl FnOnce() -> R,
-    on_panic: impl FnOnce() -> R,
-) -> R {
+pub fn hook<R>(passthrough: impl FnOnce() -> R, ours: impl FnOnce() -> R, on_panic: impl FnOnce() -> R) -> R {
     if inside() {
         return passthrough();
     }

@@ -10,7 +10,7 @@ use std::os::fd::RawFd;
 
 /// Builds the process state. Runs inside a hook, with the re-entrancy guard
 /// held, so its own file operations go straight to libc.
-pub fn build_state(stale: HashSet<RawFd>) -> Result<State, Errno> {
+pub fn build_state(inherited: HashSet<RawFd>) -> Result<State, Errno> {
     init_logging();
     let config = load_config().map_err(|msg| {
         eprintln!("rocjitsu: {msg}");
@@ -22,18 +22,18 @@ pub fn build_state(stale: HashSet<RawFd>) -> Result<State, Errno> {
         libc::ENODEV
     })?;
     tracing::debug!("simulated sysfs tree at {}", root.display());
-    Ok(State::new(root, LocalDriver::new(machine), stale))
+    Ok(State::new(root, LocalDriver::new(machine), inherited))
 }
 
 /// Log lines go to stderr; `ROCJITSU_LOG` (or `RUST_LOG`) sets the filter,
 /// warnings by default so that refused requests are always visible.
 fn init_logging() {
-    let filter = std::env::var("ROCJITSU_LOG")
-        .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| "warn".to_string());
+    let filter =
+        std::env::var("ROCJITSU_LOG").or_else(|_| std::env::var("RUST_LOG")).unwrap_or_else(|_| "warn".to_string());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .without_time()
         .try_init();
@@ -47,10 +47,8 @@ fn load_config() -> Result<sim::config::Config, String> {
 
 fn write_tree(gpus: &[GpuSpec]) -> std::io::Result<std::path::PathBuf> {
     let mut entries = crate::provisional_topology::entries(gpus);
-    let minors: Vec<(u32, u32, u32, u32)> = gpus
-        .iter()
-        .map(|g| (g.render_minor, g.vendor_id, g.device_id, g.pci_revision_id))
-        .collect();
+    let minors: Vec<(u32, u32, u32, u32)> =
+        gpus.iter().map(|g| (g.render_minor, g.vendor_id, g.device_id, g.pci_revision_id)).collect();
     entries.extend(tree::support_entries(&minors));
     tree::materialize(&tree::runtime_dir()?, &entries)
 }

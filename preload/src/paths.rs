@@ -25,11 +25,8 @@ pub enum Target {
 
 /// Prefix rules: (path prefix, tree directory). A prefix matches the path
 /// itself or the path followed by `/`.
-const TREE_PREFIXES: &[(&str, &str)] = &[
-    ("/sys/devices/virtual/kfd/kfd", "kfd"),
-    ("/sys/class/kfd/kfd", "kfd"),
-    ("/sys/module/amdgpu", "module/amdgpu"),
-];
+const TREE_PREFIXES: &[(&str, &str)] =
+    &[("/sys/devices/virtual/kfd/kfd", "kfd"), ("/sys/class/kfd/kfd", "kfd"), ("/sys/module/amdgpu", "module/amdgpu")];
 
 /// Exact-path rules.
 const TREE_EXACT: &[(&str, &str)] = &[
@@ -48,10 +45,7 @@ pub fn classify(raw: &[u8]) -> Option<Target> {
         return None;
     }
     // Cheap rejection first: this runs on every path the application opens.
-    if !(raw.starts_with(b"/dev/")
-        || raw.starts_with(b"/sys/")
-        || raw.starts_with(b"/proc/modules"))
-    {
+    if !(raw.starts_with(b"/dev/") || raw.starts_with(b"/sys/") || raw.starts_with(b"/proc/modules")) {
         return None;
     }
     let path = normalize(std::str::from_utf8(raw).ok()?);
@@ -126,14 +120,8 @@ mod tests {
     #[test]
     fn device_nodes() {
         assert_eq!(classify(b"/dev/kfd"), Some(Target::Device(DeviceNode::Kfd)));
-        assert_eq!(
-            classify(b"/dev/dri/renderD128"),
-            Some(Target::Device(DeviceNode::Render(128)))
-        );
-        assert_eq!(
-            classify(b"/dev/dri/renderD129"),
-            Some(Target::Device(DeviceNode::Render(129)))
-        );
+        assert_eq!(classify(b"/dev/dri/renderD128"), Some(Target::Device(DeviceNode::Render(128))));
+        assert_eq!(classify(b"/dev/dri/renderD129"), Some(Target::Device(DeviceNode::Render(129))));
         assert_eq!(classify(b"/dev/dri/renderD127"), None);
         assert_eq!(classify(b"/dev/dri/renderD12x"), None);
         assert_eq!(classify(b"/dev/kfdx"), None);
@@ -146,14 +134,8 @@ mod tests {
             classify(b"/sys/devices/virtual/kfd/kfd/topology/nodes/1/properties"),
             tree("kfd/topology/nodes/1/properties")
         );
-        assert_eq!(
-            classify(b"/sys/class/kfd/kfd/topology/nodes/"),
-            tree("kfd/topology/nodes")
-        );
-        assert_eq!(
-            classify(b"/sys/class/kfd/kfd//topology/./generation_id"),
-            tree("kfd/topology/generation_id")
-        );
+        assert_eq!(classify(b"/sys/class/kfd/kfd/topology/nodes/"), tree("kfd/topology/nodes"));
+        assert_eq!(classify(b"/sys/class/kfd/kfd//topology/./generation_id"), tree("kfd/topology/generation_id"));
         assert_eq!(classify(b"/sys/class/kfd"), tree("class_kfd"));
         assert_eq!(classify(b"/sys/class/kfdx"), None);
         assert_eq!(classify(b"/sys/devices/virtual/kfd/kfdfoo"), None);
@@ -161,31 +143,20 @@ mod tests {
 
     #[test]
     fn drm_sysfs_and_module_files() {
-        assert_eq!(
-            classify(b"/sys/dev/char/226:128/device/drm"),
-            tree("drm/226:128/device/drm")
-        );
+        assert_eq!(classify(b"/sys/dev/char/226:128/device/drm"), tree("drm/226:128/device/drm"));
         assert_eq!(classify(b"/sys/dev/char/226:128"), tree("drm/226:128"));
         assert_eq!(classify(b"/sys/dev/char/226:0/device"), None);
         assert_eq!(classify(b"/sys/dev/char/10:200"), None);
         assert_eq!(classify(b"/proc/modules"), tree("proc_modules"));
         assert_eq!(classify(b"/proc/modulesx"), None);
-        assert_eq!(
-            classify(b"/sys/module/amdgpu/refcnt"),
-            tree("module/amdgpu/refcnt")
-        );
+        assert_eq!(classify(b"/sys/module/amdgpu/refcnt"), tree("module/amdgpu/refcnt"));
         assert_eq!(classify(b"/sys/module/amdgpuX"), None);
     }
 
     #[test]
     fn unrelated_paths_are_untouched() {
-        for p in [
-            &b"relative/dev/kfd"[..],
-            b"/etc/passwd",
-            b"/sys/devices/system/cpu/possible",
-            b"/proc/cpuinfo",
-            b"",
-        ] {
+        for p in [&b"relative/dev/kfd"[..], b"/etc/passwd", b"/sys/devices/system/cpu/possible", b"/proc/cpuinfo", b""]
+        {
             assert_eq!(classify(p), None, "{}", String::from_utf8_lossy(p));
         }
         assert_eq!(classify(&[b'/', b'd', b'e', b'v', b'/', 0xff]), None);

@@ -5,15 +5,10 @@ use crate::tree::Entry;
 use sim::kfd::GpuSpec;
 
 pub fn entries(gpus: &[GpuSpec]) -> Vec<Entry> {
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let mut e = vec![
         Entry::File("kfd/topology/generation_id".into(), "1\n".into()),
-        Entry::File(
-            "kfd/topology/system_properties".into(),
-            "platform_oem 0\nplatform_id 0\nplatform_rev 0\n".into(),
-        ),
+        Entry::File("kfd/topology/system_properties".into(), "platform_oem 0\nplatform_id 0\nplatform_rev 0\n".into()),
     ];
     let cpu = format!(
         "cpu_cores_count {cores}\nsimd_count 0\nmem_banks_count 1\ncaches_count 0\nio_links_count {}\np2p_links_count 0\n\
@@ -24,18 +19,12 @@ pub fn entries(gpus: &[GpuSpec]) -> Vec<Entry> {
          num_cp_queues 0\nmax_engine_clk_ccompute 3000\n",
         gpus.len()
     );
-    e.push(Entry::File(
-        "kfd/topology/nodes/0/gpu_id".into(),
-        "0\n".into(),
-    ));
+    e.push(Entry::File("kfd/topology/nodes/0/gpu_id".into(), "0\n".into()));
     e.push(Entry::File("kfd/topology/nodes/0/name".into(), "\n".into()));
     e.push(Entry::File("kfd/topology/nodes/0/properties".into(), cpu));
     e.push(Entry::File(
         "kfd/topology/nodes/0/mem_banks/0/properties".into(),
-        format!(
-            "heap_type 0\nsize_in_bytes {}\nflags 0\nwidth 64\nmem_clk_max 3200\n",
-            16u64 << 30
-        ),
+        format!("heap_type 0\nsize_in_bytes {}\nflags 0\nwidth 64\nmem_clk_max 3200\n", 16u64 << 30),
     ));
     for (i, g) in gpus.iter().enumerate() {
         let n = i + 1;
@@ -68,10 +57,7 @@ pub fn entries(gpus: &[GpuSpec]) -> Vec<Entry> {
             g.vram_size,
         );
         let base = format!("kfd/topology/nodes/{n}");
-        e.push(Entry::File(
-            format!("{base}/gpu_id"),
-            format!("{}\n", g.gpu_id),
-        ));
+        e.push(Entry::File(format!("{base}/gpu_id"), format!("{}\n", g.gpu_id)));
         e.push(Entry::File(format!("{base}/name"), "aldebaran\n".into()));
         e.push(Entry::File(format!("{base}/properties"), gpu));
         e.push(Entry::File(

@@ -56,9 +56,9 @@ pub struct State {
     /// The KFD process of this application process, while any fd holds it.
     kfd: Mutex<Weak<KfdHandle>>,
     fds: RwLock<HashMap<RawFd, FakeFd>>,
-    /// Fake fds inherited from the parent across fork: using them fails with
-    /// EBADF, as the real driver answers a child using its parent's fd.
-    stale: Mutex<HashSet<RawFd>>,
+    /// Fake fds of the parent process at the time this (forked) process
+    /// initialised; see [`inherited_device`].
+    inherited: Mutex<HashSet<RawFd>>,
 }
 
 static STATE: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
@@ -91,10 +91,7 @@ pub fn get_or_init() -> Result<&'static State, Errno> {
         // SAFETY: as in `get`; the parent's state is leaked, not freed: its
         // locks may have been held by threads that do not exist here.
         let old = unsafe { &*previous };
-        old.fds
-            .try_read()
-            .map(|f| f.keys().copied().collect())
-            .unwrap_or_default()
+        old.fds.try_read().map(|f| f.keys().copied().collect()).unwrap_or_default()
     };
     let st = crate::init::build_state(stale)?;
     STATE.store(Box::leak(Box::new(st)), Ordering::Release);
@@ -102,40 +99,36 @@ pub fn get_or_init() -> Result<&'static State, Errno> {
 }
 
 impl State {
-    pub fn new(root: PathBuf, driver: LocalDriver, stale: HashSet<RawFd>) -> State {
+    pub fn new(root: PathBuf, driver: LocalDriver, inherited: HashSet<RawFd>) -> State {
         State {
             pid: std::process::id(),
             root,
             driver: Box::new(driver),
             kfd: Mutex::new(Weak::new()),
             fds: RwLock::new(HashMap::new()),
-            stale: Mutex::new(stale),
+            inherited: Mutex::new(inherited),
         }
     }
 
     /// The fake fd `fd`, if it is one.
     pub fn fake(&self, fd: RawFd) -> Option<FakeFd> {
-        self.fds
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&fd)
-            .cloned()
+        self.fds.read().unwrap_or_else(|e| e.into_inner()).get(&fd).cloned()
     }
 
-    /// Whether `fd` is a fake fd inherited from a parent process.
-    pub fn is_stale(&self, fd: RawFd) -> bool {
-        self.stale
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(&fd)
+    /// Every fake fd of this process, and those it inherited.
+    fn all_fake_fds(&self) -> HashSet<RawFd> {
+        // try_*: in a forked child these locks may be held by a parent thread
+        // that does not exist here; then we know nothing rather than hang.
+        let mut all: HashSet<RawFd> = self.fds.try_read().map(|f| f.keys().copied().collect()).unwrap_or_default();
+        if let Ok(i) = self.inherited.try_lock() {
+            all.extend(i.iter().copied());
+        }
+        all
     }
 
-    /// Forgets a stale fd (the application closed it).
-    pub fn forget_stale(&self, fd: RawFd) {
-        self.stale
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&fd);
+    /// Forgets an inherited fd (the application closed it).
+    pub fn forget_inherited(&self, fd: RawFd) {
+        self.inherited.lock().unwrap_or_else(|e| e.into_inner()).remove(&fd);
     }
 
     /// The current KFD process, if `/dev/kfd` is open.
@@ -159,9 +152,7 @@ impl State {
                 let handle = match slot.upgrade() {
                     Some(h) => h,
                     None => {
-                        let h = Arc::new(KfdHandle {
-                            session: self.driver.open_kfd()?,
-                        });
+                        let h = Arc::new(KfdHandle { session: self.driver.open_kfd()? });
                         *slot = Arc::downgrade(&h);
                         h
                     }
@@ -176,20 +167,13 @@ impl State {
             }
         };
         let fd = new_placeholder_fd(node, cloexec)?;
-        self.fds
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(fd, fake);
+        self.fds.write().unwrap_or_else(|e| e.into_inner()).insert(fd, fake);
         Ok(fd)
     }
 
     /// Records that `new` now refers to what `old` does (dup and friends).
     pub fn duplicated(&self, old: &FakeFd, new: RawFd) {
-        let replaced = self
-            .fds
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(new, old.clone());
+        let replaced = self.fds.write().unwrap_or_else(|e| e.into_inner()).insert(new, old.clone());
         drop(replaced);
     }
 
@@ -197,10 +181,7 @@ impl State {
     /// returned value may end the KFD process; callers drop it after every
     /// lock is released.
     pub fn remove(&self, fd: RawFd) -> Option<FakeFd> {
-        self.fds
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&fd)
+        self.fds.write().unwrap_or_else(|e| e.into_inner()).remove(&fd)
     }
 
     /// Number of fake fds (for tests and statistics).
@@ -209,28 +190,63 @@ impl State {
     }
 }
 
+/// The state of the process we were forked from, if this process has not
+/// initialised its own.
+fn parent_state() -> Option<&'static State> {
+    let p = STATE.load(Ordering::Acquire);
+    // SAFETY: STATE only ever holds leaked, never-freed states.
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+/// If `fd` is a device fd this process inherited across fork, which device.
+///
+/// The real driver answers a child that uses its parent's `/dev/kfd` fd with
+/// EBADF (the fd belongs to the parent's KFD process). To recognise such fds
+/// without confusing them with a reused fd number, a candidate from the
+/// parent's table is confirmed by the name of the file it refers to.
+pub fn inherited_device(fd: RawFd) -> Option<DeviceNode> {
+    let candidate = match (get(), parent_state()) {
+        (Some(st), _) => st.inherited.lock().unwrap_or_else(|e| e.into_inner()).contains(&fd),
+        (None, Some(parent)) => parent.all_fake_fds().contains(&fd),
+        (None, None) => false,
+    };
+    if !candidate {
+        return None;
+    }
+    let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+    let name = link.to_str()?.strip_prefix("/memfd:")?.split(' ').next()?;
+    placeholder_device(name)
+}
+
+/// The placeholder memfd name of a device, and back.
+fn placeholder_name(node: DeviceNode) -> String {
+    match node {
+        DeviceNode::Kfd => "rocjitsu-dev-kfd".to_string(),
+        DeviceNode::Render(m) => format!("rocjitsu-dev-dri-renderD{m}"),
+    }
+}
+
+fn placeholder_device(name: &str) -> Option<DeviceNode> {
+    if name == "rocjitsu-dev-kfd" {
+        return Some(DeviceNode::Kfd);
+    }
+    name.strip_prefix("rocjitsu-dev-dri-renderD")?.parse().ok().map(DeviceNode::Render)
+}
+
 /// A real fd to stand for a device: a small memfd whose name shows what it
 /// is in `/proc/<pid>/fd`. Never 0, 1 or 2 (libhsakmt reads fd 0 as "not
 /// open"; stdio numbers belong to the application).
 fn new_placeholder_fd(node: DeviceNode, cloexec: bool) -> Result<RawFd, Errno> {
     use rustix::fs::MemfdFlags;
-    let name = match node {
-        DeviceNode::Kfd => "rocjitsu-dev-kfd".to_string(),
-        DeviceNode::Render(m) => format!("rocjitsu-dev-dri-renderD{m}"),
-    };
-    let flags = if cloexec {
-        MemfdFlags::CLOEXEC
-    } else {
-        MemfdFlags::empty()
-    };
+    let name = placeholder_name(node);
+    let flags = if cloexec { MemfdFlags::CLOEXEC } else { MemfdFlags::empty() };
     let fd = rustix::fs::memfd_create(name, flags).map_err(|e| e.raw_os_error())?;
     let fd = if std::os::fd::AsRawFd::as_raw_fd(&fd) < 3 {
         let moved = if cloexec {
             rustix::io::fcntl_dupfd_cloexec(&fd, 3)
         } else {
             // SAFETY: F_DUPFD on an fd we own returns a new fd we then own.
-            let raw =
-                unsafe { real::fcntl(std::os::fd::AsRawFd::as_raw_fd(&fd), libc::F_DUPFD, 3) };
+            let raw = unsafe { real::fcntl(std::os::fd::AsRawFd::as_raw_fd(&fd), libc::F_DUPFD, 3) };
             if raw < 0 {
                 return Err(real::errno());
             }
@@ -259,5 +275,19 @@ impl State {
             DeviceNode::Render(m) if self.driver.has_render_node(m) => Ok(()),
             DeviceNode::Render(_) => Err(libc::ENOENT),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholder_names_round_trip() {
+        for node in [DeviceNode::Kfd, DeviceNode::Render(128), DeviceNode::Render(255)] {
+            assert_eq!(placeholder_device(&placeholder_name(node)), Some(node));
+        }
+        assert_eq!(placeholder_device("rocjitsu-gpu-memory-12"), None);
+        assert_eq!(placeholder_device("rocjitsu-dev-dri-renderDx"), None);
     }
 }

@@ -28,10 +28,7 @@ pub fn support_entries(render_minors: &[(u32, u32, u32, u32)]) -> Vec<Entry> {
     let mut e = vec![
         Entry::Dir("class_kfd".into()),
         Entry::Symlink("class_kfd/kfd".into(), "../kfd".into()),
-        Entry::File(
-            "proc_modules".into(),
-            "amdgpu 15339520 0 - Live 0x0000000000000000\n".into(),
-        ),
+        Entry::File("proc_modules".into(), "amdgpu 15339520 0 - Live 0x0000000000000000\n".into()),
         Entry::File("module/amdgpu/refcnt".into(), "0\n".into()),
         Entry::File("module/amdgpu/initstate".into(), "live\n".into()),
         Entry::Dir("module/amdgpu/holders".into()),
@@ -41,30 +38,12 @@ pub fn support_entries(render_minors: &[(u32, u32, u32, u32)]) -> Vec<Entry> {
         let dev = format!("drm/226:{minor}");
         e.push(Entry::Dir(format!("{dev}/device/drm/renderD{minor}")));
         e.push(Entry::File(format!("{dev}/dev"), format!("226:{minor}\n")));
-        e.push(Entry::File(
-            format!("{dev}/uevent"),
-            format!("MAJOR=226\nMINOR={minor}\nDEVNAME=dri/renderD{minor}\n"),
-        ));
-        e.push(Entry::File(
-            format!("{dev}/device/vendor"),
-            format!("{vendor:#06x}\n"),
-        ));
-        e.push(Entry::File(
-            format!("{dev}/device/device"),
-            format!("{device:#06x}\n"),
-        ));
-        e.push(Entry::File(
-            format!("{dev}/device/revision"),
-            format!("{revision:#04x}\n"),
-        ));
-        e.push(Entry::File(
-            format!("{dev}/device/uevent"),
-            "DRIVER=amdgpu\n".into(),
-        ));
-        e.push(Entry::File(
-            format!("dev_dri/renderD{minor}"),
-            String::new(),
-        ));
+        e.push(Entry::File(format!("{dev}/uevent"), format!("MAJOR=226\nMINOR={minor}\nDEVNAME=dri/renderD{minor}\n")));
+        e.push(Entry::File(format!("{dev}/device/vendor"), format!("{vendor:#06x}\n")));
+        e.push(Entry::File(format!("{dev}/device/device"), format!("{device:#06x}\n")));
+        e.push(Entry::File(format!("{dev}/device/revision"), format!("{revision:#04x}\n")));
+        e.push(Entry::File(format!("{dev}/device/uevent"), "DRIVER=amdgpu\n".into()));
+        e.push(Entry::File(format!("dev_dri/renderD{minor}"), String::new()));
     }
     e
 }
@@ -74,19 +53,12 @@ pub fn support_entries(render_minors: &[(u32, u32, u32, u32)]) -> Vec<Entry> {
 /// refused if another user owns it or others may write to it.
 pub fn runtime_dir() -> io::Result<PathBuf> {
     let uid = rustix::process::getuid().as_raw();
-    let dir = match (
-        std::env::var_os("ROCJITSU_RUNTIME_DIR"),
-        std::env::var_os("XDG_RUNTIME_DIR"),
-    ) {
+    let dir = match (std::env::var_os("ROCJITSU_RUNTIME_DIR"), std::env::var_os("XDG_RUNTIME_DIR")) {
         (Some(d), _) if !d.is_empty() => PathBuf::from(d),
         (_, Some(x)) if !x.is_empty() => PathBuf::from(x).join("rocjitsu"),
         _ => PathBuf::from(format!("/tmp/rocjitsu-{uid}")),
     };
-    match fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-    {
+    match fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),
@@ -110,11 +82,7 @@ pub fn materialize(base: &Path, entries: &[Entry]) -> io::Result<PathBuf> {
     if dir.is_dir() {
         return Ok(dir);
     }
-    let tmp = base.join(format!(
-        "tree-{:016x}.tmp-{}",
-        h.finish(),
-        std::process::id()
-    ));
+    let tmp = base.join(format!("tree-{:016x}.tmp-{}", h.finish(), std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
     write_entries(&tmp, entries)?;
     match fs::rename(&tmp, &dir) {
@@ -167,30 +135,15 @@ mod tests {
         let b = materialize(base.path(), &entries).unwrap();
         assert_eq!(a, b);
         assert!(a.join("drm/226:128/device/drm/renderD128").is_dir());
-        assert_eq!(
-            fs::read_to_string(a.join("proc_modules"))
-                .unwrap()
-                .split(' ')
-                .next(),
-            Some("amdgpu")
-        );
-        assert!(a
-            .join("class_kfd/kfd")
-            .symlink_metadata()
-            .unwrap()
-            .file_type()
-            .is_symlink());
+        assert_eq!(fs::read_to_string(a.join("proc_modules")).unwrap().split(' ').next(), Some("amdgpu"));
+        assert!(a.join("class_kfd/kfd").symlink_metadata().unwrap().file_type().is_symlink());
         entries.push(Entry::File("extra".into(), "x".into()));
         let c = materialize(base.path(), &entries).unwrap();
         assert_ne!(a, c);
         // No temporary directories are left behind.
-        let leftovers = fs::read_dir(base.path()).unwrap().filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .contains(".tmp-")
-        });
+        let leftovers = fs::read_dir(base.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp-"));
         assert_eq!(leftovers.count(), 0);
     }
 }

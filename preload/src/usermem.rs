@@ -14,14 +14,8 @@ impl UserMemory for SelfMemory {
         if out.is_empty() {
             return Ok(());
         }
-        let local = libc::iovec {
-            iov_base: out.as_mut_ptr().cast(),
-            iov_len: out.len(),
-        };
-        let remote = libc::iovec {
-            iov_base: addr as *mut libc::c_void,
-            iov_len: out.len(),
-        };
+        let local = libc::iovec { iov_base: out.as_mut_ptr().cast(), iov_len: out.len() };
+        let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: out.len() };
         // SAFETY: `local` describes our own writable buffer; the kernel
         // validates `remote` and fails with EFAULT instead of faulting.
         let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
@@ -36,14 +30,8 @@ impl UserMemory for SelfMemory {
         if data.is_empty() {
             return Ok(());
         }
-        let local = libc::iovec {
-            iov_base: data.as_ptr() as *mut libc::c_void,
-            iov_len: data.len(),
-        };
-        let remote = libc::iovec {
-            iov_base: addr as *mut libc::c_void,
-            iov_len: data.len(),
-        };
+        let local = libc::iovec { iov_base: data.as_ptr() as *mut libc::c_void, iov_len: data.len() };
+        let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: data.len() };
         // SAFETY: `local` describes our own readable buffer; the kernel
         // validates `remote`.
         let n = unsafe { libc::process_vm_writev(libc::getpid(), &local, 1, &remote, 1, 0) };
@@ -66,9 +54,7 @@ mod tests {
         SelfMemory.read(src.as_ptr() as u64, &mut dst).unwrap();
         assert_eq!(dst, src);
         let mut target = [0u8; 2];
-        SelfMemory
-            .write(target.as_mut_ptr() as u64, &[9, 8])
-            .unwrap();
+        SelfMemory.write(target.as_mut_ptr() as u64, &[9, 8]).unwrap();
         assert_eq!(target, [9, 8]);
         assert_eq!(SelfMemory.read(8, &mut dst), Err(BadAddress));
         assert_eq!(SelfMemory.write(16, &[1]), Err(BadAddress));

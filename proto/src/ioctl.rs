@@ -91,35 +91,15 @@ pub enum IoctlError {
     #[error("unknown ioctl {0:#010x}")]
     Unknown(u32),
     #[error("{name}: payload is {got} bytes, expected {expected}")]
-    PayloadSize {
-        name: &'static str,
-        expected: usize,
-        got: usize,
-    },
+    PayloadSize { name: &'static str, expected: usize, got: usize },
     #[error("{name}: argument struct is {got} bytes, expected {expected}")]
-    ArgSize {
-        name: &'static str,
-        expected: usize,
-        got: usize,
-    },
+    ArgSize { name: &'static str, expected: usize, got: usize },
     #[error("{name}.{field}: count {count} exceeds the limit {max}")]
-    TooMany {
-        name: &'static str,
-        field: &'static str,
-        count: u64,
-        max: u64,
-    },
+    TooMany { name: &'static str, field: &'static str, count: u64, max: u64 },
     #[error("{name}.{field}: count {count} is not valid")]
-    BadCount {
-        name: &'static str,
-        field: &'static str,
-        count: u64,
-    },
+    BadCount { name: &'static str, field: &'static str, count: u64 },
     #[error("{name}.{field}: null pointer with a non-zero count")]
-    NullPointer {
-        name: &'static str,
-        field: &'static str,
-    },
+    NullPointer { name: &'static str, field: &'static str },
     #[error("{name}: cannot access caller memory at {addr:#x}")]
     Fault { name: &'static str, addr: u64 },
 }
@@ -204,133 +184,33 @@ const fn s<T>() -> usize {
 }
 
 const KFD_PLAIN: &[(u32, &str, usize)] = &[
-    (
-        kfd::cmd::GET_VERSION,
-        "GET_VERSION",
-        s::<kfd::GetVersionArgs>(),
-    ),
-    (
-        kfd::cmd::CREATE_QUEUE,
-        "CREATE_QUEUE",
-        s::<kfd::CreateQueueArgs>(),
-    ),
-    (
-        kfd::cmd::DESTROY_QUEUE,
-        "DESTROY_QUEUE",
-        s::<kfd::DestroyQueueArgs>(),
-    ),
-    (
-        kfd::cmd::SET_MEMORY_POLICY,
-        "SET_MEMORY_POLICY",
-        s::<kfd::SetMemoryPolicyArgs>(),
-    ),
-    (
-        kfd::cmd::GET_CLOCK_COUNTERS,
-        "GET_CLOCK_COUNTERS",
-        s::<kfd::GetClockCountersArgs>(),
-    ),
-    (
-        kfd::cmd::GET_PROCESS_APERTURES,
-        "GET_PROCESS_APERTURES",
-        s::<kfd::GetProcessAperturesArgs>(),
-    ),
-    (
-        kfd::cmd::UPDATE_QUEUE,
-        "UPDATE_QUEUE",
-        s::<kfd::UpdateQueueArgs>(),
-    ),
-    (
-        kfd::cmd::CREATE_EVENT,
-        "CREATE_EVENT",
-        s::<kfd::CreateEventArgs>(),
-    ),
-    (
-        kfd::cmd::DESTROY_EVENT,
-        "DESTROY_EVENT",
-        s::<kfd::EventIdArgs>(),
-    ),
+    (kfd::cmd::GET_VERSION, "GET_VERSION", s::<kfd::GetVersionArgs>()),
+    (kfd::cmd::CREATE_QUEUE, "CREATE_QUEUE", s::<kfd::CreateQueueArgs>()),
+    (kfd::cmd::DESTROY_QUEUE, "DESTROY_QUEUE", s::<kfd::DestroyQueueArgs>()),
+    (kfd::cmd::SET_MEMORY_POLICY, "SET_MEMORY_POLICY", s::<kfd::SetMemoryPolicyArgs>()),
+    (kfd::cmd::GET_CLOCK_COUNTERS, "GET_CLOCK_COUNTERS", s::<kfd::GetClockCountersArgs>()),
+    (kfd::cmd::GET_PROCESS_APERTURES, "GET_PROCESS_APERTURES", s::<kfd::GetProcessAperturesArgs>()),
+    (kfd::cmd::UPDATE_QUEUE, "UPDATE_QUEUE", s::<kfd::UpdateQueueArgs>()),
+    (kfd::cmd::CREATE_EVENT, "CREATE_EVENT", s::<kfd::CreateEventArgs>()),
+    (kfd::cmd::DESTROY_EVENT, "DESTROY_EVENT", s::<kfd::EventIdArgs>()),
     (kfd::cmd::SET_EVENT, "SET_EVENT", s::<kfd::EventIdArgs>()),
-    (
-        kfd::cmd::RESET_EVENT,
-        "RESET_EVENT",
-        s::<kfd::EventIdArgs>(),
-    ),
-    (
-        kfd::cmd::DBG_REGISTER_DEPRECATED,
-        "DBG_REGISTER_DEPRECATED",
-        s::<kfd::DbgRegisterArgs>(),
-    ),
-    (
-        kfd::cmd::DBG_UNREGISTER_DEPRECATED,
-        "DBG_UNREGISTER_DEPRECATED",
-        s::<kfd::DbgRegisterArgs>(),
-    ),
-    (
-        kfd::cmd::SET_SCRATCH_BACKING_VA,
-        "SET_SCRATCH_BACKING_VA",
-        s::<kfd::SetScratchBackingVaArgs>(),
-    ),
-    (
-        kfd::cmd::SET_TRAP_HANDLER,
-        "SET_TRAP_HANDLER",
-        s::<kfd::SetTrapHandlerArgs>(),
-    ),
-    (
-        kfd::cmd::ACQUIRE_VM,
-        "ACQUIRE_VM",
-        s::<kfd::AcquireVmArgs>(),
-    ),
-    (
-        kfd::cmd::ALLOC_MEMORY_OF_GPU,
-        "ALLOC_MEMORY_OF_GPU",
-        s::<kfd::AllocMemoryOfGpuArgs>(),
-    ),
-    (
-        kfd::cmd::FREE_MEMORY_OF_GPU,
-        "FREE_MEMORY_OF_GPU",
-        s::<kfd::FreeMemoryOfGpuArgs>(),
-    ),
-    (
-        kfd::cmd::GET_QUEUE_WAVE_STATE,
-        "GET_QUEUE_WAVE_STATE",
-        s::<kfd::GetQueueWaveStateArgs>(),
-    ),
-    (
-        kfd::cmd::IMPORT_DMABUF,
-        "IMPORT_DMABUF",
-        s::<kfd::ImportDmabufArgs>(),
-    ),
-    (
-        kfd::cmd::ALLOC_QUEUE_GWS,
-        "ALLOC_QUEUE_GWS",
-        s::<kfd::AllocQueueGwsArgs>(),
-    ),
-    (
-        kfd::cmd::SMI_EVENTS,
-        "SMI_EVENTS",
-        s::<kfd::SmiEventsArgs>(),
-    ),
-    (
-        kfd::cmd::SET_XNACK_MODE,
-        "SET_XNACK_MODE",
-        s::<kfd::SetXnackModeArgs>(),
-    ),
+    (kfd::cmd::RESET_EVENT, "RESET_EVENT", s::<kfd::EventIdArgs>()),
+    (kfd::cmd::DBG_REGISTER_DEPRECATED, "DBG_REGISTER_DEPRECATED", s::<kfd::DbgRegisterArgs>()),
+    (kfd::cmd::DBG_UNREGISTER_DEPRECATED, "DBG_UNREGISTER_DEPRECATED", s::<kfd::DbgRegisterArgs>()),
+    (kfd::cmd::SET_SCRATCH_BACKING_VA, "SET_SCRATCH_BACKING_VA", s::<kfd::SetScratchBackingVaArgs>()),
+    (kfd::cmd::SET_TRAP_HANDLER, "SET_TRAP_HANDLER", s::<kfd::SetTrapHandlerArgs>()),
+    (kfd::cmd::ACQUIRE_VM, "ACQUIRE_VM", s::<kfd::AcquireVmArgs>()),
+    (kfd::cmd::ALLOC_MEMORY_OF_GPU, "ALLOC_MEMORY_OF_GPU", s::<kfd::AllocMemoryOfGpuArgs>()),
+    (kfd::cmd::FREE_MEMORY_OF_GPU, "FREE_MEMORY_OF_GPU", s::<kfd::FreeMemoryOfGpuArgs>()),
+    (kfd::cmd::GET_QUEUE_WAVE_STATE, "GET_QUEUE_WAVE_STATE", s::<kfd::GetQueueWaveStateArgs>()),
+    (kfd::cmd::IMPORT_DMABUF, "IMPORT_DMABUF", s::<kfd::ImportDmabufArgs>()),
+    (kfd::cmd::ALLOC_QUEUE_GWS, "ALLOC_QUEUE_GWS", s::<kfd::AllocQueueGwsArgs>()),
+    (kfd::cmd::SMI_EVENTS, "SMI_EVENTS", s::<kfd::SmiEventsArgs>()),
+    (kfd::cmd::SET_XNACK_MODE, "SET_XNACK_MODE", s::<kfd::SetXnackModeArgs>()),
     (kfd::cmd::CRIU_OP, "CRIU_OP", s::<kfd::CriuArgs>()),
-    (
-        kfd::cmd::AVAILABLE_MEMORY,
-        "AVAILABLE_MEMORY",
-        s::<kfd::AvailableMemoryArgs>(),
-    ),
-    (
-        kfd::cmd::IPC_IMPORT_HANDLE,
-        "IPC_IMPORT_HANDLE",
-        s::<kfd::IpcImportHandleArgs>(),
-    ),
-    (
-        kfd::cmd::IPC_EXPORT_HANDLE,
-        "IPC_EXPORT_HANDLE",
-        s::<kfd::IpcExportHandleArgs>(),
-    ),
+    (kfd::cmd::AVAILABLE_MEMORY, "AVAILABLE_MEMORY", s::<kfd::AvailableMemoryArgs>()),
+    (kfd::cmd::IPC_IMPORT_HANDLE, "IPC_IMPORT_HANDLE", s::<kfd::IpcImportHandleArgs>()),
+    (kfd::cmd::IPC_EXPORT_HANDLE, "IPC_EXPORT_HANDLE", s::<kfd::IpcExportHandleArgs>()),
     (kfd::cmd::DBG_TRAP, "DBG_TRAP", s::<kfd::DbgTrapArgs>()),
     (kfd::cmd::RLC_SPM, "RLC_SPM", s::<kfd::SpmArgs>()),
 ];
@@ -379,63 +259,23 @@ static AMDGPU_INFO_ARRAYS: [ArrayField; 1] = [arr!(
     "return_pointer", ptr 0, Count::U32Bytes { offset: 8 }, 1, max MAX_DRM_BUFFER, Out
 )];
 
-const fn with_arrays(
-    cmd: u32,
-    name: &'static str,
-    arg_size: usize,
-    arrays: &'static [ArrayField],
-) -> IoctlSpec {
-    IoctlSpec {
-        cmd,
-        name,
-        arg_size,
-        arrays,
-    }
+const fn with_arrays(cmd: u32, name: &'static str, arg_size: usize, arrays: &'static [ArrayField]) -> IoctlSpec {
+    IoctlSpec { cmd, name, arg_size, arrays }
 }
 
 static SPECS_WITH_ARRAYS: [IoctlSpec; 14] = [
-    with_arrays(
-        kfd::cmd::WAIT_EVENTS,
-        "WAIT_EVENTS",
-        s::<kfd::WaitEventsArgs>(),
-        &WAIT_EVENTS_ARRAYS,
-    ),
-    with_arrays(
-        kfd::cmd::MAP_MEMORY_TO_GPU,
-        "MAP_MEMORY_TO_GPU",
-        s::<kfd::MapMemoryToGpuArgs>(),
-        &MAP_ARRAYS,
-    ),
-    with_arrays(
-        kfd::cmd::UNMAP_MEMORY_FROM_GPU,
-        "UNMAP_MEMORY_FROM_GPU",
-        s::<kfd::MapMemoryToGpuArgs>(),
-        &MAP_ARRAYS,
-    ),
+    with_arrays(kfd::cmd::WAIT_EVENTS, "WAIT_EVENTS", s::<kfd::WaitEventsArgs>(), &WAIT_EVENTS_ARRAYS),
+    with_arrays(kfd::cmd::MAP_MEMORY_TO_GPU, "MAP_MEMORY_TO_GPU", s::<kfd::MapMemoryToGpuArgs>(), &MAP_ARRAYS),
+    with_arrays(kfd::cmd::UNMAP_MEMORY_FROM_GPU, "UNMAP_MEMORY_FROM_GPU", s::<kfd::MapMemoryToGpuArgs>(), &MAP_ARRAYS),
     with_arrays(
         kfd::cmd::GET_PROCESS_APERTURES_NEW,
         "GET_PROCESS_APERTURES_NEW",
         s::<kfd::GetProcessAperturesNewArgs>(),
         &APERTURES_ARRAYS,
     ),
-    with_arrays(
-        kfd::cmd::SET_CU_MASK,
-        "SET_CU_MASK",
-        s::<kfd::SetCuMaskArgs>(),
-        &CU_MASK_ARRAYS,
-    ),
-    with_arrays(
-        kfd::cmd::GET_TILE_CONFIG,
-        "GET_TILE_CONFIG",
-        s::<kfd::GetTileConfigArgs>(),
-        &TILE_CONFIG_ARRAYS,
-    ),
-    with_arrays(
-        kfd::cmd::GET_DMABUF_INFO,
-        "GET_DMABUF_INFO",
-        s::<kfd::GetDmabufInfoArgs>(),
-        &DMABUF_INFO_ARRAYS,
-    ),
+    with_arrays(kfd::cmd::SET_CU_MASK, "SET_CU_MASK", s::<kfd::SetCuMaskArgs>(), &CU_MASK_ARRAYS),
+    with_arrays(kfd::cmd::GET_TILE_CONFIG, "GET_TILE_CONFIG", s::<kfd::GetTileConfigArgs>(), &TILE_CONFIG_ARRAYS),
+    with_arrays(kfd::cmd::GET_DMABUF_INFO, "GET_DMABUF_INFO", s::<kfd::GetDmabufInfoArgs>(), &DMABUF_INFO_ARRAYS),
     with_arrays(kfd::cmd::SVM, "SVM", s::<kfd::SvmArgs>(), &SVM_ARRAYS),
     with_arrays(
         kfd::cmd::CROSS_MEMORY_COPY,
@@ -455,18 +295,8 @@ static SPECS_WITH_ARRAYS: [IoctlSpec; 14] = [
         s::<kfd::DbgAddressWatchArgs>(),
         &DBG_WATCH_ARRAYS,
     ),
-    with_arrays(
-        drm::cmd::VERSION,
-        "DRM_IOCTL_VERSION",
-        s::<drm::DrmVersion>(),
-        &DRM_VERSION_ARRAYS,
-    ),
-    with_arrays(
-        drm::cmd::AMDGPU_INFO,
-        "DRM_IOCTL_AMDGPU_INFO",
-        s::<drm::AmdgpuInfo>(),
-        &AMDGPU_INFO_ARRAYS,
-    ),
+    with_arrays(drm::cmd::VERSION, "DRM_IOCTL_VERSION", s::<drm::DrmVersion>(), &DRM_VERSION_ARRAYS),
+    with_arrays(drm::cmd::AMDGPU_INFO, "DRM_IOCTL_AMDGPU_INFO", s::<drm::AmdgpuInfo>(), &AMDGPU_INFO_ARRAYS),
     with_arrays(drm::cmd::GET_CLIENT, "DRM_IOCTL_GET_CLIENT", 40, &[]),
 ];
 
@@ -475,28 +305,22 @@ pub fn spec(cmd: u32) -> Option<IoctlSpec> {
     if let Some(found) = SPECS_WITH_ARRAYS.iter().find(|s| s.cmd == cmd) {
         return Some(*found);
     }
-    KFD_PLAIN
-        .iter()
-        .find(|(c, _, _)| *c == cmd)
-        .map(|&(cmd, name, arg_size)| IoctlSpec {
-            cmd,
-            name,
-            arg_size,
-            arrays: &[],
-        })
+    KFD_PLAIN.iter().find(|(c, _, _)| *c == cmd).map(|&(cmd, name, arg_size)| IoctlSpec {
+        cmd,
+        name,
+        arg_size,
+        arrays: &[],
+    })
 }
 
 /// Every ioctl the codec knows, for tests and documentation.
 pub fn all_specs() -> impl Iterator<Item = IoctlSpec> {
-    SPECS_WITH_ARRAYS
-        .iter()
-        .copied()
-        .chain(KFD_PLAIN.iter().map(|&(cmd, name, arg_size)| IoctlSpec {
-            cmd,
-            name,
-            arg_size,
-            arrays: &[],
-        }))
+    SPECS_WITH_ARRAYS.iter().copied().chain(KFD_PLAIN.iter().map(|&(cmd, name, arg_size)| IoctlSpec {
+        cmd,
+        name,
+        arg_size,
+        arrays: &[],
+    }))
 }
 
 /// A human-readable name for any ioctl number (for log lines).
@@ -551,22 +375,13 @@ impl ArrayField {
             Count::U32Bits { offset } => {
                 let bits = read_u32(args, offset) as u64;
                 if !bits.is_multiple_of(32) {
-                    return Err(IoctlError::BadCount {
-                        name: spec_name,
-                        field: self.name,
-                        count: bits,
-                    });
+                    return Err(IoctlError::BadCount { name: spec_name, field: self.name, count: bits });
                 }
                 (bits / 32, bits)
             }
         };
         if elems > self.max_elems {
-            return Err(IoctlError::TooMany {
-                name: spec_name,
-                field: self.name,
-                count: raw,
-                max: self.max_elems,
-            });
+            return Err(IoctlError::TooMany { name: spec_name, field: self.name, count: raw, max: self.max_elems });
         }
         // elems ≤ max_elems ≤ 64 Ki and elem_size ≤ 64, so this cannot overflow.
         Ok(elems as usize * self.elem_size)
@@ -584,16 +399,9 @@ impl ArrayField {
 /// The byte lengths of every array of `spec` given the argument struct.
 pub fn array_lengths(spec: &IoctlSpec, args: &[u8]) -> Result<Vec<usize>, IoctlError> {
     if args.len() != spec.arg_size {
-        return Err(IoctlError::ArgSize {
-            name: spec.name,
-            expected: spec.arg_size,
-            got: args.len(),
-        });
+        return Err(IoctlError::ArgSize { name: spec.name, expected: spec.arg_size, got: args.len() });
     }
-    spec.arrays
-        .iter()
-        .map(|a| a.byte_len(spec.name, args))
-        .collect()
+    spec.arrays.iter().map(|a| a.byte_len(spec.name, args)).collect()
 }
 
 /// The total payload length an ioctl with this argument struct has.
@@ -626,21 +434,13 @@ impl IoctlView<'_> {
 pub fn split_payload(cmd: u32, payload: &mut [u8]) -> Result<IoctlView<'_>, IoctlError> {
     let spec = spec(cmd).ok_or(IoctlError::Unknown(cmd))?;
     if payload.len() < spec.arg_size {
-        return Err(IoctlError::PayloadSize {
-            name: spec.name,
-            expected: spec.arg_size,
-            got: payload.len(),
-        });
+        return Err(IoctlError::PayloadSize { name: spec.name, expected: spec.arg_size, got: payload.len() });
     }
     let (args, mut rest) = payload.split_at_mut(spec.arg_size);
     let lens = array_lengths(&spec, args)?;
     let expected = spec.arg_size + lens.iter().sum::<usize>();
     if expected != spec.arg_size + rest.len() {
-        return Err(IoctlError::PayloadSize {
-            name: spec.name,
-            expected,
-            got: spec.arg_size + rest.len(),
-        });
+        return Err(IoctlError::PayloadSize { name: spec.name, expected, got: spec.arg_size + rest.len() });
     }
     let mut arrays = Vec::with_capacity(lens.len());
     for len in lens {
@@ -654,12 +454,7 @@ pub fn split_payload(cmd: u32, payload: &mut [u8]) -> Result<IoctlView<'_>, Ioct
 /// Client side: builds the payload for the ioctl whose argument struct is
 /// `args` (the caller's struct, read out of its memory by the caller of this
 /// function) and whose trailing data, for SVM, is at `args_addr + arg_size`.
-pub fn encode_request(
-    cmd: u32,
-    args: &[u8],
-    args_addr: u64,
-    mem: &dyn UserMemory,
-) -> Result<Vec<u8>, IoctlError> {
+pub fn encode_request(cmd: u32, args: &[u8], args_addr: u64, mem: &dyn UserMemory) -> Result<Vec<u8>, IoctlError> {
     let spec = spec(cmd).ok_or(IoctlError::Unknown(cmd))?;
     let lens = array_lengths(&spec, args)?;
     let total = spec.arg_size + lens.iter().sum::<usize>();
@@ -673,38 +468,21 @@ pub fn encode_request(
         }
         let addr = array_address(&spec, field, args, args_addr)?;
         if field.dir.is_in() {
-            mem.read(addr, &mut payload[start..])
-                .map_err(|BadAddress| IoctlError::Fault {
-                    name: spec.name,
-                    addr,
-                })?;
+            mem.read(addr, &mut payload[start..]).map_err(|BadAddress| IoctlError::Fault { name: spec.name, addr })?;
         }
     }
     Ok(payload)
 }
 
-fn array_address(
-    spec: &IoctlSpec,
-    field: &ArrayField,
-    args: &[u8],
-    args_addr: u64,
-) -> Result<u64, IoctlError> {
+fn array_address(spec: &IoctlSpec, field: &ArrayField, args: &[u8], args_addr: u64) -> Result<u64, IoctlError> {
     let addr = match field.location {
         Location::Pointer { offset } => read_u64(args, offset),
         Location::Trailing => {
-            args_addr
-                .checked_add(spec.arg_size as u64)
-                .ok_or(IoctlError::Fault {
-                    name: spec.name,
-                    addr: args_addr,
-                })?
+            args_addr.checked_add(spec.arg_size as u64).ok_or(IoctlError::Fault { name: spec.name, addr: args_addr })?
         }
     };
     if addr == 0 {
-        return Err(IoctlError::NullPointer {
-            name: spec.name,
-            field: field.name,
-        });
+        return Err(IoctlError::NullPointer { name: spec.name, field: field.name });
     }
     Ok(addr)
 }
@@ -725,11 +503,7 @@ pub fn decode_reply(
     let sent_lens = array_lengths(&spec, args)?;
     let expected = spec.arg_size + sent_lens.iter().sum::<usize>();
     if reply.len() != expected {
-        return Err(IoctlError::PayloadSize {
-            name: spec.name,
-            expected,
-            got: reply.len(),
-        });
+        return Err(IoctlError::PayloadSize { name: spec.name, expected, got: reply.len() });
     }
     let original = args.to_vec();
     args.copy_from_slice(&reply[..spec.arg_size]);
@@ -752,11 +526,7 @@ pub fn decode_reply(
             continue;
         }
         let addr = array_address(&spec, field, &original, args_addr)?;
-        mem.write(addr, &slot[..produced])
-            .map_err(|BadAddress| IoctlError::Fault {
-                name: spec.name,
-                addr,
-            })?;
+        mem.write(addr, &slot[..produced]).map_err(|BadAddress| IoctlError::Fault { name: spec.name, addr })?;
     }
     Ok(())
 }
@@ -780,9 +550,7 @@ mod tests {
         }
         fn get(&self, addr: u64, len: usize) -> Vec<u8> {
             let m = self.0.borrow();
-            (0..len)
-                .map(|i| *m.get(&(addr + i as u64)).unwrap_or(&0xee))
-                .collect()
+            (0..len).map(|i| *m.get(&(addr + i as u64)).unwrap_or(&0xee)).collect()
         }
     }
 
@@ -818,13 +586,8 @@ mod tests {
         ev[0].event_id = 1;
         ev[1].event_id = 2;
         mem.put(events_addr, bytemuck::bytes_of(&ev));
-        let args = kfd::WaitEventsArgs {
-            events_ptr: events_addr,
-            num_events: 2,
-            wait_for_all: 0,
-            timeout: 5,
-            wait_result: 9,
-        };
+        let args =
+            kfd::WaitEventsArgs { events_ptr: events_addr, num_events: 2, wait_for_all: 0, timeout: 5, wait_result: 9 };
         let mut args_bytes = bytemuck::bytes_of(&args).to_vec();
         let mut payload = encode_request(kfd::cmd::WAIT_EVENTS, &args_bytes, 0x1000, &mem).unwrap();
         assert_eq!(payload.len(), 24 + 96);
@@ -841,14 +604,7 @@ mod tests {
             evs[1].memory_exception_data.va = 0x1234;
         }
 
-        decode_reply(
-            kfd::cmd::WAIT_EVENTS,
-            &mut args_bytes,
-            0x1000,
-            &payload,
-            &mem,
-        )
-        .unwrap();
+        decode_reply(kfd::cmd::WAIT_EVENTS, &mut args_bytes, 0x1000, &payload, &mem).unwrap();
         let back: kfd::WaitEventsArgs = bytemuck::pod_read_unaligned(&args_bytes);
         assert_eq!(back.events_ptr, events_addr);
         assert_eq!(back.wait_result, 0);
@@ -858,92 +614,42 @@ mod tests {
 
     #[test]
     fn payload_with_wrong_tail_is_rejected() {
-        let args = kfd::MapMemoryToGpuArgs {
-            handle: 1,
-            device_ids_array_ptr: 8,
-            n_devices: 2,
-            n_success: 0,
-        };
+        let args = kfd::MapMemoryToGpuArgs { handle: 1, device_ids_array_ptr: 8, n_devices: 2, n_success: 0 };
         let mut payload = bytemuck::bytes_of(&args).to_vec();
         payload.extend_from_slice(&[0; 4]); // one device id instead of two
         let err = split_payload(kfd::cmd::MAP_MEMORY_TO_GPU, &mut payload).unwrap_err();
-        assert!(matches!(
-            err,
-            IoctlError::PayloadSize {
-                expected: 32,
-                got: 28,
-                ..
-            }
-        ));
+        assert!(matches!(err, IoctlError::PayloadSize { expected: 32, got: 28, .. }));
         assert_eq!(err.errno(), EINVAL);
     }
 
     #[test]
     fn too_many_events_is_rejected_before_allocating() {
-        let args = kfd::WaitEventsArgs {
-            events_ptr: 8,
-            num_events: u32::MAX,
-            ..Default::default()
-        };
-        let err = encode_request(
-            kfd::cmd::WAIT_EVENTS,
-            bytemuck::bytes_of(&args),
-            0,
-            &FakeMemory::default(),
-        )
-        .unwrap_err();
-        assert!(matches!(
-            err,
-            IoctlError::TooMany {
-                count: 0xffff_ffff,
-                ..
-            }
-        ));
+        let args = kfd::WaitEventsArgs { events_ptr: 8, num_events: u32::MAX, ..Default::default() };
+        let err =
+            encode_request(kfd::cmd::WAIT_EVENTS, bytemuck::bytes_of(&args), 0, &FakeMemory::default()).unwrap_err();
+        assert!(matches!(err, IoctlError::TooMany { count: 0xffff_ffff, .. }));
     }
 
     #[test]
     fn null_pointer_with_count_faults() {
-        let args = kfd::MapMemoryToGpuArgs {
-            handle: 1,
-            device_ids_array_ptr: 0,
-            n_devices: 1,
-            n_success: 0,
-        };
-        let err = encode_request(
-            kfd::cmd::MAP_MEMORY_TO_GPU,
-            bytemuck::bytes_of(&args),
-            0,
-            &FakeMemory::default(),
-        )
-        .unwrap_err();
+        let args = kfd::MapMemoryToGpuArgs { handle: 1, device_ids_array_ptr: 0, n_devices: 1, n_success: 0 };
+        let err = encode_request(kfd::cmd::MAP_MEMORY_TO_GPU, bytemuck::bytes_of(&args), 0, &FakeMemory::default())
+            .unwrap_err();
         assert_eq!(err.errno(), EFAULT);
     }
 
     #[test]
     fn cu_mask_must_be_whole_words() {
-        let args = kfd::SetCuMaskArgs {
-            queue_id: 1,
-            num_cu_mask: 33,
-            cu_mask_ptr: 8,
-        };
-        let err = encode_request(
-            kfd::cmd::SET_CU_MASK,
-            bytemuck::bytes_of(&args),
-            0,
-            &FakeMemory::default(),
-        )
-        .unwrap_err();
+        let args = kfd::SetCuMaskArgs { queue_id: 1, num_cu_mask: 33, cu_mask_ptr: 8 };
+        let err =
+            encode_request(kfd::cmd::SET_CU_MASK, bytemuck::bytes_of(&args), 0, &FakeMemory::default()).unwrap_err();
         assert!(matches!(err, IoctlError::BadCount { count: 33, .. }));
     }
 
     #[test]
     fn drm_version_copies_back_at_most_the_callers_buffer() {
         let mem = FakeMemory::default();
-        let v = drm::DrmVersion {
-            name_len: 4,
-            name: 0x5000,
-            ..Default::default()
-        };
+        let v = drm::DrmVersion { name_len: 4, name: 0x5000, ..Default::default() };
         let mut args = bytemuck::bytes_of(&v).to_vec();
         let mut payload = encode_request(drm::cmd::VERSION, &args, 0, &mem).unwrap();
         {
@@ -963,19 +669,10 @@ mod tests {
     #[test]
     fn svm_attributes_trail_the_struct() {
         let mem = FakeMemory::default();
-        let head = kfd::SvmArgs {
-            start_addr: 0x1000,
-            size: 0x1000,
-            op: 1,
-            nattr: 2,
-        };
-        let attrs = [
-            kfd::SvmAttribute { ty: 1, value: 2 },
-            kfd::SvmAttribute { ty: 3, value: 4 },
-        ];
+        let head = kfd::SvmArgs { start_addr: 0x1000, size: 0x1000, op: 1, nattr: 2 };
+        let attrs = [kfd::SvmAttribute { ty: 1, value: 2 }, kfd::SvmAttribute { ty: 3, value: 4 }];
         mem.put(0x9000 + 24, bytemuck::bytes_of(&attrs));
-        let payload =
-            encode_request(kfd::cmd::SVM, bytemuck::bytes_of(&head), 0x9000, &mem).unwrap();
+        let payload = encode_request(kfd::cmd::SVM, bytemuck::bytes_of(&head), 0x9000, &mem).unwrap();
         assert_eq!(&payload[24..], bytemuck::bytes_of(&attrs));
     }
 

@@ -81,7 +81,5 @@ impl Config {
 
 /// The built-in default (MI210).
 pub fn default_config() -> Config {
-    Config {
-        gpus: vec![GpuDevice::default()],
-    }
+    Config { gpus: vec![GpuDevice::default()] }
 }

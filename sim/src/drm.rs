@@ -62,13 +62,10 @@ fn version(view: &mut IoctlView<'_>) {
     v.version_minor = DRM_VERSION.1;
     v.version_patchlevel = DRM_VERSION.2;
     // Like the kernel's drm_copy_field: copy what fits, report the full length.
-    for (i, (text, len)) in [
-        (DRIVER_NAME, &mut v.name_len),
-        (DRIVER_DATE, &mut v.date_len),
-        (DRIVER_DESC, &mut v.desc_len),
-    ]
-    .into_iter()
-    .enumerate()
+    for (i, (text, len)) in
+        [(DRIVER_NAME, &mut v.name_len), (DRIVER_DATE, &mut v.date_len), (DRIVER_DESC, &mut v.desc_len)]
+            .into_iter()
+            .enumerate()
     {
         let n = view.arrays[i].len().min(text.len());
         view.arrays[i][..n].copy_from_slice(&text[..n]);
@@ -127,17 +124,11 @@ pub fn device_info(gpu: &GpuSpec) -> AmdgpuInfoDevice {
         for sh in 0..gpu.num_shader_arrays_per_engine {
             let array_index = se * gpu.num_shader_arrays_per_engine + sh;
             // Spread evenly; earlier arrays take the remainder.
-            let here = (gpu.cu_count / arrays + u32::from(array_index < gpu.cu_count % arrays))
-                .min(remaining)
-                .min(32);
+            let here = (gpu.cu_count / arrays + u32::from(array_index < gpu.cu_count % arrays)).min(remaining).min(32);
             remaining -= here;
             let (row, col) = ((se % 4) as usize, (sh + se / 4) as usize);
             if row < 4 && col < 4 {
-                cu_bitmap[row][col] = if here == 32 {
-                    u32::MAX
-                } else {
-                    (1u32 << here) - 1
-                };
+                cu_bitmap[row][col] = if here == 32 { u32::MAX } else { (1u32 << here) - 1 };
             }
         }
     }
@@ -205,12 +196,7 @@ mod tests {
     }
 
     fn info_payload(query: u32, size: u32, input: [u32; 4]) -> Vec<u8> {
-        let q = AmdgpuInfo {
-            return_pointer: 0x1000,
-            return_size: size,
-            query,
-            input,
-        };
+        let q = AmdgpuInfo { return_pointer: 0x1000, return_size: size, query, input };
         let mut p = bytemuck::bytes_of(&q).to_vec();
         p.resize(32 + size as usize, 0);
         p
@@ -218,14 +204,7 @@ mod tests {
 
     #[test]
     fn version_reports_amdgpu_3_and_truncates_like_the_kernel() {
-        let v = DrmVersion {
-            name_len: 3,
-            name: 1,
-            date_len: 0,
-            desc_len: 32,
-            desc: 2,
-            ..Default::default()
-        };
+        let v = DrmVersion { name_len: 3, name: 1, date_len: 0, desc_len: 32, desc: 2, ..Default::default() };
         let mut p = bytemuck::bytes_of(&v).to_vec();
         p.resize(64 + 3 + 32, 0);
         ioctl(&mi210(), 0, drm::cmd::VERSION, &mut p).unwrap();
@@ -253,11 +232,7 @@ mod tests {
         let mut p = info_payload(info_query::ACCEL_WORKING, 4, [0; 4]);
         ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
         assert_eq!(&p[32..], &1u32.to_le_bytes());
-        let mut p = info_payload(
-            info_query::READ_MMR_REG,
-            4,
-            [drm::MMR_GB_ADDR_CONFIG, 1, 0xffff_ffff, 0],
-        );
+        let mut p = info_payload(info_query::READ_MMR_REG, 4, [drm::MMR_GB_ADDR_CONFIG, 1, 0xffff_ffff, 0]);
         ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
         assert_eq!(&p[32..], &GB_ADDR_CONFIG.to_le_bytes());
     }
@@ -270,14 +245,8 @@ mod tests {
         let e = ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p).unwrap_err();
         assert_eq!(e.errno(), EINVAL);
         let mut p = info_payload(info_query::READ_MMR_REG, 4, [0x1234, 1, 0, 0]);
-        assert!(matches!(
-            ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p),
-            Err(DrmError::Register { .. })
-        ));
+        assert!(matches!(ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p), Err(DrmError::Register { .. })));
         let mut p = vec![0u8; 40];
-        assert!(matches!(
-            ioctl(&mi210(), 0, drm::cmd::GET_CLIENT, &mut p),
-            Err(DrmError::NotSupported(_))
-        ));
+        assert!(matches!(ioctl(&mi210(), 0, drm::cmd::GET_CLIENT, &mut p), Err(DrmError::NotSupported(_))));
     }
 }

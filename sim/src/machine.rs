@@ -19,11 +19,7 @@ impl Machine {
     /// USERPTR buffers come from) is taken from the real host.
     pub fn new(config: Config) -> Machine {
         let gpus: Arc<[GpuSpec]> = GpuSpec::all_from_config(&config).into();
-        Machine {
-            config,
-            gpus,
-            gtt_budget: host_memory_bytes(),
-        }
+        Machine { config, gpus, gtt_budget: host_memory_bytes() }
     }
 
     pub fn config(&self) -> &Config {
@@ -45,24 +41,14 @@ impl Machine {
     }
 
     /// A new KFD process (an open of `/dev/kfd` by a new application process).
-    pub fn open_process(
-        &self,
-        pid: u32,
-        userptr: UserptrMode,
-    ) -> Result<Arc<KfdProcess>, KfdError> {
-        Ok(Arc::new(KfdProcess::new(
-            pid,
-            self.gpus.clone(),
-            self.gtt_budget,
-            userptr,
-        )?))
+    pub fn open_process(&self, pid: u32, userptr: UserptrMode) -> Result<Arc<KfdProcess>, KfdError> {
+        Ok(Arc::new(KfdProcess::new(pid, self.gpus.clone(), self.gtt_budget, userptr)?))
     }
 
     /// An ioctl on render node `minor`.
     pub fn drm_ioctl(&self, minor: u32, cmd: u32, payload: &mut [u8]) -> Result<(), DrmError> {
-        let gpu = self
-            .gpu_by_render_minor(minor)
-            .ok_or_else(|| DrmError::NotSupported(format!("render node {minor}")))?;
+        let gpu =
+            self.gpu_by_render_minor(minor).ok_or_else(|| DrmError::NotSupported(format!("render node {minor}")))?;
         drm::ioctl(gpu, self.gtt_budget, cmd, payload)
     }
 }

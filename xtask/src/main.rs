@@ -1,1 +1,46 @@
-fn main() {}
+//! `cargo xtask <command>`: the project's workflows as one Rust program, so
+//! they run the same on a laptop and in CI.
+//!
+//! - `deps`:  install (idempotently) the Debian packages the tests need.
+//! - `build`: build the launcher and the preload library (release).
+//! - `test`:  deps + build + every test of the workspace.
+//! - `demo`:  deps + build + rocminfo and a HIP device query on the default config.
+
+mod deps;
+mod tasks;
+
+use anyhow::{bail, Result};
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(cmd) = args.first() else {
+        print_usage();
+        bail!("no command given");
+    };
+    let rest = &args[1..];
+    match cmd.as_str() {
+        "deps" => deps::install(),
+        "build" => tasks::build(),
+        "test" => tasks::test(rest),
+        "demo" => tasks::demo(),
+        "-h" | "--help" | "help" => {
+            print_usage();
+            Ok(())
+        }
+        other => {
+            print_usage();
+            bail!("unknown command {other:?}")
+        }
+    }
+}
+
+fn print_usage() {
+    eprintln!(
+        "usage: cargo xtask <command>\n\n\
+         commands:\n  \
+         deps    install the Debian packages the tests need (ROCm 5.2 stack, hipcc, llvm-15)\n  \
+         build   build rocjitsu and librocjitsu.so (release)\n  \
+         test    deps + build + all tests (extra arguments go to cargo test)\n  \
+         demo    deps + build + run rocminfo and a HIP device query on the default config"
+    );
+}

@@ -24,11 +24,8 @@ pub unsafe extern "C" fn close(fd: c_int) -> c_int {
     let Some(st) = state::get() else {
         return pass();
     };
-    if st.is_stale(fd) {
-        st.forget_stale(fd);
-        return pass();
-    }
     if st.fake(fd).is_none() {
+        st.forget_inherited(fd);
         if st.owns_internal_fd(fd) {
             tracing::debug!("refusing the application's close of internal fd {fd}");
             return fail_errno(libc::EBADF);

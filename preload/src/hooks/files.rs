@@ -10,12 +10,7 @@ use libc::{c_char, c_int, c_uint, size_t, DIR, FILE};
 use std::ffi::CStr;
 
 /// Opens `target` with `open_real` for tree paths (given the redirected path).
-fn open_target(
-    st: &State,
-    target: Target,
-    flags: c_int,
-    open_real: impl FnOnce(&CStr) -> c_int,
-) -> c_int {
+fn open_target(st: &State, target: Target, flags: c_int, open_real: impl FnOnce(&CStr) -> c_int) -> c_int {
     match target {
         Target::Device(node) => match st.open_device(node, flags & libc::O_CLOEXEC != 0) {
             Ok(fd) => fd,
@@ -155,12 +150,7 @@ pub unsafe extern "C" fn access(path: *const c_char, mode: c_int) -> c_int {
 /// # Safety
 /// Called by C code with the libc function's contract.
 #[no_mangle]
-pub unsafe extern "C" fn faccessat(
-    dirfd: c_int,
-    path: *const c_char,
-    mode: c_int,
-    flags: c_int,
-) -> c_int {
+pub unsafe extern "C" fn faccessat(dirfd: c_int, path: *const c_char, mode: c_int, flags: c_int) -> c_int {
     // SAFETY: forwarding the caller's arguments unchanged.
     let pass = || unsafe { real::faccessat(dirfd, path, mode, flags) };
     // SAFETY: `path` is the caller's C string (or null).
@@ -170,9 +160,7 @@ pub unsafe extern "C" fn faccessat(
     with_target(pass, -1, |st| match target {
         Target::Device(node) => st.device_exists(node).map(|_| 0).unwrap_or_else(fail_errno),
         // SAFETY: a valid C path.
-        Target::Tree(rel) => unsafe {
-            real::faccessat(dirfd, st.tree_path(&rel).as_ptr(), mode, flags)
-        },
+        Target::Tree(rel) => unsafe { real::faccessat(dirfd, st.tree_path(&rel).as_ptr(), mode, flags) },
     })
 }
 
@@ -200,12 +188,7 @@ pub unsafe extern "C" fn readlink(path: *const c_char, buf: *mut c_char, size: s
 ///
 /// # Safety
 /// `resolved` is null or has room for `PATH_MAX` bytes.
-unsafe fn realpath_target(
-    st: &State,
-    target: Target,
-    path: *const c_char,
-    resolved: *mut c_char,
-) -> *mut c_char {
+unsafe fn realpath_target(st: &State, target: Target, path: *const c_char, resolved: *mut c_char) -> *mut c_char {
     match target {
         // SAFETY: the caller's buffer contract.
         Target::Tree(rel) => unsafe { real::realpath(st.tree_path(&rel).as_ptr(), resolved) },
@@ -247,9 +230,7 @@ pub unsafe extern "C" fn realpath(path: *const c_char, resolved: *mut c_char) ->
         return pass();
     };
     // SAFETY: the caller's buffer contract.
-    with_target(pass, std::ptr::null_mut(), |st| unsafe {
-        realpath_target(st, target, path, resolved)
-    })
+    with_target(pass, std::ptr::null_mut(), |st| unsafe { realpath_target(st, target, path, resolved) })
 }
 
 /// Interposed: the FORTIFY variant libdrm calls.
@@ -273,7 +254,5 @@ pub unsafe extern "C" fn __realpath_chk(
         return pass();
     }
     // SAFETY: the caller's buffer holds PATH_MAX bytes (checked above).
-    with_target(pass, std::ptr::null_mut(), |st| unsafe {
-        realpath_target(st, target, path, resolved)
-    })
+    with_target(pass, std::ptr::null_mut(), |st| unsafe { realpath_target(st, target, path, resolved) })
 }

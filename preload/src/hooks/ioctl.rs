@@ -22,35 +22,18 @@ use proto::ioctl::{decode_reply, encode_request, spec, UserMemory};
 pub unsafe extern "C" fn ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) -> c_int {
     // SAFETY: forwarding the caller's arguments unchanged.
     let pass = || unsafe { real::ioctl(fd, request, arg) };
-    with_fake_fd(fd, pass, -1, |st, fake| {
-        device_ioctl(st, fake, request as u32, arg as u64)
-    })
+    with_fake_fd(fd, pass, -1, |st, fake| device_ioctl(st, fake, request as u32, arg as u64))
 }
 
 fn device_ioctl(st: &State, fake: FakeFd, cmd: u32, arg: u64) -> c_int {
     let on_kfd = matches!(fake, FakeFd::Kfd(_));
-    let expected_type = if on_kfd {
-        proto::abi::kfd::KFD_IOCTL_BASE
-    } else {
-        proto::abi::drm::DRM_IOCTL_BASE
-    };
+    let expected_type = if on_kfd { proto::abi::kfd::KFD_IOCTL_BASE } else { proto::abi::drm::DRM_IOCTL_BASE };
     let Some(spec) = spec(cmd).filter(|_| ioc_type(cmd) == expected_type) else {
-        let device = if on_kfd {
-            "/dev/kfd"
-        } else {
-            "the render node"
-        };
+        let device = if on_kfd { "/dev/kfd" } else { "the render node" };
         // The kernel answers an unknown request of its own type with EINVAL
         // and a foreign one (a terminal ioctl, say) with ENOTTY.
-        let errno = if ioc_type(cmd) == expected_type {
-            libc::EINVAL
-        } else {
-            libc::ENOTTY
-        };
-        tracing::warn!(
-            "unsupported {} on {device}: returning errno {errno}",
-            proto::ioctl::name_of(cmd)
-        );
+        let errno = if ioc_type(cmd) == expected_type { libc::EINVAL } else { libc::ENOTTY };
+        tracing::warn!("unsupported {} on {device}: returning errno {errno}", proto::ioctl::name_of(cmd));
         return fail_errno(errno);
     };
     let mem = SelfMemory;

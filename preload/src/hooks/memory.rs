@@ -59,9 +59,7 @@ pub unsafe extern "C" fn mmap(
     if fd < 0 {
         return pass();
     }
-    with_fake_fd(fd, pass, libc::MAP_FAILED, |st, fake| {
-        map_fake(st, fake, addr, len, prot, flags, off)
-    })
+    with_fake_fd(fd, pass, libc::MAP_FAILED, |st, fake| map_fake(st, fake, addr, len, prot, flags, off))
 }
 
 /// Interposed; see [`mmap`].
@@ -82,9 +80,7 @@ pub unsafe extern "C" fn mmap64(
     if fd < 0 {
         return pass();
     }
-    with_fake_fd(fd, pass, libc::MAP_FAILED, |st, fake| {
-        map_fake(st, fake, addr, len, prot, flags, off)
-    })
+    with_fake_fd(fd, pass, libc::MAP_FAILED, |st, fake| map_fake(st, fake, addr, len, prot, flags, off))
 }
 
 /// Interposed so daemon mode can track shared ranges; in local mode the

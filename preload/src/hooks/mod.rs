@@ -45,11 +45,7 @@ pub(crate) fn fail_null<T>(e: i32) -> *mut T {
 /// Runs `ours` with the state (initialising it) under the guard. If the
 /// state cannot be built, or `ours` panics, the call fails with `failed`
 /// and an errno rather than reaching libc with a path that cannot work.
-pub(crate) fn with_target<R: Copy>(
-    pass: impl FnOnce() -> R,
-    failed: R,
-    ours: impl FnOnce(&State) -> R,
-) -> R {
+pub(crate) fn with_target<R: Copy>(pass: impl FnOnce() -> R, failed: R, ours: impl FnOnce(&State) -> R) -> R {
     guard::hook(
         pass,
         || match state::get_or_init() {
@@ -77,11 +73,10 @@ pub(crate) fn with_fake_fd<R: Copy>(
     if guard::inside() {
         return pass();
     }
-    let Some(st) = state::get() else {
-        return pass();
-    };
-    let Some(fake) = st.fake(fd) else {
-        if st.is_stale(fd) {
+    let fake = state::get().and_then(|st| st.fake(fd).map(|f| (st, f)));
+    let Some((st, fake)) = fake else {
+        if state::inherited_device(fd).is_some() {
+            // The fd belongs to the parent's KFD process.
             set_errno(libc::EBADF);
             return failed;
         }

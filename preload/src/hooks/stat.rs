@@ -146,10 +146,7 @@ mod tests {
     fn render_node_is_char_device_226() {
         let st = device_stat(DeviceNode::Render(129));
         assert_eq!(st.st_mode & libc::S_IFMT, libc::S_IFCHR);
-        assert_eq!(
-            (libc::major(st.st_rdev), libc::minor(st.st_rdev)),
-            (226, 129)
-        );
+        assert_eq!((libc::major(st.st_rdev), libc::minor(st.st_rdev)), (226, 129));
         let st = device_stat(DeviceNode::Kfd);
         assert_eq!(libc::major(st.st_rdev), KFD_MAJOR);
     }

@@ -164,21 +164,11 @@ pub mod cmd {
     use super::*;
 
     /// `DRM_IOCTL_VERSION`.
-    pub const VERSION: u32 = ioc(
-        IOC_READ | IOC_WRITE,
-        DRM_IOCTL_BASE,
-        0x00,
-        size_of::<DrmVersion>(),
-    );
+    pub const VERSION: u32 = ioc(IOC_READ | IOC_WRITE, DRM_IOCTL_BASE, 0x00, size_of::<DrmVersion>());
     /// `DRM_IOCTL_GET_CLIENT` (libdrm's fallback for fds it does not recognise).
     pub const GET_CLIENT: u32 = ioc(IOC_READ | IOC_WRITE, DRM_IOCTL_BASE, 0x05, 40);
     /// `DRM_IOCTL_AMDGPU_INFO` (write-only: the kernel writes through `return_pointer`).
-    pub const AMDGPU_INFO: u32 = ioc(
-        IOC_WRITE,
-        DRM_IOCTL_BASE,
-        DRM_COMMAND_BASE + 0x05,
-        size_of::<AmdgpuInfo>(),
-    );
+    pub const AMDGPU_INFO: u32 = ioc(IOC_WRITE, DRM_IOCTL_BASE, DRM_COMMAND_BASE + 0x05, size_of::<AmdgpuInfo>());
 }
 
 #[cfg(test)]

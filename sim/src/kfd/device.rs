@@ -41,12 +41,7 @@ pub const GB_ADDR_CONFIG_GFX9: u32 = 0x2a11_4042;
 impl GpuSpec {
     /// The GPUs of a loaded config, in order.
     pub fn all_from_config(config: &Config) -> Vec<GpuSpec> {
-        config
-            .gpus()
-            .iter()
-            .enumerate()
-            .map(|(i, g)| GpuSpec::from_device(i as u32, g))
-            .collect()
+        config.gpus().iter().enumerate().map(|(i, g)| GpuSpec::from_device(i as u32, g)).collect()
     }
 
     fn from_device(index: u32, d: &GpuDevice) -> GpuSpec {

@@ -14,9 +14,9 @@
 //!   waits with an effectively infinite timeout, sleeps instead of spinning.
 
 use proto::abi::kfd::{
-    EventData, MemoryExceptionData, KFD_EVENT_TIMEOUT_INFINITE, KFD_IOC_EVENT_DEBUG_EVENT,
-    KFD_IOC_EVENT_MEMORY, KFD_IOC_EVENT_SIGNAL, KFD_IOC_WAIT_RESULT_COMPLETE,
-    KFD_IOC_WAIT_RESULT_FAIL, KFD_IOC_WAIT_RESULT_TIMEOUT, KFD_SIGNAL_EVENT_LIMIT,
+    EventData, MemoryExceptionData, KFD_EVENT_TIMEOUT_INFINITE, KFD_IOC_EVENT_DEBUG_EVENT, KFD_IOC_EVENT_MEMORY,
+    KFD_IOC_EVENT_SIGNAL, KFD_IOC_WAIT_RESULT_COMPLETE, KFD_IOC_WAIT_RESULT_FAIL, KFD_IOC_WAIT_RESULT_TIMEOUT,
+    KFD_SIGNAL_EVENT_LIMIT,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -133,16 +133,7 @@ impl EventTable {
             st.next_nonsignal_id = id.wrapping_add(1);
             id
         };
-        st.events.insert(
-            id,
-            Event {
-                ty,
-                auto_reset,
-                signaled: false,
-                waiters: Vec::new(),
-                memory_exception: None,
-            },
-        );
+        st.events.insert(id, Event { ty, auto_reset, signaled: false, waiters: Vec::new(), memory_exception: None });
         Ok(CreatedEvent {
             event_id: id,
             slot_index: if is_signal { id } else { 0 },
@@ -155,10 +146,7 @@ impl EventTable {
     /// (the kernel does the same); a waiter on only this event times out.
     pub fn destroy(&self, id: u32) -> Result<(), EventError> {
         let mut st = self.lock();
-        st.events
-            .remove(&id)
-            .map(|_| ())
-            .ok_or(EventError::NoSuchEvent(id))
+        st.events.remove(&id).map(|_| ()).ok_or(EventError::NoSuchEvent(id))
     }
 
     /// SET_EVENT, and the GPU's interrupt for an event id.
@@ -171,9 +159,7 @@ impl EventTable {
     }
 
     fn set_locked(st: &mut State, id: u32) -> Result<(), EventError> {
-        let State {
-            events, waiters, ..
-        } = st;
+        let State { events, waiters, .. } = st;
         let ev = events.get_mut(&id).ok_or(EventError::NoSuchEvent(id))?;
         ev.signaled = !ev.auto_reset || ev.waiters.is_empty();
         for w in &ev.waiters {
@@ -200,12 +186,7 @@ impl EventTable {
     /// driver does on a GPU VM fault). Returns how many events were signaled.
     pub fn signal_memory_fault(&self, data: MemoryExceptionData) -> usize {
         let mut st = self.lock();
-        let ids: Vec<u32> = st
-            .events
-            .iter()
-            .filter(|(_, e)| e.ty == KFD_IOC_EVENT_MEMORY)
-            .map(|(&id, _)| id)
-            .collect();
+        let ids: Vec<u32> = st.events.iter().filter(|(_, e)| e.ty == KFD_IOC_EVENT_MEMORY).map(|(&id, _)| id).collect();
         for &id in &ids {
             if let Some(ev) = st.events.get_mut(&id) {
                 ev.memory_exception = Some(data);
@@ -236,12 +217,7 @@ impl EventTable {
     /// WAIT_EVENTS. `events` is the caller's array: `event_id` in, exception
     /// data out for signaled memory events. `timeout_ms` follows the ioctl
     /// (0 = poll, 0xffffffff = forever).
-    pub fn wait(
-        &self,
-        events: &mut [EventData],
-        wait_all: bool,
-        timeout_ms: u32,
-    ) -> Result<WaitResult, EventError> {
+    pub fn wait(&self, events: &mut [EventData], wait_all: bool, timeout_ms: u32) -> Result<WaitResult, EventError> {
         let mut st = self.lock();
         if st.closing {
             return Ok(WaitResult::Fail);
@@ -295,10 +271,7 @@ impl EventTable {
                     if now >= deadline {
                         break WaitResult::Timeout;
                     }
-                    self.wake
-                        .wait_timeout(st, deadline - now)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0
+                    self.wake.wait_timeout(st, deadline - now).unwrap_or_else(|e| e.into_inner()).0
                 }
             };
         };
@@ -329,11 +302,7 @@ fn copy_exception_data(st: &State, events: &mut [EventData], flags: &[(u32, bool
         if !activated {
             continue;
         }
-        if let Some(data) = st
-            .events
-            .get(&e.event_id)
-            .and_then(|ev| ev.memory_exception)
-        {
+        if let Some(data) = st.events.get(&e.event_id).and_then(|ev| ev.memory_exception) {
             e.memory_exception_data = data;
         }
     }
@@ -346,10 +315,7 @@ mod tests {
     use std::thread;
 
     fn ev(id: u32) -> EventData {
-        EventData {
-            event_id: id,
-            ..Default::default()
-        }
+        EventData { event_id: id, ..Default::default() }
     }
 
     #[test]
@@ -398,28 +364,16 @@ mod tests {
         let a = t.create(KFD_IOC_EVENT_SIGNAL, false).unwrap().event_id;
         let b = t.create(KFD_IOC_EVENT_SIGNAL, false).unwrap().event_id;
         t.set(a).unwrap();
-        assert_eq!(
-            t.wait(&mut [ev(a), ev(b)], true, 5),
-            Ok(WaitResult::Timeout)
-        );
-        assert_eq!(
-            t.wait(&mut [ev(a), ev(b)], false, 5),
-            Ok(WaitResult::Complete)
-        );
+        assert_eq!(t.wait(&mut [ev(a), ev(b)], true, 5), Ok(WaitResult::Timeout));
+        assert_eq!(t.wait(&mut [ev(a), ev(b)], false, 5), Ok(WaitResult::Complete));
         t.set(b).unwrap();
-        assert_eq!(
-            t.wait(&mut [ev(a), ev(b)], true, 5),
-            Ok(WaitResult::Complete)
-        );
+        assert_eq!(t.wait(&mut [ev(a), ev(b)], true, 5), Ok(WaitResult::Complete));
     }
 
     #[test]
     fn unknown_event_in_wait_is_an_error() {
         let t = EventTable::new();
-        assert_eq!(
-            t.wait(&mut [ev(5)], false, 0),
-            Err(EventError::NoSuchEvent(5))
-        );
+        assert_eq!(t.wait(&mut [ev(5)], false, 0), Err(EventError::NoSuchEvent(5)));
     }
 
     #[test]
@@ -463,11 +417,7 @@ mod tests {
         let t = EventTable::new();
         let mem = t.create(KFD_IOC_EVENT_MEMORY, false).unwrap().event_id;
         let sig = t.create(KFD_IOC_EVENT_SIGNAL, false).unwrap().event_id;
-        let mut data = MemoryExceptionData {
-            va: 0xdead_0000,
-            gpu_id: 7,
-            ..Default::default()
-        };
+        let mut data = MemoryExceptionData { va: 0xdead_0000, gpu_id: 7, ..Default::default() };
         data.failure.not_present = 1;
         assert_eq!(t.signal_memory_fault(data), 1);
         let mut out = [ev(mem), ev(sig)];

@@ -148,14 +148,9 @@ impl AllocTable {
     }
 
     pub(crate) fn set_event_page(&mut self, handle: u64) -> Result<(), KfdError> {
-        let a = self
-            .allocs
-            .get(&handle)
-            .ok_or(KfdError::NoSuchHandle(handle))?;
+        let a = self.allocs.get(&handle).ok_or(KfdError::NoSuchHandle(handle))?;
         if a.size < PAGE_SIZE || !matches!(a.backing, Backing::Arena { .. }) {
-            return Err(KfdError::BadArgument(format!(
-                "buffer {handle:#x} cannot hold the events page"
-            )));
+            return Err(KfdError::BadArgument(format!("buffer {handle:#x} cannot hold the events page")));
         }
         self.event_page = Some(handle);
         Ok(())
@@ -164,10 +159,7 @@ impl AllocTable {
     /// Stores `value` in the events-page slot of signal event `slot`, if the
     /// process has an events page that large.
     pub(crate) fn write_event_slot(&self, arena: &Arena, slot: u32, value: u64) {
-        let base = match (
-            self.event_page.and_then(|h| self.allocs.get(&h)),
-            self.own_event_page,
-        ) {
+        let base = match (self.event_page.and_then(|h| self.allocs.get(&h)), self.own_event_page) {
             (Some(a), _) => match a.backing {
                 Backing::Arena { offset, .. } if (slot as u64 + 1) * 8 <= a.size => offset,
                 _ => return,
@@ -183,12 +175,7 @@ impl AllocTable {
         unsafe { AtomicU64::from_ptr(addr as *mut u64).store(value, Ordering::Release) };
     }
 
-    fn shared_page(
-        pages: &mut [Option<u64>],
-        gpu: usize,
-        arena: &Arena,
-        len: u64,
-    ) -> Result<u64, KfdError> {
+    fn shared_page(pages: &mut [Option<u64>], gpu: usize, arena: &Arena, len: u64) -> Result<u64, KfdError> {
         if let Some(off) = pages[gpu] {
             return Ok(off);
         }
@@ -209,16 +196,10 @@ impl KfdProcess {
         let gpu = self.gpu_index(a.gpu_id)?;
         let kind = a.flags & alloc_flags::KIND_MASK;
         if kind.count_ones() != 1 {
-            return Err(KfdError::BadArgument(format!(
-                "allocation flags {:#x} name no single memory kind",
-                a.flags
-            )));
+            return Err(KfdError::BadArgument(format!("allocation flags {:#x} name no single memory kind", a.flags)));
         }
         if a.size == 0 || !a.va_addr.is_multiple_of(PAGE_SIZE) {
-            return Err(KfdError::BadArgument(format!(
-                "allocation at {:#x} of {:#x} bytes",
-                a.va_addr, a.size
-            )));
+            return Err(KfdError::BadArgument(format!("allocation at {:#x} of {:#x} bytes", a.va_addr, a.size)));
         }
         let size = a.size.div_ceil(PAGE_SIZE) * PAGE_SIZE;
         let mut table = self.allocs();
@@ -226,95 +207,51 @@ impl KfdProcess {
         let (backing, offset_out) = match kind {
             alloc_flags::VRAM => {
                 if size > table.vram_available(gpu) {
-                    return Err(KfdError::OutOfMemory {
-                        requested: size,
-                        available: table.vram_available(gpu),
-                    });
+                    return Err(KfdError::OutOfMemory { requested: size, available: table.vram_available(gpu) });
                 }
                 let off = self.arena.alloc(size, align)?;
                 table.vram_used[gpu] += size;
-                (
-                    Backing::Arena {
-                        offset: off,
-                        owned: true,
-                    },
-                    BO_MMAP_BASE + off,
-                )
+                (Backing::Arena { offset: off, owned: true }, BO_MMAP_BASE + off)
             }
             alloc_flags::GTT => {
                 let available = table.gtt_budget.saturating_sub(table.gtt_used);
                 if size > available {
-                    return Err(KfdError::OutOfMemory {
-                        requested: size,
-                        available,
-                    });
+                    return Err(KfdError::OutOfMemory { requested: size, available });
                 }
                 let off = self.arena.alloc(size, align)?;
                 table.gtt_used += size;
-                (
-                    Backing::Arena {
-                        offset: off,
-                        owned: true,
-                    },
-                    BO_MMAP_BASE + off,
-                )
+                (Backing::Arena { offset: off, owned: true }, BO_MMAP_BASE + off)
             }
             alloc_flags::USERPTR => {
                 let user = a.mmap_offset;
                 if user == 0 || !user.is_multiple_of(PAGE_SIZE) {
-                    return Err(KfdError::BadArgument(format!(
-                        "USERPTR address {user:#x} is not a page address"
-                    )));
+                    return Err(KfdError::BadArgument(format!("USERPTR address {user:#x} is not a page address")));
                 }
                 match table.userptr {
                     UserptrMode::Direct => (Backing::User { addr: user }, user),
                     UserptrMode::Arena => {
                         let off = self.arena.alloc(size, PAGE_SIZE)?;
-                        (
-                            Backing::Arena {
-                                offset: off,
-                                owned: true,
-                            },
-                            BO_MMAP_BASE + off,
-                        )
+                        (Backing::Arena { offset: off, owned: true }, BO_MMAP_BASE + off)
                     }
                 }
             }
             alloc_flags::DOORBELL => {
                 if size > kfd::DOORBELL_PAGE_SIZE {
-                    return Err(KfdError::BadArgument(format!(
-                        "doorbell allocation of {size:#x} bytes"
-                    )));
+                    return Err(KfdError::BadArgument(format!("doorbell allocation of {size:#x} bytes")));
                 }
-                let off = AllocTable::shared_page(
-                    &mut table.doorbell_pages,
-                    gpu,
-                    &self.arena,
-                    kfd::DOORBELL_PAGE_SIZE,
-                )?;
+                let off =
+                    AllocTable::shared_page(&mut table.doorbell_pages, gpu, &self.arena, kfd::DOORBELL_PAGE_SIZE)?;
                 (
-                    Backing::Arena {
-                        offset: off,
-                        owned: false,
-                    },
+                    Backing::Arena { offset: off, owned: false },
                     mmap_offset::encode(mmap_offset::TYPE_DOORBELL, a.gpu_id),
                 )
             }
             alloc_flags::MMIO_REMAP => {
                 if size > PAGE_SIZE {
-                    return Err(KfdError::BadArgument(format!(
-                        "MMIO allocation of {size:#x} bytes"
-                    )));
+                    return Err(KfdError::BadArgument(format!("MMIO allocation of {size:#x} bytes")));
                 }
-                let off =
-                    AllocTable::shared_page(&mut table.mmio_pages, gpu, &self.arena, PAGE_SIZE)?;
-                (
-                    Backing::Arena {
-                        offset: off,
-                        owned: false,
-                    },
-                    mmap_offset::encode(mmap_offset::TYPE_MMIO, a.gpu_id),
-                )
+                let off = AllocTable::shared_page(&mut table.mmio_pages, gpu, &self.arena, PAGE_SIZE)?;
+                (Backing::Arena { offset: off, owned: false }, mmap_offset::encode(mmap_offset::TYPE_MMIO, a.gpu_id))
             }
             _ => unreachable!("kind has exactly one of the KIND_MASK bits"),
         };
@@ -339,19 +276,12 @@ impl KfdProcess {
 
     pub(crate) fn free_memory(&self, handle: u64) -> Result<(), KfdError> {
         let mut table = self.allocs();
-        let alloc = *table
-            .allocs
-            .get(&handle)
-            .ok_or(KfdError::NoSuchHandle(handle))?;
+        let alloc = *table.allocs.get(&handle).ok_or(KfdError::NoSuchHandle(handle))?;
         if alloc.mapped_on != 0 {
             return Err(KfdError::Busy("the buffer is still mapped to a GPU"));
         }
         table.allocs.remove(&handle);
-        if let Backing::Arena {
-            offset,
-            owned: true,
-        } = alloc.backing
-        {
+        if let Backing::Arena { offset, owned: true } = alloc.backing {
             self.arena.free(offset, alloc.size);
             match alloc.flags & alloc_flags::KIND_MASK {
                 alloc_flags::VRAM => table.vram_used[alloc.gpu] -= alloc.size,
@@ -370,16 +300,10 @@ impl KfdProcess {
     pub(crate) fn map_memory(&self, view: &mut IoctlView<'_>, map: bool) -> Result<(), KfdError> {
         let mut args: kfd::MapMemoryToGpuArgs = view.get();
         if args.n_success > args.n_devices {
-            return Err(KfdError::BadArgument(format!(
-                "n_success {} > n_devices {}",
-                args.n_success, args.n_devices
-            )));
+            return Err(KfdError::BadArgument(format!("n_success {} > n_devices {}", args.n_success, args.n_devices)));
         }
         let mut table = self.allocs();
-        let mut alloc = *table
-            .allocs
-            .get(&args.handle)
-            .ok_or(KfdError::NoSuchHandle(args.handle))?;
+        let mut alloc = *table.allocs.get(&args.handle).ok_or(KfdError::NoSuchHandle(args.handle))?;
         let mut result = Ok(());
         for i in args.n_success as usize..args.n_devices as usize {
             let gpu_id: u32 = read_elem(view.arrays[0], i);
@@ -408,10 +332,8 @@ impl KfdProcess {
                 alloc.mapped_on |= bit;
             } else {
                 if alloc.mapped_on & bit == 0 {
-                    result = Err(KfdError::BadArgument(format!(
-                        "buffer {:#x} is not mapped to GPU {gpu_id}",
-                        alloc.handle
-                    )));
+                    result =
+                        Err(KfdError::BadArgument(format!("buffer {:#x} is not mapped to GPU {gpu_id}", alloc.handle)));
                     break;
                 }
                 alloc.mapped_on &= !bit;
@@ -428,12 +350,7 @@ impl KfdProcess {
 
     /// Resolves an mmap of `len` bytes at `offset` of a device file to the
     /// arena range it maps.
-    pub fn mmap_target(
-        &self,
-        file: DeviceFile,
-        offset: u64,
-        len: u64,
-    ) -> Result<MapTarget, KfdError> {
+    pub fn mmap_target(&self, file: DeviceFile, offset: u64, len: u64) -> Result<MapTarget, KfdError> {
         let len = len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
         let mut table = self.allocs();
         match file {
@@ -442,9 +359,7 @@ impl KfdProcess {
                     .allocs
                     .values()
                     .find(|a| {
-                        a.mmap_offset >= BO_MMAP_BASE
-                            && offset >= a.mmap_offset
-                            && offset < a.mmap_offset + a.size
+                        a.mmap_offset >= BO_MMAP_BASE && offset >= a.mmap_offset && offset < a.mmap_offset + a.size
                     })
                     .ok_or(KfdError::BadMmap { offset, len })?;
                 let Backing::Arena { offset: base, .. } = alloc.backing else {
@@ -454,35 +369,23 @@ impl KfdProcess {
                 if within + len > alloc.size {
                     return Err(KfdError::BadMmap { offset, len });
                 }
-                Ok(MapTarget {
-                    file_offset: base + within,
-                    len,
-                    writable: true,
-                })
+                Ok(MapTarget { file_offset: base + within, len, writable: true })
             }
             DeviceFile::Kfd => {
                 let gpu = self.gpu_index(mmap_offset::gpu_id(offset)).ok();
                 let (page, size) = match (offset & mmap_offset::TYPE_MASK, gpu) {
                     (mmap_offset::TYPE_DOORBELL, Some(g)) => (
-                        AllocTable::shared_page(
-                            &mut table.doorbell_pages,
-                            g,
-                            &self.arena,
-                            kfd::DOORBELL_PAGE_SIZE,
-                        )?,
+                        AllocTable::shared_page(&mut table.doorbell_pages, g, &self.arena, kfd::DOORBELL_PAGE_SIZE)?,
                         kfd::DOORBELL_PAGE_SIZE,
                     ),
-                    (mmap_offset::TYPE_MMIO, Some(g)) => (
-                        AllocTable::shared_page(&mut table.mmio_pages, g, &self.arena, PAGE_SIZE)?,
-                        PAGE_SIZE,
-                    ),
+                    (mmap_offset::TYPE_MMIO, Some(g)) => {
+                        (AllocTable::shared_page(&mut table.mmio_pages, g, &self.arena, PAGE_SIZE)?, PAGE_SIZE)
+                    }
                     (mmap_offset::TYPE_EVENTS, _) => {
                         if let Some(a) = table.event_page.and_then(|h| table.allocs.get(&h)) {
                             match a.backing {
                                 Backing::Arena { offset, .. } => (offset, a.size),
-                                Backing::User { .. } => {
-                                    return Err(KfdError::BadMmap { offset, len })
-                                }
+                                Backing::User { .. } => return Err(KfdError::BadMmap { offset, len }),
                             }
                         } else {
                             let off = match table.own_event_page {
@@ -501,11 +404,7 @@ impl KfdProcess {
                 if len > size {
                     return Err(KfdError::BadMmap { offset, len });
                 }
-                Ok(MapTarget {
-                    file_offset: page,
-                    len,
-                    writable: true,
-                })
+                Ok(MapTarget { file_offset: page, len, writable: true })
             }
         }
     }

@@ -61,10 +61,7 @@ impl KfdError {
     /// Whether this failure deserves a warning line: requests we do not
     /// implement do; ordinary argument errors and expected probes do not.
     pub fn is_unsupported_request(&self) -> bool {
-        matches!(
-            self,
-            KfdError::NotSupported { quiet: false, .. } | KfdError::Codec(IoctlError::Unknown(_))
-        )
+        matches!(self, KfdError::NotSupported { quiet: false, .. } | KfdError::Codec(IoctlError::Unknown(_)))
     }
 }
 

@@ -61,19 +61,11 @@ pub struct KfdProcess {
 impl KfdProcess {
     /// A fresh process on `gpus`. `gtt_budget` bounds host-memory (GTT)
     /// allocations; `userptr` says how USERPTR memory is reached.
-    pub fn new(
-        pid: u32,
-        gpus: Arc<[GpuSpec]>,
-        gtt_budget: u64,
-        userptr: UserptrMode,
-    ) -> Result<Self, KfdError> {
+    pub fn new(pid: u32, gpus: Arc<[GpuSpec]>, gtt_budget: u64, userptr: UserptrMode) -> Result<Self, KfdError> {
         let vram: u64 = gpus.iter().map(|g| g.vram_size).sum();
         // Doorbell and MMIO pages, plus slack for alignment.
         let extra = 64 << 20;
-        let arena = Arena::new(
-            &format!("rocjitsu-gpu-memory-{pid}"),
-            vram + gtt_budget + extra,
-        )?;
+        let arena = Arena::new(&format!("rocjitsu-gpu-memory-{pid}"), vram + gtt_budget + extra)?;
         let devices = vec![DeviceSettings::default(); gpus.len()];
         Ok(KfdProcess {
             pid,
@@ -82,10 +74,7 @@ impl KfdProcess {
             arena,
             vm: RwLock::new(GpuVm::new()),
             events: EventTable::new(),
-            settings: Mutex::new(Settings {
-                devices,
-                xnack_enabled: false,
-            }),
+            settings: Mutex::new(Settings { devices, xnack_enabled: false }),
         })
     }
 
@@ -137,10 +126,7 @@ impl KfdProcess {
 
     /// The index of the GPU with `gpu_id`.
     pub fn gpu_index(&self, gpu_id: u32) -> Result<usize, KfdError> {
-        self.gpus
-            .iter()
-            .position(|g| g.gpu_id == gpu_id)
-            .ok_or(KfdError::NoSuchGpu(gpu_id))
+        self.gpus.iter().position(|g| g.gpu_id == gpu_id).ok_or(KfdError::NoSuchGpu(gpu_id))
     }
 
     /// Tears the process down: fails blocked waits. Memory goes with the
@@ -164,9 +150,7 @@ impl KfdProcess {
             cmd::GET_PROCESS_APERTURES => self.get_apertures_old(&mut view),
             cmd::ACQUIRE_VM => self.acquire_vm(view.get()),
             cmd::SET_MEMORY_POLICY => self.set_memory_policy(view.get()),
-            cmd::GET_CLOCK_COUNTERS => update(&mut view, |a: &mut kfd::GetClockCountersArgs| {
-                self.clock_counters(a)
-            }),
+            cmd::GET_CLOCK_COUNTERS => update(&mut view, |a: &mut kfd::GetClockCountersArgs| self.clock_counters(a)),
             cmd::SET_SCRATCH_BACKING_VA => {
                 let a: kfd::SetScratchBackingVaArgs = view.get();
                 let i = self.gpu_index(a.gpu_id)?;
@@ -179,42 +163,26 @@ impl KfdProcess {
                 self.settings().devices[i].trap_handler = Some((a.tba_addr, a.tma_addr));
                 Ok(())
             }
-            cmd::SET_XNACK_MODE => {
-                update(&mut view, |a: &mut kfd::SetXnackModeArgs| self.set_xnack(a))
-            }
+            cmd::SET_XNACK_MODE => update(&mut view, |a: &mut kfd::SetXnackModeArgs| self.set_xnack(a)),
             cmd::GET_TILE_CONFIG => self.get_tile_config(&mut view),
             cmd::AVAILABLE_MEMORY => update(&mut view, |a: &mut kfd::AvailableMemoryArgs| {
                 let i = self.gpu_index(a.gpu_id)?;
                 a.available = self.allocs().vram_available(i);
                 Ok(())
             }),
-            cmd::CREATE_EVENT => update(&mut view, |a: &mut kfd::CreateEventArgs| {
-                self.create_event(a)
-            }),
-            cmd::DESTROY_EVENT => Ok(self
-                .events
-                .destroy(view.get::<kfd::EventIdArgs>().event_id)?),
+            cmd::CREATE_EVENT => update(&mut view, |a: &mut kfd::CreateEventArgs| self.create_event(a)),
+            cmd::DESTROY_EVENT => Ok(self.events.destroy(view.get::<kfd::EventIdArgs>().event_id)?),
             cmd::SET_EVENT => Ok(self.events.set(view.get::<kfd::EventIdArgs>().event_id)?),
             cmd::RESET_EVENT => Ok(self.events.reset(view.get::<kfd::EventIdArgs>().event_id)?),
             cmd::WAIT_EVENTS => self.wait_events(&mut view),
-            cmd::ALLOC_MEMORY_OF_GPU => update(&mut view, |a: &mut kfd::AllocMemoryOfGpuArgs| {
-                self.alloc_memory(a)
-            }),
-            cmd::FREE_MEMORY_OF_GPU => {
-                self.free_memory(view.get::<kfd::FreeMemoryOfGpuArgs>().handle)
-            }
+            cmd::ALLOC_MEMORY_OF_GPU => update(&mut view, |a: &mut kfd::AllocMemoryOfGpuArgs| self.alloc_memory(a)),
+            cmd::FREE_MEMORY_OF_GPU => self.free_memory(view.get::<kfd::FreeMemoryOfGpuArgs>().handle),
             cmd::MAP_MEMORY_TO_GPU => self.map_memory(&mut view, true),
             cmd::UNMAP_MEMORY_FROM_GPU => self.map_memory(&mut view, false),
             // An upstream kernel has no ioctl 0x82: ROCR reads the failure as
             // "no debugger support" and installs its own trap handler.
-            cmd::DBG_TRAP => Err(KfdError::NotSupported {
-                name: "DBG_TRAP",
-                quiet: true,
-            }),
-            _ => Err(KfdError::NotSupported {
-                name: view.spec.name,
-                quiet: false,
-            }),
+            cmd::DBG_TRAP => Err(KfdError::NotSupported { name: "DBG_TRAP", quiet: true }),
+            _ => Err(KfdError::NotSupported { name: view.spec.name, quiet: false }),
         }
     }
 
@@ -252,9 +220,7 @@ impl KfdProcess {
         match settings.devices[i].drm_fd {
             // Acquiring again through the same render fd is a no-op; through
             // another one it is refused, as the kernel does.
-            Some(fd) if fd != a.drm_fd => Err(KfdError::Busy(
-                "the GPU VM is already acquired through another fd",
-            )),
+            Some(fd) if fd != a.drm_fd => Err(KfdError::Busy("the GPU VM is already acquired through another fd")),
             _ => {
                 settings.devices[i].drm_fd = Some(a.drm_fd);
                 Ok(())
@@ -264,9 +230,7 @@ impl KfdProcess {
 
     fn set_memory_policy(&self, a: kfd::SetMemoryPolicyArgs) -> Result<(), KfdError> {
         let i = self.gpu_index(a.gpu_id)?;
-        let valid = |p| {
-            p == kfd::KFD_IOC_CACHE_POLICY_COHERENT || p == kfd::KFD_IOC_CACHE_POLICY_NONCOHERENT
-        };
+        let valid = |p| p == kfd::KFD_IOC_CACHE_POLICY_COHERENT || p == kfd::KFD_IOC_CACHE_POLICY_NONCOHERENT;
         if !valid(a.default_policy) || !valid(a.alternate_policy) {
             return Err(KfdError::BadArgument(format!(
                 "cache policies {} / {} are not 0 (coherent) or 1 (non-coherent)",
@@ -332,11 +296,7 @@ impl KfdProcess {
         if created.has_slot {
             a.event_slot_index = created.slot_index;
             a.event_page_offset = kfd::mmap_offset::TYPE_EVENTS;
-            self.allocs().write_event_slot(
-                &self.arena,
-                created.slot_index,
-                super::events::UNSIGNALED_EVENT_SLOT,
-            );
+            self.allocs().write_event_slot(&self.arena, created.slot_index, super::events::UNSIGNALED_EVENT_SLOT);
         }
         Ok(())
     }
@@ -344,11 +304,8 @@ impl KfdProcess {
     fn wait_events(&self, view: &mut IoctlView<'_>) -> Result<(), KfdError> {
         let mut a: kfd::WaitEventsArgs = view.get();
         let n = a.num_events as usize;
-        let mut events: Vec<kfd::EventData> =
-            (0..n).map(|i| read_elem(view.arrays[0], i)).collect();
-        let result = self
-            .events
-            .wait(&mut events, a.wait_for_all != 0, a.timeout)?;
+        let mut events: Vec<kfd::EventData> = (0..n).map(|i| read_elem(view.arrays[0], i)).collect();
+        let result = self.events.wait(&mut events, a.wait_for_all != 0, a.timeout)?;
         for (i, e) in events.iter().enumerate() {
             write_elem(view.arrays[0], i, e);
         }
@@ -361,11 +318,7 @@ impl KfdProcess {
     /// event: the interrupt handler signals the event and re-arms its slot.
     pub fn signal_event_from_gpu(&self, event_id: u32) {
         if self.events.set(event_id).is_ok() && event_id < kfd::KFD_SIGNAL_EVENT_LIMIT {
-            self.allocs().write_event_slot(
-                &self.arena,
-                event_id,
-                super::events::UNSIGNALED_EVENT_SLOT,
-            );
+            self.allocs().write_event_slot(&self.arena, event_id, super::events::UNSIGNALED_EVENT_SLOT);
         }
     }
 }
@@ -385,10 +338,7 @@ fn apertures(gpu: &GpuSpec) -> kfd::ProcessDeviceApertures {
 }
 
 /// Reads the argument struct, lets `f` update it, writes it back on success.
-fn update<T: Pod>(
-    view: &mut IoctlView<'_>,
-    f: impl FnOnce(&mut T) -> Result<(), KfdError>,
-) -> Result<(), KfdError> {
+fn update<T: Pod>(view: &mut IoctlView<'_>, f: impl FnOnce(&mut T) -> Result<(), KfdError>) -> Result<(), KfdError> {
     let mut args: T = view.get();
     f(&mut args)?;
     view.set(&args);

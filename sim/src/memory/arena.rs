@@ -63,14 +63,8 @@ impl Arena {
             )
         }
         .map_err(MemoryError::Map)?;
-        let base =
-            NonNull::new(ptr.cast::<u8>()).ok_or(MemoryError::Map(rustix::io::Errno::NOMEM))?;
-        Ok(Arena {
-            fd,
-            base,
-            size,
-            ranges: Mutex::new(RangeAllocator::new(0, size)),
-        })
+        let base = NonNull::new(ptr.cast::<u8>()).ok_or(MemoryError::Map(rustix::io::Errno::NOMEM))?;
+        Ok(Arena { fd, base, size, ranges: Mutex::new(RangeAllocator::new(0, size)) })
     }
 
     /// The memfd, for mapping allocations into the application.
@@ -106,16 +100,8 @@ impl Arena {
         let len = len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
         // Punching a hole can only fail on filesystems without support; memfds
         // (shmem) support it, and a failure would only cost memory.
-        let _ = rustix::fs::fallocate(
-            &self.fd,
-            FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE,
-            offset,
-            len,
-        );
-        self.ranges
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .free(offset, len);
+        let _ = rustix::fs::fallocate(&self.fd, FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE, offset, len);
+        self.ranges.lock().unwrap_or_else(|e| e.into_inner()).free(offset, len);
     }
 
     /// The simulator's address of `offset`. Callers keep `offset` within a
@@ -166,9 +152,6 @@ mod tests {
     #[test]
     fn oversize_request_is_out_of_memory() {
         let arena = Arena::new("test-arena", 1 << 20).unwrap();
-        assert!(matches!(
-            arena.alloc(2 << 20, 4096),
-            Err(MemoryError::OutOfMemory { .. })
-        ));
+        assert!(matches!(arena.alloc(2 << 20, 4096), Err(MemoryError::OutOfMemory { .. })));
     }
 }

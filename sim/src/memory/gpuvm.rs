@@ -73,18 +73,11 @@ impl GpuVm {
     /// Maps a range; it must not overlap another.
     pub fn map(&mut self, range: VmRange) -> Result<(), VmError> {
         if range.len == 0 || range.start.checked_add(range.len).is_none() {
-            return Err(VmError::BadRange {
-                start: range.start,
-                len: range.len,
-            });
+            return Err(VmError::BadRange { start: range.start, len: range.len });
         }
         if let Some(prev) = self.ranges.range(..range.end()).next_back().map(|(_, r)| r) {
             if prev.end() > range.start {
-                return Err(VmError::Overlap {
-                    start: range.start,
-                    len: range.len,
-                    existing: prev.start,
-                });
+                return Err(VmError::Overlap { start: range.start, len: range.len, existing: prev.start });
             }
         }
         self.ranges.insert(range.start, range);
@@ -103,11 +96,7 @@ impl GpuVm {
 
     /// The range containing `va`.
     pub fn lookup(&self, va: u64) -> Option<&VmRange> {
-        self.ranges
-            .range(..=va)
-            .next_back()
-            .map(|(_, r)| r)
-            .filter(|r| va < r.end())
+        self.ranges.range(..=va).next_back().map(|(_, r)| r).filter(|r| va < r.end())
     }
 
     /// Translates an access of `len` bytes at `va` to a host address. The
@@ -115,20 +104,9 @@ impl GpuVm {
     /// buffers; a kernel running off the end of one faults, as on hardware
     /// with guard pages between buffers).
     pub fn translate(&self, va: u64, len: u64, write: bool) -> Result<usize, GpuFault> {
-        let range = self
-            .lookup(va)
-            .filter(|r| r.contains(va, len))
-            .ok_or(GpuFault {
-                va,
-                write,
-                not_present: true,
-            })?;
+        let range = self.lookup(va).filter(|r| r.contains(va, len)).ok_or(GpuFault { va, write, not_present: true })?;
         if write && !range.writable {
-            return Err(GpuFault {
-                va,
-                write,
-                not_present: false,
-            });
+            return Err(GpuFault { va, write, not_present: false });
         }
         Ok(range.host_addr(va))
     }
@@ -153,13 +131,7 @@ mod tests {
     use super::*;
 
     fn range(start: u64, len: u64, writable: bool) -> VmRange {
-        VmRange {
-            start,
-            len,
-            host: 0x10_0000 + start as usize,
-            writable,
-            handle: start,
-        }
+        VmRange { start, len, host: 0x10_0000 + start as usize, writable, handle: start }
     }
 
     #[test]
@@ -181,28 +153,15 @@ mod tests {
         vm.map(range(0x1000, 0x1000, false)).unwrap();
         assert!(vm.translate(0x1000, 4, false).is_ok());
         let fault = vm.translate(0x1004, 4, true).unwrap_err();
-        assert_eq!(
-            fault,
-            GpuFault {
-                va: 0x1004,
-                write: true,
-                not_present: false
-            }
-        );
+        assert_eq!(fault, GpuFault { va: 0x1004, write: true, not_present: false });
     }
 
     #[test]
     fn overlapping_maps_are_refused() {
         let mut vm = GpuVm::new();
         vm.map(range(0x2000, 0x2000, true)).unwrap();
-        assert!(matches!(
-            vm.map(range(0x3000, 0x1000, true)),
-            Err(VmError::Overlap { .. })
-        ));
-        assert!(matches!(
-            vm.map(range(0x1000, 0x1001, true)),
-            Err(VmError::Overlap { .. })
-        ));
+        assert!(matches!(vm.map(range(0x3000, 0x1000, true)), Err(VmError::Overlap { .. })));
+        assert!(matches!(vm.map(range(0x1000, 0x1001, true)), Err(VmError::Overlap { .. })));
         vm.map(range(0x1000, 0x1000, true)).unwrap();
         vm.map(range(0x4000, 0x1000, true)).unwrap();
         assert_eq!(vm.len(), 3);

@@ -24,11 +24,7 @@ impl RangeAllocator {
         if len > 0 {
             free.insert(base, len);
         }
-        RangeAllocator {
-            capacity: len,
-            free,
-            used: 0,
-        }
+        RangeAllocator { capacity: len, free, used: 0 }
     }
 
     /// Bytes currently allocated.

@@ -1,0 +1,65 @@
+//! build / test / demo.
+
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The workspace root (xtask lives one level below it).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask is inside the workspace").to_path_buf()
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root());
+    c
+}
+
+fn run(mut cmd: Command) -> Result<()> {
+    eprintln!("xtask: {cmd:?}");
+    let status = cmd.status().with_context(|| format!("cannot run {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed with {status}");
+    }
+    Ok(())
+}
+
+/// Where release binaries land.
+pub fn bin_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target")).join("release")
+}
+
+pub fn build() -> Result<()> {
+    let mut c = cargo();
+    c.args(["build", "--release", "-p", "rocjitsud", "-p", "preload"]);
+    run(c)
+}
+
+pub fn test(extra: &[String]) -> Result<()> {
+    crate::deps::install()?;
+    build()?;
+    let mut c = cargo();
+    c.args(["test", "--release", "--workspace"]).args(extra).env("ROCJITSU_BIN_DIR", bin_dir());
+    run(c)
+}
+
+pub fn demo() -> Result<()> {
+    crate::deps::install()?;
+    build()?;
+    let rocjitsu = bin_dir().join("rocjitsu");
+    let mut c = Command::new(&rocjitsu);
+    c.args(["--", "rocminfo"]);
+    run(c)?;
+    let out = bin_dir().join("hip");
+    std::fs::create_dir_all(&out)?;
+    let exe = out.join("device_query");
+    let mut hipcc = Command::new("hipcc");
+    hipcc
+        .args(["--offload-arch=gfx90a", "-O2", "-o"])
+        .arg(&exe)
+        .arg(root().join("integration/programs/device_query.hip"));
+    run(hipcc)?;
+    let mut c = Command::new(&rocjitsu);
+    c.arg("--").arg(&exe);
+    run(c)
+}
