@@ -60,7 +60,7 @@ pub enum VmError {
 }
 
 /// The mapped ranges of one process, keyed by start address.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct GpuVm {
     ranges: BTreeMap<u64, VmRange>,
 }

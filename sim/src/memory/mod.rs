@@ -1,10 +1,12 @@
 //! GPU memory: the per-process memfd arena that backs allocations, the GPU
 //! virtual address space that maps them, and the range allocator beneath.
 
+pub mod access;
 pub mod arena;
 pub mod gpuvm;
 pub mod ranges;
 
+pub use access::GpuMem;
 pub use arena::{Arena, PAGE_SIZE};
 pub use gpuvm::{GpuFault, GpuVm, VmError, VmRange};
 
