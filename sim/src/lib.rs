@@ -7,5 +7,6 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod config;
+pub mod host;
 pub mod isa;
 pub mod topology;

@@ -1,1 +1,0 @@
-//! Simulation config (to be written).
