@@ -431,3 +431,56 @@ fn detected_host_builds_a_valid_tree() {
     let t = topology::build(&config::default_config(), &HostInfo::detect());
     check_invariants(&t);
 }
+
+/// Every node key libhsakmt 5.2 parses (contract §4), so no property silently reads as 0.
+const THUNK_NODE_KEYS: &[&str] = &[
+    "cpu_cores_count",
+    "simd_count",
+    "mem_banks_count",
+    "caches_count",
+    "io_links_count",
+    "cpu_core_id_base",
+    "simd_id_base",
+    "capability",
+    "debug_prop",
+    "max_waves_per_simd",
+    "lds_size_in_kb",
+    "gds_size_in_kb",
+    "wave_front_size",
+    "array_count",
+    "simd_arrays_per_engine",
+    "cu_per_simd_array",
+    "simd_per_cu",
+    "max_slots_scratch_cu",
+    "fw_version",
+    "vendor_id",
+    "device_id",
+    "location_id",
+    "domain",
+    "max_engine_clk_fcompute",
+    "max_engine_clk_ccompute",
+    "local_mem_size",
+    "drm_render_minor",
+    "sdma_fw_version",
+    "hive_id",
+    "unique_id",
+    "num_sdma_engines",
+    "num_sdma_xgmi_engines",
+    "num_gws",
+    "num_sdma_queues_per_engine",
+    "num_cp_queues",
+    "gfx_target_version",
+];
+
+#[test]
+fn gpu_nodes_carry_every_key_the_thunk_parses() {
+    for b in config::BUILTINS {
+        let t = tree(b.name);
+        for n in 1..node_count(&t) {
+            let p = props(&t, &format!("nodes/{n}/properties"));
+            for key in THUNK_NODE_KEYS {
+                assert!(p.contains_key(*key), "{}: nodes/{n} lacks {key}", b.name);
+            }
+        }
+    }
+}

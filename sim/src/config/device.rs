@@ -241,17 +241,22 @@ pub(crate) fn build_device(
         )
     })?;
     let simd_per_cu = d.simd_per_cu.unwrap_or(4);
-    let num_xcc = d
-        .num_xcc
-        .or(raw.vm.gpu.num_xcds)
-        .or_else(|| raw.topology.root.as_ref().and_then(|r| r.xcd_count()))
-        .unwrap_or(1);
+    // num_xcc: the device key, else the reference's vm.gpu.num_xcds, else the XCDs that
+    // topology.root instantiates; errors name whichever supplied the value.
+    let (num_xcc, xcc_key) = match (d.num_xcc, raw.vm.gpu.num_xcds) {
+        (Some(n), _) => (n, key("num_xcc")),
+        (None, Some(n)) => (n, "vm.gpu.num_xcds".to_owned()),
+        (None, None) => match raw.topology.root.as_ref().and_then(|r| r.xcd_count()) {
+            Some(n) => (n, "topology.root".to_owned()),
+            None => (1, key("num_xcc")),
+        },
+    };
     let num_shader_engines = d.num_shader_engines.unwrap_or(4);
     let num_shader_arrays_per_engine = d.num_shader_arrays_per_engine.unwrap_or(1);
     let revision_id = d.revision_id.unwrap_or(0);
 
     c.bounded(&key("simd_per_cu"), simd_per_cu, 1, 16)?;
-    c.bounded(&key("num_xcc"), num_xcc, 1, 16)?;
+    c.bounded(&xcc_key, num_xcc, 1, 16)?;
     c.bounded(&key("num_shader_engines"), num_shader_engines, 1, 32)?;
     c.bounded(
         &key("num_shader_arrays_per_engine"),

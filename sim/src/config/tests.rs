@@ -205,6 +205,26 @@ fn num_xcc_comes_from_the_topology_graph() {
     assert_eq!(c.device().array_count(), 32);
     let c = parse_with(&[(&dev("num_xcc"), json!(2)), ("vm.gpu.num_xcds", json!(4))]).unwrap();
     assert_eq!(c.device().num_xcc, 2, "the device key wins");
+    assert_eq!(
+        parse_with(&[("vm.gpu.num_xcds", json!(4))])
+            .unwrap()
+            .device()
+            .num_xcc,
+        4
+    );
+    let e = parse_with(&[("vm.gpu.num_xcds", json!(17))]).unwrap_err();
+    assert_eq!(
+        (e.kind, e.key.as_str()),
+        (ConfigErrorKind::Range, "vm.gpu.num_xcds")
+    );
+    let huge = json!({"name": "soc", "type": "soc", "children": [
+        {"name": "xcd[0:64]", "type": "xcd"}]});
+    let e = parse_with(&[("topology.root", huge)]).unwrap_err();
+    assert_eq!(
+        (e.kind, e.key.as_str()),
+        (ConfigErrorKind::Range, "topology.root"),
+        "{e}"
+    );
 }
 
 #[test]
