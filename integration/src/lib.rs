@@ -119,6 +119,9 @@ impl Outcome {
 }
 
 /// Runs `cmd` to completion, killing it after `deadline`.
+// The child is reaped with wait4 (for its resource usage), which clippy
+// cannot see.
+#[allow(clippy::zombie_processes)]
 pub fn run(mut cmd: Command, deadline: Duration) -> Outcome {
     use std::io::Read;
     use std::os::unix::process::ExitStatusExt;
@@ -153,6 +156,7 @@ pub fn run(mut cmd: Command, deadline: Duration) -> Outcome {
         }
         if start.elapsed() > deadline {
             let _ = child.kill();
+            let _ = child.wait();
             panic!("{cmd:?} did not finish within {deadline:?}");
         }
         std::thread::sleep(Duration::from_millis(5));

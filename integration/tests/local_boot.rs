@@ -70,6 +70,21 @@ fn hip_device_query_matches_the_config() {
 }
 
 #[test]
+fn hip_sees_both_gpus_of_a_two_gpu_config() {
+    let exe = hip_program("device_query");
+    let mut cmd = rocjitsu();
+    cmd.args(["--config", "mi210-2gpu", "--"]).arg(&exe);
+    let o = run(cmd, DEADLINE);
+    o.assert_success();
+    for line in ["hipGetDeviceCount=2", "device=0 multiProcessorCount=104", "device=1 name=AMD Instinct MI210"] {
+        assert!(o.stdout.lines().any(|l| l == line), "missing {line:?} in:\n{}", o.stdout);
+    }
+    // Distinct PCI locations: 0x300 and 0x400 (bus 3 and 4).
+    let buses: Vec<&str> = o.stdout.lines().filter_map(|l| l.split_once("pciBusID=").map(|(_, v)| v)).collect();
+    assert_eq!(buses, ["3", "4"]);
+}
+
+#[test]
 fn init_and_shutdown_200_times_leak_nothing() {
     let exe = c_program("init_loop", &["hsa-runtime64"]);
     let mut cmd = rocjitsu();

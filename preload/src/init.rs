@@ -3,7 +3,6 @@
 use crate::driver::{Errno, LocalDriver};
 use crate::state::State;
 use crate::tree;
-use sim::kfd::GpuSpec;
 use sim::Machine;
 use std::collections::HashSet;
 use std::os::fd::RawFd;
@@ -16,12 +15,12 @@ pub fn build_state(inherited: HashSet<RawFd>) -> Result<State, Errno> {
         eprintln!("rocjitsu: {msg}");
         libc::ENODEV
     })?;
-    let machine = Machine::new(config);
-    let root = write_tree(machine.gpus()).map_err(|e| {
+    let root = write_tree(&config).map_err(|e| {
         eprintln!("rocjitsu: cannot write the simulated sysfs tree: {e}");
         libc::ENODEV
     })?;
     tracing::debug!("simulated sysfs tree at {}", root.display());
+    let machine = Machine::new(config);
     Ok(State::new(root, LocalDriver::new(machine), inherited))
 }
 
@@ -42,13 +41,27 @@ fn init_logging() {
 /// The config named by `ROCJITSU_CONFIG` (a path or a built-in name), the
 /// built-in default without it.
 fn load_config() -> Result<sim::config::Config, String> {
-    Ok(sim::config::default_config())
+    let config = match std::env::var("ROCJITSU_CONFIG") {
+        Ok(spec) if !spec.is_empty() => sim::config::load(&spec).map_err(|e| e.to_string())?,
+        _ => sim::config::default_config(),
+    };
+    if !config.ignored_keys().is_empty() {
+        tracing::info!("config keys not used by this simulator: {}", config.ignored_keys().join(", "));
+    }
+    Ok(config)
 }
 
-fn write_tree(gpus: &[GpuSpec]) -> std::io::Result<std::path::PathBuf> {
-    let mut entries = crate::provisional_topology::entries(gpus);
+/// The KFD topology (from the config and the real host) and the support
+/// files, as one tree on disk.
+fn write_tree(config: &sim::config::Config) -> std::io::Result<std::path::PathBuf> {
+    let topology = sim::topology::build(config, &sim::host::HostInfo::detect());
+    let mut entries: Vec<tree::Entry> =
+        topology.dirs().iter().map(|d| tree::Entry::Dir(format!("kfd/topology/{d}"))).collect();
+    entries.extend(
+        topology.files().iter().map(|f| tree::Entry::File(format!("kfd/topology/{}", f.path), f.contents.clone())),
+    );
     let minors: Vec<(u32, u32, u32, u32)> =
-        gpus.iter().map(|g| (g.render_minor, g.vendor_id, g.device_id, g.pci_revision_id)).collect();
+        config.gpus().iter().map(|g| (g.drm_render_minor, g.vendor_id, g.device_id, g.pci_revision_id)).collect();
     entries.extend(tree::support_entries(&minors));
     tree::materialize(&tree::runtime_dir()?, &entries)
 }

@@ -17,7 +17,6 @@ pub mod guard;
 pub mod hooks;
 pub mod init;
 pub mod paths;
-mod provisional_topology;
 pub mod real;
 pub mod state;
 pub mod tree;

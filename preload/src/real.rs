@@ -78,6 +78,7 @@ real_fns! {
     __fxstat64: fn(ver: c_int, fd: c_int, buf: *mut libc::stat64) -> c_int;
     __fxstatat: fn(ver: c_int, dirfd: c_int, path: *const c_char, buf: *mut libc::stat, flags: c_int) -> c_int;
     __fxstatat64: fn(ver: c_int, dirfd: c_int, path: *const c_char, buf: *mut libc::stat64, flags: c_int) -> c_int;
+    statx: fn(dirfd: c_int, path: *const c_char, flags: c_int, mask: c_uint, buf: *mut libc::statx) -> c_int;
     access: fn(path: *const c_char, mode: c_int) -> c_int;
     faccessat: fn(dirfd: c_int, path: *const c_char, mode: c_int, flags: c_int) -> c_int;
     readlink: fn(path: *const c_char, buf: *mut c_char, size: size_t) -> isize;

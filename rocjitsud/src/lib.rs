@@ -1,1 +1,3 @@
-//! The rocjitsu launcher and daemon (to be written).
+//! The rocjitsu launcher and daemon.
+
+pub mod launch;

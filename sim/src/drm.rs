@@ -4,7 +4,8 @@
 //! up the marketing name (contract §6): DRM_IOCTL_VERSION and a handful of
 //! AMDGPU_INFO queries. Memory goes through the KFD, so no GEM ioctls exist.
 
-use crate::kfd::GpuSpec;
+use crate::config::Device;
+use crate::kfd::device::gb_addr_config;
 use proto::abi::drm::{
     self, info_query, AmdgpuInfo, AmdgpuInfoDevice, AmdgpuInfoVramGtt, AmdgpuMemoryInfo, DrmVersion,
 };
@@ -44,7 +45,7 @@ impl DrmError {
 
 /// Executes one DRM ioctl for `gpu`, on a payload built by `proto::ioctl`.
 /// `gtt_size` is the host memory the GPU can reach.
-pub fn ioctl(gpu: &GpuSpec, gtt_size: u64, cmd: u32, payload: &mut [u8]) -> Result<(), DrmError> {
+pub fn ioctl(gpu: &Device, gtt_size: u64, cmd: u32, payload: &mut [u8]) -> Result<(), DrmError> {
     let mut view = split_payload(cmd, payload)?;
     match cmd {
         drm::cmd::VERSION => {
@@ -74,7 +75,7 @@ fn version(view: &mut IoctlView<'_>) {
     view.set(&v);
 }
 
-fn info(gpu: &GpuSpec, gtt_size: u64, view: &mut IoctlView<'_>) -> Result<(), DrmError> {
+fn info(gpu: &Device, gtt_size: u64, view: &mut IoctlView<'_>) -> Result<(), DrmError> {
     let q: AmdgpuInfo = view.get();
     let out = &mut view.arrays[0];
     let mut reply = |bytes: &[u8]| {
@@ -89,11 +90,11 @@ fn info(gpu: &GpuSpec, gtt_size: u64, view: &mut IoctlView<'_>) -> Result<(), Dr
             if offset != drm::MMR_GB_ADDR_CONFIG || count != 1 {
                 return Err(DrmError::Register { offset, count });
             }
-            reply(&gpu.gb_addr_config().to_le_bytes());
+            reply(&gb_addr_config(gpu).to_le_bytes());
         }
         info_query::VRAM_GTT => reply(bytemuck::bytes_of(&AmdgpuInfoVramGtt {
-            vram_size: gpu.vram_size,
-            vram_cpu_accessible_size: gpu.vram_size,
+            vram_size: gpu.local_mem_size,
+            vram_cpu_accessible_size: gpu.local_mem_size,
             gtt_size,
         })),
         info_query::MEMORY => {
@@ -104,8 +105,8 @@ fn info(gpu: &GpuSpec, gtt_size: u64, view: &mut IoctlView<'_>) -> Result<(), Dr
                 max_allocation: size,
             };
             reply(bytemuck::bytes_of(&AmdgpuMemoryInfo {
-                vram: heap(gpu.vram_size),
-                cpu_accessible_vram: heap(gpu.vram_size),
+                vram: heap(gpu.local_mem_size),
+                cpu_accessible_vram: heap(gpu.local_mem_size),
                 gtt: heap(gtt_size),
             }));
         }
@@ -116,15 +117,16 @@ fn info(gpu: &GpuSpec, gtt_size: u64, view: &mut IoctlView<'_>) -> Result<(), Dr
 
 /// DEV_INFO from the config. The CU bitmap spreads the active CUs over the
 /// shader arrays the way amdgpu's gfx9 code lays them out (`[se % 4][sh + se / 4]`).
-pub fn device_info(gpu: &GpuSpec) -> AmdgpuInfoDevice {
+pub fn device_info(gpu: &Device) -> AmdgpuInfoDevice {
     let arrays = (gpu.num_shader_engines * gpu.num_shader_arrays_per_engine).max(1);
     let mut cu_bitmap = [[0u32; 4]; 4];
-    let mut remaining = gpu.cu_count;
+    let mut remaining = gpu.cu_count();
     for se in 0..gpu.num_shader_engines {
         for sh in 0..gpu.num_shader_arrays_per_engine {
             let array_index = se * gpu.num_shader_arrays_per_engine + sh;
             // Spread evenly; earlier arrays take the remainder.
-            let here = (gpu.cu_count / arrays + u32::from(array_index < gpu.cu_count % arrays)).min(remaining).min(32);
+            let here =
+                (gpu.cu_count() / arrays + u32::from(array_index < gpu.cu_count() % arrays)).min(remaining).min(32);
             remaining -= here;
             let (row, col) = ((se % 4) as usize, (sh + se / 4) as usize);
             if row < 4 && col < 4 {
@@ -141,9 +143,9 @@ pub fn device_info(gpu: &GpuSpec) -> AmdgpuInfoDevice {
         num_shader_engines: gpu.num_shader_engines,
         num_shader_arrays_per_engine: gpu.num_shader_arrays_per_engine,
         gpu_counter_freq: (crate::clock::GPU_COUNTER_HZ / 1000) as u32,
-        max_engine_clock: gpu.engine_clk_max_mhz as u64 * 1000,
-        max_memory_clock: gpu.mem_clk_max_mhz as u64 * 1000,
-        cu_active_number: gpu.cu_count,
+        max_engine_clock: gpu.max_engine_clk_fcompute as u64 * 1000,
+        max_memory_clock: gpu.mem_clk_max as u64 * 1000,
+        cu_active_number: gpu.cu_count(),
         cu_ao_mask: 0,
         cu_bitmap,
         enabled_rb_pipes_mask: 0,
@@ -158,7 +160,7 @@ pub fn device_info(gpu: &GpuSpec) -> AmdgpuInfoDevice {
         gart_page_size: 0x1000,
         ce_ram_size: 0,
         vram_type: VRAM_TYPE_HBM,
-        vram_bit_width: gpu.vram_bit_width,
+        vram_bit_width: gpu.mem_width,
         vce_harvest_config: 0,
         gc_double_offchip_lds_buf: 1,
         prim_buf_gpu_addr: 0,
@@ -171,7 +173,7 @@ pub fn device_info(gpu: &GpuSpec) -> AmdgpuInfoDevice {
         param_buf_size: 0,
         wave_front_size: gpu.wave_front_size,
         num_shader_visible_vgprs: 512,
-        num_cu_per_sh: gpu.cu_per_sh,
+        num_cu_per_sh: gpu.num_cu_per_sh,
         num_tcc_blocks: 16,
         gs_vgt_table_depth: 32,
         gs_prim_buffer_depth: 1792,
@@ -191,8 +193,8 @@ mod tests {
     use super::*;
     use crate::config::default_config;
 
-    fn mi210() -> GpuSpec {
-        GpuSpec::all_from_config(&default_config()).remove(0)
+    fn mi210() -> Device {
+        default_config().gpus()[0].clone()
     }
 
     fn info_payload(query: u32, size: u32, input: [u32; 4]) -> Vec<u8> {

@@ -9,6 +9,7 @@
 pub mod clock;
 pub mod config;
 pub mod drm;
+pub mod host;
 pub mod isa;
 pub mod kfd;
 pub mod machine;

@@ -2,15 +2,16 @@
 //! points the preload library and the daemon call.
 
 use crate::config::Config;
+use crate::config::Device;
 use crate::drm::{self, DrmError};
-use crate::kfd::{GpuSpec, KfdError, KfdProcess, UserptrMode};
+use crate::kfd::{KfdError, KfdProcess, UserptrMode};
 use std::sync::Arc;
 
 /// A simulated machine: the GPUs of one config.
 #[derive(Debug)]
 pub struct Machine {
     config: Config,
-    gpus: Arc<[GpuSpec]>,
+    gpus: Arc<[Device]>,
     gtt_budget: u64,
 }
 
@@ -18,7 +19,7 @@ impl Machine {
     /// Builds the machine described by `config`. Host memory (what GTT and
     /// USERPTR buffers come from) is taken from the real host.
     pub fn new(config: Config) -> Machine {
-        let gpus: Arc<[GpuSpec]> = GpuSpec::all_from_config(&config).into();
+        let gpus: Arc<[Device]> = config.gpus().to_vec().into();
         Machine { config, gpus, gtt_budget: host_memory_bytes() }
     }
 
@@ -26,13 +27,13 @@ impl Machine {
         &self.config
     }
 
-    pub fn gpus(&self) -> &Arc<[GpuSpec]> {
+    pub fn gpus(&self) -> &Arc<[Device]> {
         &self.gpus
     }
 
     /// The GPU behind render node `minor`.
-    pub fn gpu_by_render_minor(&self, minor: u32) -> Option<&GpuSpec> {
-        self.gpus.iter().find(|g| g.render_minor == minor)
+    pub fn gpu_by_render_minor(&self, minor: u32) -> Option<&Device> {
+        self.gpus.iter().find(|g| g.drm_render_minor == minor)
     }
 
     /// Host memory the GPUs can reach (the GTT heap).

@@ -138,6 +138,61 @@ at_stat_hook!(fstatat64, libc::stat64, ());
 at_stat_hook!(__fxstatat, libc::stat, (ver: c_int));
 at_stat_hook!(__fxstatat64, libc::stat64, (ver: c_int));
 
+/// What statx reports for one of our device nodes.
+fn device_statx(node: DeviceNode) -> libc::statx {
+    let st = device_stat(node);
+    // SAFETY: libc::statx is plain old data; all-zero is a valid value.
+    let mut x: libc::statx = unsafe { std::mem::zeroed() };
+    x.stx_mask = libc::STATX_BASIC_STATS;
+    x.stx_mode = st.st_mode as u16;
+    x.stx_nlink = 1;
+    x.stx_ino = st.st_ino;
+    x.stx_blksize = 4096;
+    x.stx_rdev_major = libc::major(st.st_rdev);
+    x.stx_rdev_minor = libc::minor(st.st_rdev);
+    x.stx_dev_minor = 5;
+    x
+}
+
+/// Interposed: coreutils and newer programs call statx directly.
+///
+/// # Safety
+/// Called by C code with the libc function's contract.
+#[no_mangle]
+pub unsafe extern "C" fn statx(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mask: libc::c_uint,
+    buf: *mut libc::statx,
+) -> c_int {
+    // SAFETY: forwarding the caller's arguments unchanged.
+    let pass = || unsafe { real::statx(dirfd, path, flags, mask, buf) };
+    let put_x = |node| {
+        if buf.is_null() {
+            return super::fail_errno(libc::EFAULT);
+        }
+        // SAFETY: the caller's statx buffer.
+        unsafe { buf.write(device_statx(node)) };
+        0
+    };
+    // SAFETY: `path` is the caller's C string (or null).
+    let empty = !path.is_null() && unsafe { *path } == 0;
+    if empty && flags & libc::AT_EMPTY_PATH != 0 {
+        return with_fake_fd(dirfd, pass, -1, |_, fake| put_x(fake.device()));
+    }
+    // SAFETY: `path` is the caller's C string (or null).
+    let Some(target) = (unsafe { classify_c(path) }) else { return pass() };
+    with_target(pass, -1, |st| match target {
+        Target::Device(node) => match st.device_exists(node) {
+            Ok(()) => put_x(node),
+            Err(e) => super::fail_errno(e),
+        },
+        // SAFETY: a valid C path and the caller's buffer.
+        Target::Tree(rel) => unsafe { real::statx(dirfd, st.tree_path(&rel).as_ptr(), flags, mask, buf) },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,9 +6,9 @@
 //! handed back for VRAM/GTT is [`BO_MMAP_BASE`] plus the arena offset, so a
 //! later `mmap(render_fd, offset)` finds the pages again.
 
-use super::device::GpuSpec;
 use super::process::{read_elem, KfdProcess};
 use super::KfdError;
+use crate::config::Device;
 use crate::memory::{Arena, VmRange, PAGE_SIZE};
 use proto::abi::kfd::{self, alloc_flags, mmap_offset};
 use proto::ioctl::IoctlView;
@@ -103,11 +103,11 @@ pub struct AllocTable {
 const EVENT_PAGE_BYTES: u64 = kfd::KFD_SIGNAL_EVENT_LIMIT as u64 * 8;
 
 impl AllocTable {
-    pub fn new(gpus: &[GpuSpec], gtt_budget: u64, userptr: UserptrMode) -> Self {
+    pub fn new(gpus: &[Device], gtt_budget: u64, userptr: UserptrMode) -> Self {
         AllocTable {
             allocs: BTreeMap::new(),
             next_id: 1,
-            vram_size: gpus.iter().map(|g| g.vram_size).collect(),
+            vram_size: gpus.iter().map(|g| g.local_mem_size).collect(),
             vram_used: vec![0; gpus.len()],
             gtt_budget,
             gtt_used: 0,

@@ -6,7 +6,6 @@ pub mod events;
 pub mod mem;
 pub mod process;
 
-pub use device::GpuSpec;
 pub use events::{EventError, EventTable, WaitResult};
 pub use mem::{Allocation, Backing, DeviceFile, MapTarget, UserptrMode};
 pub use process::KfdProcess;

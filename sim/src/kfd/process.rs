@@ -6,11 +6,11 @@
 //! plus inlined arrays), so the same code serves local and daemon mode and
 //! never dereferences a pointer from the application.
 
-use super::device::GpuSpec;
 use super::events::EventTable;
 use super::mem::{AllocTable, UserptrMode};
 use super::KfdError;
 use crate::clock;
+use crate::config::Device;
 use crate::memory::{Arena, GpuVm};
 use bytemuck::Pod;
 use proto::abi::kfd::{self, cmd};
@@ -50,7 +50,7 @@ struct Settings {
 #[derive(Debug)]
 pub struct KfdProcess {
     pid: u32,
-    gpus: Arc<[GpuSpec]>,
+    gpus: Arc<[Device]>,
     pub(crate) arena: Arena,
     vm: RwLock<GpuVm>,
     events: EventTable,
@@ -61,8 +61,8 @@ pub struct KfdProcess {
 impl KfdProcess {
     /// A fresh process on `gpus`. `gtt_budget` bounds host-memory (GTT)
     /// allocations; `userptr` says how USERPTR memory is reached.
-    pub fn new(pid: u32, gpus: Arc<[GpuSpec]>, gtt_budget: u64, userptr: UserptrMode) -> Result<Self, KfdError> {
-        let vram: u64 = gpus.iter().map(|g| g.vram_size).sum();
+    pub fn new(pid: u32, gpus: Arc<[Device]>, gtt_budget: u64, userptr: UserptrMode) -> Result<Self, KfdError> {
+        let vram: u64 = gpus.iter().map(|g| g.local_mem_size).sum();
         // Doorbell and MMIO pages, plus slack for alignment.
         let extra = 64 << 20;
         let arena = Arena::new(&format!("rocjitsu-gpu-memory-{pid}"), vram + gtt_budget + extra)?;
@@ -88,7 +88,7 @@ impl KfdProcess {
         self.pid
     }
 
-    pub fn gpus(&self) -> &[GpuSpec] {
+    pub fn gpus(&self) -> &[Device] {
         &self.gpus
     }
 
@@ -277,7 +277,7 @@ impl KfdProcess {
         for arr in view.arrays.iter_mut() {
             arr.fill(0);
         }
-        a.gb_addr_config = self.gpus[i].gb_addr_config();
+        a.gb_addr_config = super::device::gb_addr_config(&self.gpus[i]);
         a.num_banks = 0;
         a.num_ranks = 0;
         view.set(&a);
@@ -324,7 +324,7 @@ impl KfdProcess {
 }
 
 /// The apertures of one GPU, identical for every gfx9 device.
-fn apertures(gpu: &GpuSpec) -> kfd::ProcessDeviceApertures {
+fn apertures(gpu: &Device) -> kfd::ProcessDeviceApertures {
     kfd::ProcessDeviceApertures {
         lds_base: LDS_APERTURE_BASE,
         lds_limit: LDS_APERTURE_BASE | APERTURE_SIZE_MASK,

@@ -104,13 +104,13 @@ fn vram_alloc_map_mmap_write_read_free() {
 #[test]
 fn vram_is_bounded_by_the_config() {
     let (_, p) = process();
-    let too_big = p.gpus()[0].vram_size + 4096;
+    let too_big = p.gpus()[0].local_mem_size + 4096;
     let e = alloc(&p, 0x1000_0000, too_big, alloc_flags::VRAM, 0).unwrap_err();
     assert_eq!(e.errno(), ENOMEM);
     let (avail, _) =
         call(&p, cmd::AVAILABLE_MEMORY, kfd::AvailableMemoryArgs { available: 0, gpu_id: gpu_id(&p), pad: 0 }, &[])
             .unwrap();
-    assert_eq!(avail.available, p.gpus()[0].vram_size);
+    assert_eq!(avail.available, p.gpus()[0].local_mem_size);
 }
 
 #[test]

@@ -121,7 +121,7 @@ impl<'a> GpuMem<'a> {
 
     /// The 32-bit word at `va` as an atomic (it must be 4-byte aligned).
     pub fn atomic_u32(&self, va: u64, write: bool) -> Result<&'a AtomicU32, GpuFault> {
-        if va % 4 != 0 {
+        if !va.is_multiple_of(4) {
             return Err(GpuFault { va, write, not_present: false });
         }
         let host = self.vm.translate(va, 4, write)?;
@@ -133,7 +133,7 @@ impl<'a> GpuMem<'a> {
 
     /// The 64-bit word at `va` as an atomic (it must be 8-byte aligned).
     pub fn atomic_u64(&self, va: u64, write: bool) -> Result<&'a AtomicU64, GpuFault> {
-        if va % 8 != 0 {
+        if !va.is_multiple_of(8) {
             return Err(GpuFault { va, write, not_present: false });
         }
         let host = self.vm.translate(va, 8, write)?;

@@ -1,1 +1,0 @@
-//! KFD topology and its sysfs tree (to be written).
