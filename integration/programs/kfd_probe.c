@@ -2,7 +2,9 @@
 /* Talks to /dev/kfd directly, the way libhsakmt does, to check the edges:
  * an unknown KFD ioctl, a foreign (terminal) ioctl, and fork, where the
  * child's inherited fd must fail with EBADF while a fresh open works. */
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +38,23 @@ int main(void) {
   printf("terminal_ioctl=%d errno=%s\n", r, r < 0 ? strerrorname_np(errno) : "none");
   r = get_version(fd, (struct version *)8);
   printf("bad_pointer=%d errno=%s\n", r, r < 0 ? strerrorname_np(errno) : "none");
+
+  /* The driver's memory file is not the application's to close. */
+  DIR *d = opendir("/proc/self/fd");
+  struct dirent *e;
+  int internal = -1;
+  while ((e = readdir(d))) {
+    char path[64], target[256];
+    snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n > 0) {
+      target[n] = 0;
+      if (strstr(target, "rocjitsu-gpu-memory")) internal = atoi(e->d_name);
+    }
+  }
+  closedir(d);
+  r = internal >= 0 ? close(internal) : 0;
+  printf("close_internal=%d errno=%s found=%d\n", r, r < 0 ? strerrorname_np(errno) : "none", internal >= 0);
 
   struct stat st;
   fstat(fd, &st);

@@ -16,7 +16,8 @@ pub fn root() -> PathBuf {
 /// (set by `cargo xtask test`), else `target/release`, else `target/debug`.
 pub fn bin_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("ROCJITSU_BIN_DIR") {
-        return PathBuf::from(d);
+        // Relative to the workspace root (tests run in their crate's directory).
+        return root().join(d);
     }
     let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
     for profile in ["release", "debug"] {

@@ -130,6 +130,7 @@ fn device_fds_unknown_ioctls_and_fork() {
         "unknown_kfd=-1 errno=EINVAL",
         "terminal_ioctl=-1 errno=ENOTTY",
         "bad_pointer=-1 errno=EFAULT",
+        "close_internal=-1 errno=EBADF found=1",
         "kfd_is_chr=1",
         "render_rdev=226:128",
         "dup_render_rdev=226:128",

@@ -5,7 +5,9 @@
 //! - `build`: build the launcher and the preload library (release).
 //! - `test`:  deps + build + every test of the workspace.
 //! - `demo`:  deps + build + rocminfo and a HIP device query on the default config.
+//! - `bench`: end-to-end measurements (median of N runs), printed as a table.
 
+mod bench;
 mod deps;
 mod tasks;
 
@@ -23,6 +25,7 @@ fn main() -> Result<()> {
         "build" => tasks::build(),
         "test" => tasks::test(rest),
         "demo" => tasks::demo(),
+        "bench" => bench::run(rest),
         "-h" | "--help" | "help" => {
             print_usage();
             Ok(())
@@ -41,6 +44,7 @@ fn print_usage() {
          deps    install the Debian packages the tests need (ROCm 5.2 stack, hipcc, llvm-15)\n  \
          build   build rocjitsu and librocjitsu.so (release)\n  \
          test    deps + build + all tests (extra arguments go to cargo test)\n  \
-         demo    deps + build + run rocminfo and a HIP device query on the default config"
+         demo    deps + build + run rocminfo and a HIP device query on the default config\n  \
+         bench   end-to-end measurements, printed as a table (optional argument: runs, default 10)"
     );
 }
