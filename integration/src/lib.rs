@@ -13,20 +13,23 @@ pub fn root() -> PathBuf {
 }
 
 /// Where `rocjitsu` and `librocjitsu.so` were built: `$ROCJITSU_BIN_DIR`
-/// (set by `cargo xtask test`), else `target/release`, else `target/debug`.
+/// (set by `cargo xtask test`), else the profile directory this test binary
+/// was built into (`target/<profile>/deps/..`), so a plain `cargo test`
+/// never picks up stale binaries of another profile.
 pub fn bin_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("ROCJITSU_BIN_DIR") {
         // Relative to the workspace root (tests run in their crate's directory).
         return root().join(d);
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
-    for profile in ["release", "debug"] {
-        let d = target.join(profile);
-        if d.join("rocjitsu").exists() && d.join("librocjitsu.so").exists() {
-            return d;
-        }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_path_buf();
+    if profile_dir.join("rocjitsu").exists() && profile_dir.join("librocjitsu.so").exists() {
+        return profile_dir;
     }
-    panic!("rocjitsu and librocjitsu.so are not built: run `cargo xtask test` (or `cargo xtask build`)");
+    panic!(
+        "rocjitsu and librocjitsu.so are not built in {}: run `cargo xtask test`, or `cargo build -p rocjitsud -p preload` first",
+        profile_dir.display()
+    );
 }
 
 /// A command running the launcher.

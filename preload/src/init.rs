@@ -20,7 +20,9 @@ pub fn build_state(inherited: HashSet<RawFd>) -> Result<State, Errno> {
         libc::ENODEV
     })?;
     tracing::debug!("simulated sysfs tree at {}", root.display());
-    let machine = Machine::new(config);
+    // Simulator threads (GPU engines, workers) bypass our hooks for good.
+    let hook: sim::cp::engine::ThreadHook = std::sync::Arc::new(crate::guard::enter_forever);
+    let machine = Machine::with_thread_hook(config, Some(hook));
     Ok(State::new(root, LocalDriver::new(machine), inherited))
 }
 

@@ -8,12 +8,14 @@
 
 pub mod clock;
 pub mod config;
+pub mod cp;
 pub mod drm;
 pub mod host;
 pub mod isa;
 pub mod kfd;
 pub mod machine;
 pub mod memory;
+pub mod sdma;
 pub mod topology;
 
 pub use machine::Machine;

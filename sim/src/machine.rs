@@ -3,6 +3,7 @@
 
 use crate::config::Config;
 use crate::config::Device;
+use crate::cp::engine::{DispatchExecutor, Engines, ThreadHook};
 use crate::drm::{self, DrmError};
 use crate::kfd::{KfdError, KfdProcess, UserptrMode};
 use std::sync::Arc;
@@ -13,14 +14,32 @@ pub struct Machine {
     config: Config,
     gpus: Arc<[Device]>,
     gtt_budget: u64,
+    engines: Arc<Engines>,
 }
 
 impl Machine {
     /// Builds the machine described by `config`. Host memory (what GTT and
     /// USERPTR buffers come from) is taken from the real host.
     pub fn new(config: Config) -> Machine {
+        Machine::with_thread_hook(config, None)
+    }
+
+    /// Like [`new`](Self::new); `hook` runs at the start of every thread the
+    /// simulator starts.
+    pub fn with_thread_hook(config: Config, hook: Option<ThreadHook>) -> Machine {
         let gpus: Arc<[Device]> = config.gpus().to_vec().into();
-        Machine { config, gpus, gtt_budget: host_memory_bytes() }
+        let engines = Engines::new(gpus.len(), hook);
+        Machine { config, gpus, gtt_budget: host_memory_bytes(), engines }
+    }
+
+    /// Installs the kernel executor the command processors use.
+    pub fn set_executor(&self, exec: Arc<dyn DispatchExecutor>) {
+        self.engines.set_executor(exec);
+    }
+
+    /// The GPU engines (command processors and DMA engines).
+    pub fn engines(&self) -> &Arc<Engines> {
+        &self.engines
     }
 
     pub fn config(&self) -> &Config {
@@ -43,7 +62,9 @@ impl Machine {
 
     /// A new KFD process (an open of `/dev/kfd` by a new application process).
     pub fn open_process(&self, pid: u32, userptr: UserptrMode) -> Result<Arc<KfdProcess>, KfdError> {
-        Ok(Arc::new(KfdProcess::new(pid, self.gpus.clone(), self.gtt_budget, userptr)?))
+        let p = Arc::new(KfdProcess::new(pid, self.gpus.clone(), self.gtt_budget, userptr, self.engines.clone())?);
+        self.engines.register(&p);
+        Ok(p)
     }
 
     /// An ioctl on render node `minor`.
@@ -57,4 +78,10 @@ impl Machine {
 fn host_memory_bytes() -> u64 {
     let info = rustix::system::sysinfo();
     info.totalram as u64 * info.mem_unit.max(1) as u64
+}
+
+impl Drop for Machine {
+    fn drop(&mut self) {
+        self.engines.shutdown();
+    }
 }

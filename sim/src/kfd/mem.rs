@@ -324,7 +324,7 @@ impl KfdProcess {
                         writable: alloc.flags & alloc_flags::WRITABLE != 0,
                         handle: alloc.handle,
                     };
-                    if let Err(e) = self.vm_mut().map(range) {
+                    if let Err(e) = self.update_vm(|vm| vm.map(range)) {
                         result = Err(e.into());
                         break;
                     }
@@ -338,7 +338,7 @@ impl KfdProcess {
                 }
                 alloc.mapped_on &= !bit;
                 if alloc.mapped_on == 0 {
-                    self.vm_mut().unmap_handle(alloc.handle);
+                    self.update_vm(|vm| vm.unmap_handle(alloc.handle));
                 }
             }
             args.n_success = i as u32 + 1;

@@ -5,6 +5,7 @@ pub mod device;
 pub mod events;
 pub mod mem;
 pub mod process;
+pub mod queues;
 
 pub use events::{EventError, EventTable, WaitResult};
 pub use mem::{Allocation, Backing, DeviceFile, MapTarget, UserptrMode};

@@ -11,11 +11,16 @@ use super::mem::{AllocTable, UserptrMode};
 use super::KfdError;
 use crate::clock;
 use crate::config::Device;
+use crate::cp::engine::Engines;
+use crate::cp::queue::{Queue, QueueTable};
+use crate::memory::GpuFault;
 use crate::memory::{Arena, GpuVm};
+use arc_swap::ArcSwap;
 use bytemuck::Pod;
 use proto::abi::kfd::{self, cmd};
 use proto::ioctl::{split_payload, IoctlView};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The GPU VA range libhsakmt may use (as a current kernel reports it): from
 /// 2 MiB to the top of the 47-bit user address space. Because the limit
@@ -52,16 +57,29 @@ pub struct KfdProcess {
     pid: u32,
     gpus: Arc<[Device]>,
     pub(crate) arena: Arena,
-    vm: RwLock<GpuVm>,
+    /// The GPU address space, replaced (copy-on-write) by map/unmap so that
+    /// the engines read a consistent snapshot without holding a lock.
+    vm: ArcSwap<GpuVm>,
+    vm_update: Mutex<()>,
     events: EventTable,
     pub(crate) allocs: Mutex<AllocTable>,
     settings: Mutex<Settings>,
+    queues: Mutex<QueueTable>,
+    engines: Arc<Engines>,
+    /// Set when the process goes away: running dispatches stop early.
+    closing: AtomicBool,
 }
 
 impl KfdProcess {
     /// A fresh process on `gpus`. `gtt_budget` bounds host-memory (GTT)
     /// allocations; `userptr` says how USERPTR memory is reached.
-    pub fn new(pid: u32, gpus: Arc<[Device]>, gtt_budget: u64, userptr: UserptrMode) -> Result<Self, KfdError> {
+    pub fn new(
+        pid: u32,
+        gpus: Arc<[Device]>,
+        gtt_budget: u64,
+        userptr: UserptrMode,
+        engines: Arc<Engines>,
+    ) -> Result<Self, KfdError> {
         let vram: u64 = gpus.iter().map(|g| g.local_mem_size).sum();
         // Doorbell and MMIO pages, plus slack for alignment.
         let extra = 64 << 20;
@@ -72,9 +90,13 @@ impl KfdProcess {
             allocs: Mutex::new(AllocTable::new(&gpus, gtt_budget, userptr)),
             gpus,
             arena,
-            vm: RwLock::new(GpuVm::new()),
+            vm: ArcSwap::from_pointee(GpuVm::new()),
+            vm_update: Mutex::new(()),
             events: EventTable::new(),
             settings: Mutex::new(Settings { devices, xnack_enabled: false }),
+            queues: Mutex::new(QueueTable::default()),
+            engines,
+            closing: AtomicBool::new(false),
         })
     }
 
@@ -96,13 +118,20 @@ impl KfdProcess {
         &self.events
     }
 
-    /// The GPU address space, for the simulated GPU's memory accesses.
-    pub fn vm(&self) -> RwLockReadGuard<'_, GpuVm> {
-        self.vm.read().unwrap_or_else(|e| e.into_inner())
+    /// A snapshot of the GPU address space, for the simulated GPU's memory
+    /// accesses (held for the duration of one packet or copy).
+    pub fn vm(&self) -> Arc<GpuVm> {
+        self.vm.load_full()
     }
 
-    pub(crate) fn vm_mut(&self) -> RwLockWriteGuard<'_, GpuVm> {
-        self.vm.write().unwrap_or_else(|e| e.into_inner())
+    /// Changes the GPU address space: copies the current map, applies `f`,
+    /// publishes the result.
+    pub(crate) fn update_vm<R>(&self, f: impl FnOnce(&mut GpuVm) -> R) -> R {
+        let _serial = self.vm_update.lock().unwrap_or_else(|e| e.into_inner());
+        let mut next = GpuVm::clone(&self.vm.load());
+        let r = f(&mut next);
+        self.vm.store(Arc::new(next));
+        r
     }
 
     pub(crate) fn allocs(&self) -> MutexGuard<'_, AllocTable> {
@@ -129,9 +158,47 @@ impl KfdProcess {
         self.gpus.iter().position(|g| g.gpu_id == gpu_id).ok_or(KfdError::NoSuchGpu(gpu_id))
     }
 
-    /// Tears the process down: fails blocked waits. Memory goes with the
-    /// last reference.
+    pub(crate) fn queues(&self) -> MutexGuard<'_, QueueTable> {
+        self.queues.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn engines(&self) -> &Arc<Engines> {
+        &self.engines
+    }
+
+    /// The live queues of this process on GPU `gpu`.
+    pub fn queues_on(&self, gpu: usize) -> Vec<Arc<Queue>> {
+        self.queues().all().into_iter().filter(|q| q.gpu == gpu).collect()
+    }
+
+    /// Whether the process is going away (running kernels should stop).
+    pub fn closing(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
+    }
+
+    /// A GPU page fault in this process: like the driver, signal every
+    /// memory-exception event with the faulting page.
+    pub fn report_gpu_fault(&self, gpu: usize, fault: GpuFault) {
+        let mut data = kfd::MemoryExceptionData {
+            va: fault.va & !0xfff,
+            gpu_id: self.gpus.get(gpu).map(|g| g.gpu_id).unwrap_or(0),
+            ..Default::default()
+        };
+        data.failure.not_present = fault.not_present as u32;
+        data.failure.read_only = (!fault.not_present && fault.write) as u32;
+        if self.events.signal_memory_fault(data) == 0 {
+            tracing::warn!("process {} has no memory-exception event to report {fault}", self.pid);
+        }
+    }
+
+    /// Tears the process down: stops its queues (waiting for packets in
+    /// flight), fails blocked waits. Memory goes with the last reference.
     pub fn close(&self) {
+        self.closing.store(true, Ordering::Release);
+        let queues = std::mem::take(&mut *self.queues());
+        for q in queues.all() {
+            q.destroy();
+        }
         self.events.close();
     }
 
@@ -174,7 +241,18 @@ impl KfdProcess {
             cmd::DESTROY_EVENT => Ok(self.events.destroy(view.get::<kfd::EventIdArgs>().event_id)?),
             cmd::SET_EVENT => Ok(self.events.set(view.get::<kfd::EventIdArgs>().event_id)?),
             cmd::RESET_EVENT => Ok(self.events.reset(view.get::<kfd::EventIdArgs>().event_id)?),
-            cmd::WAIT_EVENTS => self.wait_events(&mut view),
+            cmd::WAIT_EVENTS => {
+                // A thread about to sleep on the GPU: make sure the engines look.
+                self.engines.kick_all();
+                self.wait_events(&mut view)
+            }
+            cmd::CREATE_QUEUE => update(&mut view, |a: &mut kfd::CreateQueueArgs| self.create_queue(a)),
+            cmd::DESTROY_QUEUE => self.destroy_queue(view.get::<kfd::DestroyQueueArgs>().queue_id),
+            cmd::UPDATE_QUEUE => self.update_queue(&view.get()),
+            cmd::SET_CU_MASK => {
+                let a: kfd::SetCuMaskArgs = view.get();
+                self.set_cu_mask(&a, view.arrays[0])
+            }
             cmd::ALLOC_MEMORY_OF_GPU => update(&mut view, |a: &mut kfd::AllocMemoryOfGpuArgs| self.alloc_memory(a)),
             cmd::FREE_MEMORY_OF_GPU => self.free_memory(view.get::<kfd::FreeMemoryOfGpuArgs>().handle),
             cmd::MAP_MEMORY_TO_GPU => self.map_memory(&mut view, true),
@@ -260,6 +338,10 @@ impl KfdProcess {
 
     fn set_xnack(&self, a: &mut kfd::SetXnackModeArgs) -> Result<(), KfdError> {
         let mut settings = self.settings();
+        if a.xnack_enabled >= 0 && (a.xnack_enabled != 0) != settings.xnack_enabled && !self.queues().is_empty() {
+            // The kernel refuses to switch modes under live queues.
+            return Err(KfdError::Busy("XNACK mode cannot change while queues exist"));
+        }
         if a.xnack_enabled >= 0 {
             settings.xnack_enabled = a.xnack_enabled != 0;
         }
