@@ -188,6 +188,12 @@ fn describe_all(mc: &Mc, probes: &[Probe]) -> anyhow::Result<BTreeMap<String, Op
                 ty_cands.push(w);
                 ty_owner.push((d.name.clone(), i, "NOCONST"));
             }
+            if p.enc == Enc::Vop3 {
+                let mut w = p.words.clone();
+                w[1] |= 1 << (29 + i);
+                ty_cands.push(w);
+                ty_owner.push((d.name.clone(), i, "SEXT"));
+            }
         }
         let name = d.name.clone();
         merge_desc(&mut descs, name, d);
@@ -222,10 +228,14 @@ fn describe_all(mc: &Mc, probes: &[Probe]) -> anyhow::Result<BTreeMap<String, Op
         let hit = match ty {
             "I16" => text.contains("0x3118"),
             "NOCONST" => text.contains("/*invalid immediate*/"),
+            "SEXT" => text.contains("sext("),
             _ => text.contains(" 1.0"),
         };
-        if hit && ty == "NOCONST" {
-            let flag = ["SRC0_NOCONST", "SRC1_NOCONST", "SRC2_NOCONST"][i];
+        if hit && (ty == "NOCONST" || ty == "SEXT") {
+            let flag = match ty {
+                "NOCONST" => ["SRC0_NOCONST", "SRC1_NOCONST", "SRC2_NOCONST"][i],
+                _ => ["SRC0_SEXT", "SRC1_SEXT", "SRC2_SEXT"][i],
+            };
             if let Some(d) = descs.get_mut(&name) {
                 if !d.mods.contains(&flag) {
                     d.mods.push(flag);

@@ -238,7 +238,17 @@ pub(crate) fn vop3p(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
         inst.dst[0] = to_acc(Operand::Vgpr(w0 as u8), acc_cd);
         for i in 0..3 {
             if info.src[i].is_present() {
-                let o = src9(w1 >> (9 * i), &info.src[i]).ok_or_else(bad)?;
+                // A 32-register scalar accumulator is not realigned (LLVM reads it as one
+                // register); smaller tuples are.
+                let slot = if info.src[i].regs >= 32 {
+                    Slot {
+                        regs: 1,
+                        ..info.src[i]
+                    }
+                } else {
+                    info.src[i]
+                };
+                let o = src9(w1 >> (9 * i), &slot).ok_or_else(bad)?;
                 if o == Operand::Literal {
                     return Err(bad());
                 }

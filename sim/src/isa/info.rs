@@ -145,28 +145,34 @@ pub mod flags {
 /// Modifiers an op has (`OpInfo::mods`): exactly those LLVM prints for it.
 pub mod mods {
     /// VOP3 `|x|`.
-    pub const ABS: u16 = 1 << 0;
+    pub const ABS: u32 = 1 << 0;
     /// VOP3 `-x` / VOP3P `neg_lo`.
-    pub const NEG: u16 = 1 << 1;
-    pub const CLAMP: u16 = 1 << 2;
+    pub const NEG: u32 = 1 << 1;
+    pub const CLAMP: u32 = 1 << 2;
     /// Output modifier `mul:2`, `mul:4`, `div:2`.
-    pub const OMOD: u16 = 1 << 3;
+    pub const OMOD: u32 = 1 << 3;
     /// VOP3 16-bit halves select / VOP3P `op_sel`.
-    pub const OP_SEL: u16 = 1 << 4;
+    pub const OP_SEL: u32 = 1 << 4;
     /// VOP3P `neg_hi`.
-    pub const NEG_HI: u16 = 1 << 5;
+    pub const NEG_HI: u32 = 1 << 5;
     /// SDWA source `-x`, `|x|` (float ops).
-    pub const SDWA_ABS_NEG: u16 = 1 << 6;
+    pub const SDWA_ABS_NEG: u32 = 1 << 6;
     /// SDWA source `sext(x)` (integer ops).
-    pub const SDWA_SEXT: u16 = 1 << 7;
-    pub const SDWA_CLAMP: u16 = 1 << 8;
-    pub const SDWA_OMOD: u16 = 1 << 9;
+    pub const SDWA_SEXT: u32 = 1 << 7;
+    pub const SDWA_CLAMP: u32 = 1 << 8;
+    pub const SDWA_OMOD: u32 = 1 << 9;
     /// DPP source `-x`, `|x|`.
-    pub const DPP_ABS_NEG: u16 = 1 << 10;
+    pub const DPP_ABS_NEG: u32 = 1 << 10;
     /// Source i takes registers only (LLVM prints a constant there as `/*invalid immediate*/`).
-    pub const SRC0_NOCONST: u16 = 1 << 11;
-    pub const SRC1_NOCONST: u16 = 1 << 12;
-    pub const SRC2_NOCONST: u16 = 1 << 13;
+    pub const SRC0_NOCONST: u32 = 1 << 11;
+    pub const SRC1_NOCONST: u32 = 1 << 12;
+    pub const SRC2_NOCONST: u32 = 1 << 13;
+    /// Source i takes integer modifiers: the neg bit (VOP3, DPP) reads as `sext(x)`.
+    pub const SRC0_SEXT: u32 = 1 << 14;
+    pub const SRC1_SEXT: u32 = 1 << 15;
+    pub const SRC2_SEXT: u32 = 1 << 16;
+    /// VOP3P `op_sel_hi` is printed (not for the matrix ops and ACC moves).
+    pub const OP_SEL_HI: u32 = 1 << 17;
 }
 
 /// Which forms of a VOP1/VOP2/VOPC op exist (generated opcode maps).
@@ -190,7 +196,7 @@ pub struct OpInfo {
     /// `flags::*` bits.
     pub flags: u16,
     /// `mods::*` bits.
-    pub mods: u16,
+    pub mods: u32,
 }
 
 impl Op {
@@ -209,7 +215,7 @@ impl Op {
     pub fn has_flag(self, f: u16) -> bool {
         self.info().flags & f != 0
     }
-    pub fn has_mod(self, m: u16) -> bool {
+    pub fn has_mod(self, m: u32) -> bool {
         self.info().mods & m != 0
     }
 }

@@ -268,7 +268,14 @@ impl Inst {
             return slot;
         };
         if info.flags & super::info::flags::ATOMIC != 0 {
-            return slot;
+            // Atomics: dmask selects the 32- or 64-bit (cmpswap: 64/128) form.
+            let small = if info.name.contains("cmpswap") { 2 } else { 1 };
+            let n = m.dmask.count_ones() as u8;
+            return if n == small || n == 2 * small {
+                n
+            } else {
+                small
+            };
         }
         let mut n = if self.op.name().contains("gather4") {
             4

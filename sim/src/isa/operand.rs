@@ -234,15 +234,19 @@ impl Operand {
 
     /// The scalar operand `regs` wide that starts at this one, aligned the way the hardware
     /// (and LLVM) address SGPR tuples: pairs on even, larger tuples on multiples of four.
+    /// Special registers are not realigned: a wide VCC/EXEC/... operand is the 64-bit
+    /// register.
     pub(crate) fn align_scalar(self, regs: u8) -> Operand {
-        if !self.is_scalar_reg() || regs < 2 {
-            return self;
+        let mask = match regs {
+            0 | 1 => return self,
+            2 => !1u8,
+            _ => !3u8,
+        };
+        match self {
+            Operand::Sgpr(n) => Operand::Sgpr(n & mask),
+            Operand::Ttmp(n) => Operand::Ttmp(n & mask),
+            o => o,
         }
-        let mask = if regs == 2 { !1 } else { !3 };
-        let code = self.code() & mask;
-        Self::from_src(code)
-            .or_else(|| Self::from_special(code))
-            .unwrap_or(self)
     }
 
     /// The value of a constant operand as an operand of type `ty`, given the instruction's

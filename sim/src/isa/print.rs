@@ -318,7 +318,7 @@ fn waitcnt(s: &mut String, v: u16) -> fmt::Result {
     let mut any = false;
     let mut part = |s: &mut String, name: &str, val: u16, max: u16| -> fmt::Result {
         if val != max {
-            write!(s, "{}{name}({val})", if any { " " } else { " " })?;
+            write!(s, " {name}({val})")?;
             any = true;
         }
         Ok(())
@@ -437,6 +437,10 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
                     modded(s, i, k, info.src[k], false, false, false)?
                 }
             }
+            // Integer operands with input modifiers: the neg bit reads as sign extension.
+            Ext::Vop3(v) if m & (mods::SRC0_SEXT << k) != 0 => {
+                modded(s, i, k, info.src[k], false, false, bit(v.neg))?
+            }
             Ext::Vop3(v) => modded(
                 s,
                 i,
@@ -446,9 +450,21 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
                 bit(v.abs) && m & mods::ABS != 0,
                 false,
             )?,
+            // An MFMA accumulator given as a scalar is one register.
+            Ext::Mfma(_)
+                if k == 2
+                    && info.src[k].regs >= 32
+                    && matches!(i.src[k], Operand::Sgpr(_) | Operand::Ttmp(_)) =>
+            {
+                let slot = Slot {
+                    regs: 1,
+                    ..info.src[k]
+                };
+                modded(s, i, k, slot, false, false, false)?
+            }
             Ext::Sdwa(w) if k < 2 => {
                 // v_cmp_class_*: src0 is the float, src1 the integer class mask.
-                let class = info.name.contains("_class_");
+                let class = info.name.contains("_class_") || info.name.contains("ldexp");
                 let fl = m & mods::SDWA_ABS_NEG != 0 && !(class && k == 1);
                 let int = m & mods::SDWA_SEXT != 0 || (class && k == 1);
                 modded(
@@ -460,6 +476,9 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
                     bit(w.abs) && fl,
                     bit(w.sext) && int,
                 )?
+            }
+            Ext::Dpp(d) if k < 2 && m & (mods::SRC0_SEXT << k) != 0 => {
+                modded(s, i, k, info.src[k], false, false, bit(d.neg))?
             }
             Ext::Dpp(d) if k < 2 => {
                 let fl = m & mods::DPP_ABS_NEG != 0;
@@ -484,7 +503,7 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
                 mask_list(s, "op_sel", v.op_sel, n)?;
             }
             let default_hi = if mix { 0 } else { full };
-            if v.op_sel_hi & full != default_hi {
+            if m & mods::OP_SEL_HI != 0 && v.op_sel_hi & full != default_hi {
                 mask_list(s, "op_sel_hi", v.op_sel_hi, n)?;
             }
             if !mix {
@@ -501,7 +520,9 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
         }
         Ext::Vop3(v) => {
             if m & mods::OP_SEL != 0 && v.op_sel != 0 {
-                mask_list(s, "op_sel", v.op_sel, nsrc + 1)?;
+                // One entry per source, then the destination's (bit 3).
+                let bits = (v.op_sel & ((1 << nsrc) - 1)) | ((v.op_sel >> 3) & 1) << nsrc;
+                mask_list(s, "op_sel", bits, nsrc + 1)?;
             }
             if v.clamp && m & mods::CLAMP != 0 {
                 s.push_str(" clamp");
@@ -562,7 +583,7 @@ fn k_literal(op: Op) -> bool {
 fn dpp_suffix(s: &mut String, i: &Inst, d: &Dpp) -> fmt::Result {
     let c = d.ctrl;
     let info = i.info();
-    let dpp64 = info.dst[0].regs == 2 || info.src[0].regs == 2;
+    let dpp64 = info.src[0].regs == 2;
     match c {
         _ if dpp64 && !(0x150..=0x15f).contains(&c) => {
             s.push_str(" /* 64 bit dpp only supports row_newbcast */")

@@ -34,7 +34,11 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
         Ext::Smem(m) => {
             if matches!(i.op, Op::SAtcProbe | Op::SAtcProbeBuffer) {
                 l.sep()?;
-                write!(l.f, "{}", i.literal)?;
+                if i.literal <= 64 {
+                    write!(l.f, "{}", i.literal)?;
+                } else {
+                    write!(l.f, "0x{:x}", i.literal)?;
+                }
             } else if !i.dst[0].is_none() {
                 l.op(i.dst[0], info.dst[0], 0)?;
             } else if !i.src[1].is_none() {
@@ -56,8 +60,8 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
                     }
                 }
             }
-            // (gfx90a LLVM does not print the `nv` bit.)
-            if m.glc {
+            // (gfx90a LLVM does not print the `nv` bit, nor glc without data.)
+            if m.glc && !i.src[0].is_none() && !(i.dst[0].is_none() && i.src[1].is_none()) {
                 s.push_str(" glc");
             }
         }
@@ -125,6 +129,10 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
             }
         }
         Ext::Buf(b) => {
+            if i.src[2].is_none() {
+                // buffer_wbinvl1 & co: no operands.
+                return Ok(());
+            }
             let data = if i.dst[0].is_none() {
                 i.src[1]
             } else {
@@ -149,10 +157,6 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
                     },
                     0,
                 )?;
-            }
-            if i.src[2].is_none() {
-                // buffer_wbinvl1 & co: no operands.
-                return Ok(());
             }
             l.op(i.src[2], info.src[2], 0)?;
             l.op(b.soffset, SGPR, 0)?;
@@ -217,6 +221,9 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
 /// `ds_swizzle_b32` offset: `swizzle(QUAD_PERM,...)`, `SWAP`, `REVERSE`, `BROADCAST` or
 /// `BITMASK_PERM` with the and/or/xor masks as a 5-character pattern.
 fn swizzle(s: &mut String, v: u16) -> fmt::Result {
+    if v & 0x8000 != 0 && v & 0xff00 != 0x8000 {
+        return write!(s, "{v}");
+    }
     if v & 0x8000 != 0 {
         return write!(
             s,

@@ -149,13 +149,14 @@ fn is_store_like(name: &str) -> bool {
 }
 
 fn ty_for(name: &str, regs: u32) -> &'static str {
-    // Packed-f32 ops read two dwords, each with the 32-bit constant.
-    if regs == 2 && !name.starts_with("v_pk_") {
-        if name.contains("f64") {
-            "F64"
-        } else {
-            "I64"
-        }
+    // Packed-f32 ops read two dwords, each with the 32-bit constant; f64 MFMA accumulators
+    // are tuples of doubles.
+    if regs < 2 || name.starts_with("v_pk_") {
+        "B32"
+    } else if name.contains("f64") {
+        "F64"
+    } else if regs == 2 {
+        "I64"
     } else {
         "B32"
     }
@@ -224,19 +225,18 @@ pub fn describe(p: &Probe) -> OpDesc {
                 32 => d.src[0] = s,
                 _ => {}
             },
-            Enc::Sopk => match r.base {
-                16 => {
-                    if name.starts_with("s_cmpk")
-                        || name == "s_setreg_b32"
-                        || name == "s_cbranch_i_fork"
-                    {
-                        d.src[0] = s;
-                    } else {
-                        d.dst[0] = s;
-                    }
+            Enc::Sopk if r.base == 16 => {
+                // The SDST field is a source for compares, s_setreg and the fork.
+                if name.starts_with("s_cmpk")
+                    || name == "s_setreg_b32"
+                    || name == "s_cbranch_i_fork"
+                {
+                    d.src[0] = s;
+                } else {
+                    d.dst[0] = s;
                 }
-                _ => {}
-            },
+            }
+            Enc::Sopk => {}
             _ => match (r.file, r.base) {
                 (_, 16) => d.dst[0] = s,
                 ('s', 0) => d.dst[1] = s,

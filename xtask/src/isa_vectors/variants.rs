@@ -99,6 +99,7 @@ pub fn modifier_probes(p: &Probe) -> Vec<(&'static str, Vec<u32>, Vec<u32>)> {
             v.push(("NEG_HI", base.clone(), with(p, &[(0, 8, 1, 1)])));
             v.push(("OP_SEL", base.clone(), with(p, &[(0, 11, 1, 1)])));
             v.push(("CLAMP", base.clone(), with(p, &[(0, 15, 1, 1)])));
+            v.push(("OP_SEL_HI", base.clone(), with(p, &[(1, 27, 1, 0)])));
         }
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc if p.words.len() == 1 => {
             let w0 = (p.words[0] & !0x1ff) | 0xf9;
