@@ -1,4 +1,4 @@
-//! The decoded instruction: small (32 bytes), `Copy`, meant to be cached per code address.
+//! The decoded instruction: small (36 bytes), `Copy`, meant to be cached per code address.
 //!
 //! # Operand roles
 //! `dst`/`src` hold the register and constant operands in LLVM's printing order, with implicit

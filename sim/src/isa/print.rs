@@ -346,7 +346,12 @@ fn modded(
     abs: bool,
     sext: bool,
 ) -> fmt::Result {
-    if neg {
+    // A negated constant prints as `neg(c)` (so that `-1` negated is not `--1`).
+    let constant = i.src[k].is_inline_const() || i.src[k] == Operand::Literal;
+    let neg_call = neg && !abs && constant;
+    if neg_call {
+        f.push_str("neg(");
+    } else if neg {
         f.push('-');
     }
     if abs {
@@ -361,6 +366,9 @@ fn modded(
     }
     if abs {
         f.push('|');
+    }
+    if neg_call {
+        f.push(')');
     }
     Ok(())
 }

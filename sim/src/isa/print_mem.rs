@@ -328,7 +328,7 @@ pub(crate) fn sendmsg(s: &mut String, v: u16) -> fmt::Result {
     const GS_OPS: [&str; 4] = ["GS_OP_NOP", "GS_OP_CUT", "GS_OP_EMIT", "GS_OP_EMIT_CUT"];
     const SYS_OPS: [&str; 5] = [
         "",
-        "SYSMSG_OP_ECC_ERR",
+        "SYSMSG_OP_ECC_ERR_INTERRUPT",
         "SYSMSG_OP_REG_RD",
         "SYSMSG_OP_HOST_TRAP_ACK",
         "SYSMSG_OP_TTRACE_PC",

@@ -157,6 +157,11 @@ fn mutations(p: &Probe) -> Vec<Vec<u32>> {
             ] {
                 out.push(with(p, &[(0, 0, 16, imm)]));
             }
+            // Every hwreg id, whole register and a bit field.
+            for id in 0..64 {
+                out.push(with(p, &[(0, 0, 16, id | (31 << 11))]));
+                out.push(with(p, &[(0, 0, 16, id | (3 << 6) | (4 << 11))]));
+            }
             for d in [0, 101, 106, 124, 126, 108] {
                 out.push(with(p, &[(0, 16, 7, d)]));
             }
@@ -171,7 +176,9 @@ fn mutations(p: &Probe) -> Vec<Vec<u32>> {
             for imm in [
                 0, 1, 2, 0xf, 0x7fff, 0x8000, 0xffff, 0x1234, 0x0f70, 0x0070, 0xc07f, 0x3f0f,
                 0x0001, 0x0002, 0x0003, 0x0012, 0x0022, 0x0032, 0x0009, 0x000a, 0x000f, 0x0004,
-                0x0008,
+                0x0008, 0x0005, 0x0006, 0x0007, 0x0013, 0x0033, 0x0133, 0x0312, 0x001f, 0x002f,
+                0x003f, 0x004f, 0x010f, 0x0b, 0x0c, 0x0e, 0x0f7f, 0x3f7f, 0xcf7f, 0x007f, 0x0f0f,
+                0x4000, 0x0c70, 0x0300,
             ] {
                 out.push(with(p, &[(0, 0, 16, imm)]));
             }
@@ -251,6 +258,19 @@ fn mutations(p: &Probe) -> Vec<Vec<u32>> {
             }
             out.push(with(p, &[(0, 0, 8, 255)]));
             out.push(with(p, &[(0, 0, 8, 106)]));
+            // Modifiers on constants and scalar sources.
+            for (s0, abs, neg) in [
+                (0xf2, 1, 1),
+                (0xc1, 0, 1),
+                (0x81, 1, 0),
+                (5, 1, 1),
+                (0xf8, 0, 1),
+            ] {
+                let mut w = with_src(p, 0, s0, None).unwrap_or_else(|| p.words.clone());
+                set(&mut w, 0, 8, 1, abs);
+                set(&mut w, 1, 29, 1, neg);
+                out.push(w);
+            }
             out.push(with(
                 p,
                 &[(0, 15, 1, 1), (1, 27, 2, 2), (1, 29, 3, 3), (0, 8, 3, 5)],
