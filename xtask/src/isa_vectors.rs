@@ -75,15 +75,20 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         eprintln!("isa-vectors: probing {} with {}", t.name, t.mc.bin);
         let probes = probe_target(&t.mc)?;
         let descs = describe_all(&t.mc, &probes)?;
+        // Printed modifiers differ between LLVM versions, so they stay per target.
+        let mods: BTreeMap<String, Vec<&'static str>> = descs
+            .iter()
+            .map(|(n, d)| (n.clone(), d.mods.clone()))
+            .collect();
         for (name, d) in descs {
             merge_desc(&mut all_ops, name, d);
         }
-        per_target.push((t, probes, selected));
+        per_target.push((t, probes, selected, mods));
     }
     let gen_dir = root.join("sim/src/isa/gen");
     std::fs::create_dir_all(&gen_dir)?;
     std::fs::write(gen_dir.join("op.rs"), tables::render_ops(&all_ops))?;
-    for (t, probes, selected) in &per_target {
+    for (t, probes, selected, mods) in &per_target {
         // Vectors are always computed (the opcode maps need the SDWA/DPP forms LLVM accepts)
         // but only written for the selected targets.
         let dir = if *selected {
@@ -94,7 +99,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         let accepted = variants::write_vectors(&t.mc, probes, &dir)?;
         std::fs::write(
             gen_dir.join(format!("{}.rs", t.name)),
-            tables::render_target(t.name, probes, &accepted),
+            tables::render_target(t.name, probes, &accepted, &all_ops, mods),
         )?;
     }
     // Keep the generated files exactly as `cargo fmt` leaves them.
@@ -227,7 +232,7 @@ fn describe_all(mc: &Mc, probes: &[Probe]) -> anyhow::Result<BTreeMap<String, Op
         let Some(text) = text else { continue };
         let hit = match ty {
             "I16" => text.contains("0x3118"),
-            "NOCONST" => text.contains("/*invalid immediate*/"),
+            "NOCONST" => text.to_ascii_lowercase().contains("invalid immediate*/"),
             "SEXT" => text.contains("sext("),
             _ => text.contains(" 1.0"),
         };

@@ -5,6 +5,7 @@ use super::decode::{sdst, ssrc, Cx, DecodeError, Tables};
 use super::info::{flags, RegFile, Slot, Ty};
 use super::inst::{Buf, Cache, Ds, Encoding, Ext, Flat, Inst, Mimg};
 use super::operand::Operand;
+use super::Target;
 
 fn vreg(n: u32, acc: bool) -> Operand {
     if acc {
@@ -68,8 +69,14 @@ pub(crate) fn mem(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
             if has_saddr {
                 inst.src[2] = sdst(f_saddr, &info.src[2]).ok_or_else(bad)?;
             }
-            // Scratch with an SGPR address has no VGPR address.
-            let vaddr = !(cx.enc == Encoding::Scratch && has_saddr);
+            // gfx90a scratch with an SGPR address has no VGPR address; gfx940+ scratch has one
+            // only with the SVE bit (13, the gfx90a lds bit).
+            let vaddr = match (cx.enc, cx.target) {
+                (Encoding::Scratch, Target::Gfx90a) => !has_saddr,
+                (Encoding::Scratch, Target::Gfx942) => w0 & (1 << 13) != 0,
+                _ => true,
+            };
+            let lds = lds && !(cx.enc == Encoding::Scratch && cx.target == Target::Gfx942);
             if vaddr {
                 inst.src[0] = Operand::Vgpr(w1 as u8);
             }

@@ -4,14 +4,20 @@ use super::decode::{sdst, Cx, DecodeError, Tables};
 use super::info::{forms, OpClass, RegFile, Slot};
 use super::inst::{Dpp, Ext, Inst, Mfma, Sdwa, Vop3Mods};
 use super::operand::Operand;
-use super::Op;
+use super::{Op, Target};
 
 /// A 9-bit source for `slot`: AGPR slots take VGPR codes as AGPRs; scalar registers are
 /// aligned to the slot's tuple size.
-fn src9(code: u32, slot: &Slot) -> Option<Operand> {
+fn src9(code: u32, slot: &Slot, target: Target) -> Option<Operand> {
     if slot.file == RegFile::Agpr {
-        // An AGPR source field holds the register number in its low 8 bits.
-        return Some(Operand::Agpr(code as u8));
+        // gfx90a (LLVM 15) reads an AGPR source field's low 8 bits as the register; gfx940+
+        // (LLVM 19) decodes the field like any source, AGPRs in the VGPR range.
+        let gfx90a = target == Target::Gfx90a;
+        return match Operand::from_src(code & 0x1ff)? {
+            Operand::Vgpr(n) => Some(Operand::Agpr(n)),
+            _ if gfx90a => Some(Operand::Agpr(code as u8)),
+            o => Some(o),
+        };
     }
     let o = Operand::from_src(code & 0x1ff)?;
     Some(o.align_scalar(slot.regs))
@@ -89,7 +95,10 @@ pub(crate) fn vop12c(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> 
             cx.word(1)?;
             inst.len = 8;
         }
-        _ if op == Op::VSwapB32 => inst.src[0] = Operand::Vgpr(f_src0 as u8),
+        // LLVM 15 reads v_swap_b32's source as a VGPR whatever the field says.
+        _ if op == Op::VSwapB32 && cx.target == Target::Gfx90a => {
+            inst.src[0] = Operand::Vgpr(f_src0 as u8)
+        }
         0xf9 => {
             if form & forms::SDWA == 0 {
                 return Err(bad());
@@ -105,7 +114,7 @@ pub(crate) fn vop12c(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> 
             let w1 = cx.word(1)?;
             inst.len = 8;
             if info.src[0].is_present() {
-                inst.src[0] = vsrc_file((w1 & 0xff) + 256, &info.src[0]).ok_or_else(bad)?;
+                inst.src[0] = src9((w1 & 0xff) + 256, &info.src[0], cx.target).ok_or_else(bad)?;
             }
             inst.ext = Ext::Dpp(Dpp {
                 ctrl: ((w1 >> 8) & 0x1ff) as u16,
@@ -118,7 +127,7 @@ pub(crate) fn vop12c(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> 
         }
         _ => {
             if info.src[0].is_present() {
-                inst.src[0] = vsrc_file(f_src0, &info.src[0]).ok_or_else(bad)?;
+                inst.src[0] = src9(f_src0, &info.src[0], cx.target).ok_or_else(bad)?;
             }
             if k.is_some() {
                 // K and a literal src0 share the one literal dword.
@@ -132,11 +141,6 @@ pub(crate) fn vop12c(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> 
     Ok(inst)
 }
 
-/// src0 of VOP1/VOP2/VOPC (9-bit) honouring AGPR slots.
-fn vsrc_file(code: u32, slot: &Slot) -> Option<Operand> {
-    src9(code, slot)
-}
-
 fn sdwa(cx: &Cx, inst: &mut Inst, w1: u32, f_vsrc1: u32) -> Option<()> {
     use super::inst::Encoding::Vopc;
     let info = inst.op.info();
@@ -147,7 +151,7 @@ fn sdwa(cx: &Cx, inst: &mut Inst, w1: u32, f_vsrc1: u32) -> Option<()> {
         256 + (w1 & 0xff)
     };
     if info.src[0].is_present() {
-        inst.src[0] = src9(src0_code, &info.src[0])?;
+        inst.src[0] = src9(src0_code, &info.src[0], cx.target)?;
         if inst.src[0] == Operand::Literal {
             return None;
         }
@@ -158,7 +162,7 @@ fn sdwa(cx: &Cx, inst: &mut Inst, w1: u32, f_vsrc1: u32) -> Option<()> {
         } else {
             256 + f_vsrc1
         };
-        inst.src[1] = src9(code, &info.src[1])?;
+        inst.src[1] = src9(code, &info.src[1], cx.target)?;
     }
     let mut s = Sdwa {
         src_sel: [sel((w1 >> 16) & 7)?, sel((w1 >> 24) & 7)?],
@@ -202,7 +206,7 @@ pub(crate) fn vop3(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
     }
     for i in 0..3 {
         if info.src[i].is_present() {
-            let o = src9(w1 >> (9 * i), &info.src[i]).ok_or_else(bad)?;
+            let o = src9(w1 >> (9 * i), &info.src[i], cx.target).ok_or_else(bad)?;
             if o == Operand::Literal {
                 // GFX9 VOP3 has no literal constants.
                 return Err(bad());
@@ -248,7 +252,7 @@ pub(crate) fn vop3p(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
                 } else {
                     info.src[i]
                 };
-                let o = src9(w1 >> (9 * i), &slot).ok_or_else(bad)?;
+                let o = src9(w1 >> (9 * i), &slot, cx.target).ok_or_else(bad)?;
                 if o == Operand::Literal {
                     return Err(bad());
                 }
@@ -272,7 +276,7 @@ pub(crate) fn vop3p(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
     }
     for i in 0..3 {
         if info.src[i].is_present() {
-            let o = src9(w1 >> (9 * i), &info.src[i]).ok_or_else(bad)?;
+            let o = src9(w1 >> (9 * i), &info.src[i], cx.target).ok_or_else(bad)?;
             if o == Operand::Literal {
                 return Err(bad());
             }

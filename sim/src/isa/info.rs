@@ -142,7 +142,7 @@ pub mod flags {
     pub const E64_SUFFIX: u16 = 1 << 11;
 }
 
-/// Modifiers an op has (`OpInfo::mods`): exactly those LLVM prints for it.
+/// Modifiers an op has (`Op::mods(target)`): exactly those LLVM prints for it.
 pub mod mods {
     /// VOP3 `|x|`.
     pub const ABS: u32 = 1 << 0;
@@ -195,8 +195,6 @@ pub struct OpInfo {
     pub src: [Slot; 3],
     /// `flags::*` bits.
     pub flags: u16,
-    /// `mods::*` bits.
-    pub mods: u32,
 }
 
 impl Op {
@@ -215,8 +213,12 @@ impl Op {
     pub fn has_flag(self, f: u16) -> bool {
         self.info().flags & f != 0
     }
-    pub fn has_mod(self, m: u32) -> bool {
-        self.info().mods & m != 0
+    /// The modifiers (`mods::*`) the op has on `target`.
+    pub fn mods(self, target: super::Target) -> u32 {
+        match target {
+            super::Target::Gfx90a => super::gen::gfx90a::MODS[self as usize],
+            super::Target::Gfx942 => super::gen::gfx942::MODS[self as usize],
+        }
     }
 }
 

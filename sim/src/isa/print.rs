@@ -5,7 +5,7 @@
 use super::info::{flags, mods, Slot, Ty};
 use super::inst::{Dpp, Encoding, Ext, Inst, Sdwa};
 use super::operand::{InlineFloat, Operand};
-use super::Op;
+use super::{Op, Target};
 use std::fmt::{self, Write};
 
 /// Prints register `base` of `file` covering `regs` registers: `v7`, `v[8:9]`.
@@ -24,6 +24,7 @@ pub(crate) fn operand(
     regs: u8,
     ty: Ty,
     literal: u32,
+    target: Target,
 ) -> fmt::Result {
     let pair = |lo: &str, full: &str| {
         if regs >= 2 {
@@ -49,11 +50,12 @@ pub(crate) fn operand(
         Operand::M0 => f.write_str("m0"),
         Operand::Null => f.write_str("null"),
         Operand::Int(i) => write!(f, "{i}"),
+        // An f16 constant read as a 16-bit integer prints in hex.
         Operand::Float(x) => match ty {
             Ty::I16 => write!(f, "0x{:x}", x.bits16()),
             _ => f.write_str(x.text(matches!(ty, Ty::I64 | Ty::F64))),
         },
-        Operand::Literal => literal_text(f, literal, ty),
+        Operand::Literal => literal_text(f, literal, ty, target),
         Operand::SharedBase => f.write_str("src_shared_base"),
         Operand::SharedLimit => f.write_str("src_shared_limit"),
         Operand::PrivateBase => f.write_str("src_private_base"),
@@ -67,8 +69,21 @@ pub(crate) fn operand(
 }
 
 /// LLVM prints a literal that equals an inline constant as that constant, else in hex.
-fn literal_text(f: &mut impl Write, v: u32, ty: Ty) -> fmt::Result {
+fn literal_text(f: &mut impl Write, v: u32, ty: Ty, target: Target) -> fmt::Result {
     match ty {
+        // LLVM 19 reads a double's literal as its high half and prints it as a float when
+        // that is an inline value.
+        Ty::F64 if target == Target::Gfx942 => {
+            let d = u64::from(v) << 32;
+            if d == 0 {
+                write!(f, "0")
+            } else {
+                match InlineFloat::from_bits(d, Ty::F64) {
+                    Some(x) => f.write_str(x.text(true)),
+                    None => write!(f, "0x{v:x}"),
+                }
+            }
+        }
         Ty::I64 | Ty::F64 => {
             if v <= 64 {
                 write!(f, "{v}")
@@ -108,6 +123,7 @@ fn literal_text(f: &mut impl Write, v: u32, ty: Ty) -> fmt::Result {
 pub(crate) struct List<'a, W: Write> {
     pub f: &'a mut W,
     pub first: bool,
+    pub target: Target,
 }
 
 impl<W: Write> List<'_, W> {
@@ -122,7 +138,7 @@ impl<W: Write> List<'_, W> {
     }
     pub fn op(&mut self, o: Operand, slot: Slot, lit: u32) -> fmt::Result {
         self.sep()?;
-        operand(self.f, o, slot.regs, slot.ty, lit)
+        operand(self.f, o, slot.regs, slot.ty, lit, self.target)
     }
 }
 
@@ -145,7 +161,11 @@ impl fmt::Display for Inst {
 fn salu(s: &mut String, i: &Inst) -> fmt::Result {
     let info = i.info();
     s.push_str(info.name);
-    let mut l = List { f: s, first: true };
+    let mut l = List {
+        f: s,
+        first: true,
+        target: i.target,
+    };
     if !i.dst[0].is_none() {
         l.op(i.dst[0], info.dst[0], i.literal)?;
     }
@@ -154,8 +174,9 @@ fn salu(s: &mut String, i: &Inst) -> fmt::Result {
             continue;
         }
         let constant = i.src[k].is_inline_const() || i.src[k] == Operand::Literal;
-        if constant && info.mods & (mods::SRC0_NOCONST << k) != 0 {
-            l.text("/*invalid immediate*/")?;
+        if constant && i.op.mods(i.target) & (mods::SRC0_NOCONST << k) != 0 {
+            l.sep()?;
+            invalid_immediate(l.f, i, k)?;
         } else {
             l.op(i.src[k], info.src[k], i.literal)?;
         }
@@ -164,6 +185,19 @@ fn salu(s: &mut String, i: &Inst) -> fmt::Result {
         l.sep()?;
         gpr_idx(l.f, m)?;
     }
+    Ok(())
+}
+
+/// A constant where only registers are allowed: LLVM 15 prints `/*invalid immediate*/`,
+/// LLVM 19 the value followed by `/*Invalid immediate*/`.
+fn invalid_immediate(s: &mut String, i: &Inst, k: usize) -> fmt::Result {
+    if i.target == Target::Gfx90a {
+        s.push_str("/*invalid immediate*/");
+        return Ok(());
+    }
+    let slot = i.info().src[k];
+    operand(s, i.src[k], slot.regs, slot.ty, i.literal, i.target)?;
+    s.push_str("/*Invalid immediate*/");
     Ok(())
 }
 
@@ -187,8 +221,13 @@ fn gpr_idx(s: &mut String, m: u16) -> fmt::Result {
     Ok(())
 }
 
-fn hwreg_name(id: u16) -> Option<&'static str> {
+fn hwreg_name(id: u16, target: Target) -> Option<&'static str> {
     Some(match id {
+        20 if target == Target::Gfx942 => "HW_REG_XCC_ID",
+        21 if target == Target::Gfx942 => "HW_REG_SQ_PERF_SNAPSHOT_DATA",
+        22 if target == Target::Gfx942 => "HW_REG_SQ_PERF_SNAPSHOT_DATA1",
+        23 if target == Target::Gfx942 => "HW_REG_SQ_PERF_SNAPSHOT_PC_LO",
+        24 if target == Target::Gfx942 => "HW_REG_SQ_PERF_SNAPSHOT_PC_HI",
         1 => "HW_REG_MODE",
         2 => "HW_REG_STATUS",
         3 => "HW_REG_TRAPSTS",
@@ -205,10 +244,10 @@ fn hwreg_name(id: u16) -> Option<&'static str> {
     })
 }
 
-fn hwreg(s: &mut String, v: u16) -> fmt::Result {
+fn hwreg(s: &mut String, v: u16, target: Target) -> fmt::Result {
     let (id, off, size) = (v & 0x3f, (v >> 6) & 0x1f, ((v >> 11) & 0x1f) + 1);
     s.push_str("hwreg(");
-    match hwreg_name(id) {
+    match hwreg_name(id, target) {
         Some(n) => s.push_str(n),
         None => write!(s, "{id}")?,
     }
@@ -223,21 +262,25 @@ fn sopk(s: &mut String, i: &Inst) -> fmt::Result {
     let info = i.info();
     s.push_str(info.name);
     let imm = i.simm16() as u16;
-    let mut l = List { f: s, first: true };
+    let mut l = List {
+        f: s,
+        first: true,
+        target: i.target,
+    };
     match i.op {
         Op::SGetregB32 => {
             l.op(i.dst[0], info.dst[0], 0)?;
             l.sep()?;
-            hwreg(l.f, imm)
+            hwreg(l.f, imm, i.target)
         }
         Op::SSetregB32 => {
             l.sep()?;
-            hwreg(l.f, imm)?;
+            hwreg(l.f, imm, i.target)?;
             l.op(i.src[0], info.src[0], 0)
         }
         Op::SSetregImm32B32 => {
             l.sep()?;
-            hwreg(l.f, imm)?;
+            hwreg(l.f, imm, i.target)?;
             l.sep()?;
             write!(l.f, "0x{:x}", i.literal)
         }
@@ -287,7 +330,7 @@ fn sopp(s: &mut String, i: &Inst) -> fmt::Result {
         Op::SWaitcnt => waitcnt(s, imm),
         Op::SSendmsg | Op::SSendmsghalt => {
             s.push(' ');
-            super::print_mem::sendmsg(s, imm)
+            super::print_mem::sendmsg(s, imm, i.target)
         }
         Op::SSetGprIdxMode => {
             s.push(' ');
@@ -360,7 +403,12 @@ fn modded(
     if sext {
         f.push_str("sext(");
     }
-    operand(f, i.src[k], slot.regs, slot.ty, i.literal)?;
+    // LLVM 19 prints float constants of packed 16-bit integer operands as floats.
+    let ty = match slot.ty {
+        Ty::I16 if i.target == Target::Gfx942 && i.info().name.starts_with("v_pk_") => Ty::F16,
+        ty => ty,
+    };
+    operand(f, i.src[k], slot.regs, ty, i.literal, i.target)?;
     if sext {
         f.push(')');
     }
@@ -396,7 +444,7 @@ fn omod(s: &mut String, o: u8) {
 
 fn valu(s: &mut String, i: &Inst) -> fmt::Result {
     let info = i.info();
-    let m = info.mods;
+    let m = i.op.mods(i.target);
     s.push_str(info.name);
     match (i.enc, i.ext) {
         (Encoding::Vop3, _) if i.op.has_flag(flags::E64_SUFFIX) => s.push_str("_e64"),
@@ -417,7 +465,7 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
     for k in 0..2 {
         if !i.dst[k].is_none() {
             sep(s);
-            operand(s, i.dst[k], info.dst[k].regs, info.dst[k].ty, 0)?;
+            operand(s, i.dst[k], info.dst[k].regs, info.dst[k].ty, 0, i.target)?;
         }
     }
     let nsrc = (0..3).filter(|&k| info.src[k].is_present()).count();
@@ -432,7 +480,8 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
             _ if m & (mods::SRC0_NOCONST << k) != 0
                 && (i.src[k].is_inline_const() || i.src[k] == Operand::Literal) =>
             {
-                s.push_str("/*invalid immediate*/")
+
+                invalid_immediate(s, i, k)?
             }
             // The madmk/madak constant K prints in hex.
             _ if i.src[k] == Operand::Literal && k > 0 && k_literal(i.op) => {
@@ -558,7 +607,7 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
 }
 
 fn sdwa_suffix(s: &mut String, i: &Inst, w: &Sdwa) -> fmt::Result {
-    let m = i.info().mods;
+    let m = i.op.mods(i.target);
     if i.enc != Encoding::Vopc {
         if w.clamp && m & mods::SDWA_CLAMP != 0 {
             s.push_str(" clamp");
@@ -593,9 +642,10 @@ fn dpp_suffix(s: &mut String, i: &Inst, d: &Dpp) -> fmt::Result {
     let info = i.info();
     let dpp64 = info.src[0].regs == 2;
     match c {
-        _ if dpp64 && !(0x150..=0x15f).contains(&c) => {
-            s.push_str(" /* 64 bit dpp only supports row_newbcast */")
-        }
+        _ if dpp64 && !(0x150..=0x15f).contains(&c) => s.push_str(match i.target {
+            Target::Gfx90a => " /* 64 bit dpp only supports row_newbcast */",
+            Target::Gfx942 => " /* DP ALU dpp only supports row_newbcast */",
+        }),
         0x000..=0x0ff => write!(
             s,
             " quad_perm:[{},{},{},{}]",

@@ -5,7 +5,7 @@ use super::info::{Slot, Ty};
 use super::inst::{Cache, Encoding, Ext, Inst};
 use super::operand::Operand;
 use super::print::{operand, List};
-use super::Op;
+use super::{Op, Target};
 use std::fmt::{self, Write};
 
 const SGPR: Slot = Slot {
@@ -14,22 +14,27 @@ const SGPR: Slot = Slot {
     ty: Ty::B32,
 };
 
-fn cache(s: &mut String, c: &Cache) {
-    if c.glc {
-        s.push_str(" glc");
-    }
-    if c.slc {
-        s.push_str(" slc");
-    }
-    if c.scc {
-        s.push_str(" scc");
+/// gfx90a: glc slc scc; gfx940+ names the same bits sc0, nt, sc1.
+fn cache(s: &mut String, c: &Cache, target: Target) {
+    let names = match target {
+        Target::Gfx90a => [" glc", " slc", " scc"],
+        Target::Gfx942 => [" sc0", " nt", " sc1"],
+    };
+    for (on, name) in [c.glc, c.slc, c.scc].into_iter().zip(names) {
+        if on {
+            s.push_str(name);
+        }
     }
 }
 
 pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
     let info = i.info();
     s.push_str(info.name);
-    let mut l = List { f: s, first: true };
+    let mut l = List {
+        f: s,
+        first: true,
+        target: i.target,
+    };
     match i.ext {
         Ext::Smem(m) => {
             if matches!(i.op, Op::SAtcProbe | Op::SAtcProbeBuffer) {
@@ -90,7 +95,8 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
             } else if d.offset() != 0 {
                 write!(s, " offset:{}", d.offset())?;
             }
-            if d.gds {
+            // gfx940+ has no GDS; LLVM 19 keeps the bit only for the GWS ops.
+            if d.gds && (i.target == Target::Gfx90a || info.name.starts_with("ds_gws")) {
                 s.push_str(" gds");
             }
         }
@@ -123,7 +129,7 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
             if fl.offset != 0 {
                 write!(s, " offset:{}", fl.offset)?;
             }
-            cache(s, &fl.cache);
+            cache(s, &fl.cache, i.target);
             if fl.lds {
                 s.push_str(" lds");
             }
@@ -172,7 +178,7 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
             if b.offset != 0 {
                 write!(s, " offset:{}", b.offset)?;
             }
-            cache(s, &b.cache);
+            cache(s, &b.cache, i.target);
             if b.lds {
                 s.push_str(" lds");
             }
@@ -186,7 +192,7 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
             };
             if !data.is_none() {
                 l.sep()?;
-                operand(l.f, data, regs, Ty::B32, 0)?;
+                operand(l.f, data, regs, Ty::B32, 0, i.target)?;
             }
             l.op(i.src[0], info.src[0], 0)?;
             l.op(i.src[2], info.src[2], 0)?;
@@ -199,7 +205,7 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
             if m.unorm {
                 s.push_str(" unorm");
             }
-            cache(s, &m.cache);
+            cache(s, &m.cache, i.target);
             if m.r128 {
                 s.push_str(" a16");
             }
@@ -309,7 +315,7 @@ fn buf_format(s: &mut String, dfmt: u8, nfmt: u8) -> fmt::Result {
 
 /// `sendmsg(...)` operand of `s_sendmsg`/`s_sendmsghalt`, or the raw number when the
 /// immediate has bits outside the message fields.
-pub(crate) fn sendmsg(s: &mut String, v: u16) -> fmt::Result {
+pub(crate) fn sendmsg(s: &mut String, v: u16, target: Target) -> fmt::Result {
     let (id, op, stream) = (v & 0xf, (v >> 4) & 7, (v >> 8) & 3);
     let name = match id {
         1 => Some("MSG_INTERRUPT"),
@@ -350,7 +356,8 @@ pub(crate) fn sendmsg(s: &mut String, v: u16) -> fmt::Result {
                 Some(format!("{n}, {}", GS_OPS[usize::from(op)]))
             }
         }
-        (15, Some(n)) => ((1..=4).contains(&op) && stream == 0)
+        // SYSMSG_OP_HOST_TRAP_ACK is gone on gfx940+.
+        (15, Some(n)) => ((1..=4).contains(&op) && stream == 0 && !(op == 3 && target == Target::Gfx942))
             .then(|| format!("{n}, {}", SYS_OPS[usize::from(op)])),
         (_, Some(n)) => (op == 0 && stream == 0).then(|| n.to_string()),
     };

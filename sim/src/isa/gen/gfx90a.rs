@@ -2,7 +2,1224 @@
 //! Opcode maps of gfx90a, one function per encoding.
 
 use super::op::Op::{self, *};
+use super::op::OP_COUNT;
 use crate::isa::info::forms::*;
+use crate::isa::info::mods::*;
+
+/// Modifiers LLVM prints for each op on gfx90a (`info::mods`), by `Op` index.
+#[rustfmt::skip]
+pub(crate) static MODS: [u32; OP_COUNT] = [
+    0, // buffer_atomic_add
+    0, // buffer_atomic_add_f32
+    0, // buffer_atomic_add_f64
+    0, // buffer_atomic_add_x2
+    0, // buffer_atomic_and
+    0, // buffer_atomic_and_x2
+    0, // buffer_atomic_cmpswap
+    0, // buffer_atomic_cmpswap_x2
+    0, // buffer_atomic_dec
+    0, // buffer_atomic_dec_x2
+    0, // buffer_atomic_inc
+    0, // buffer_atomic_inc_x2
+    0, // buffer_atomic_max_f64
+    0, // buffer_atomic_min_f64
+    0, // buffer_atomic_or
+    0, // buffer_atomic_or_x2
+    0, // buffer_atomic_pk_add_f16
+    0, // buffer_atomic_smax
+    0, // buffer_atomic_smax_x2
+    0, // buffer_atomic_smin
+    0, // buffer_atomic_smin_x2
+    0, // buffer_atomic_sub
+    0, // buffer_atomic_sub_x2
+    0, // buffer_atomic_swap
+    0, // buffer_atomic_swap_x2
+    0, // buffer_atomic_umax
+    0, // buffer_atomic_umax_x2
+    0, // buffer_atomic_umin
+    0, // buffer_atomic_umin_x2
+    0, // buffer_atomic_xor
+    0, // buffer_atomic_xor_x2
+    0, // buffer_inv
+    0, // buffer_invl2
+    0, // buffer_load_dword
+    0, // buffer_load_dwordx2
+    0, // buffer_load_dwordx3
+    0, // buffer_load_dwordx4
+    0, // buffer_load_format_d16_hi_x
+    0, // buffer_load_format_d16_x
+    0, // buffer_load_format_d16_xy
+    0, // buffer_load_format_d16_xyz
+    0, // buffer_load_format_d16_xyzw
+    0, // buffer_load_format_x
+    0, // buffer_load_format_xy
+    0, // buffer_load_format_xyz
+    0, // buffer_load_format_xyzw
+    0, // buffer_load_sbyte
+    0, // buffer_load_sbyte_d16
+    0, // buffer_load_sbyte_d16_hi
+    0, // buffer_load_short_d16
+    0, // buffer_load_short_d16_hi
+    0, // buffer_load_sshort
+    0, // buffer_load_ubyte
+    0, // buffer_load_ubyte_d16
+    0, // buffer_load_ubyte_d16_hi
+    0, // buffer_load_ushort
+    0, // buffer_store_byte
+    0, // buffer_store_byte_d16_hi
+    0, // buffer_store_dword
+    0, // buffer_store_dwordx2
+    0, // buffer_store_dwordx3
+    0, // buffer_store_dwordx4
+    0, // buffer_store_format_d16_hi_x
+    0, // buffer_store_format_d16_x
+    0, // buffer_store_format_d16_xy
+    0, // buffer_store_format_d16_xyz
+    0, // buffer_store_format_d16_xyzw
+    0, // buffer_store_format_x
+    0, // buffer_store_format_xy
+    0, // buffer_store_format_xyz
+    0, // buffer_store_format_xyzw
+    0, // buffer_store_short
+    0, // buffer_store_short_d16_hi
+    0, // buffer_wbinvl1
+    0, // buffer_wbinvl1_vol
+    0, // buffer_wbl2
+    0, // ds_add_f32
+    0, // ds_add_f64
+    0, // ds_add_rtn_f32
+    0, // ds_add_rtn_f64
+    0, // ds_add_rtn_u32
+    0, // ds_add_rtn_u64
+    0, // ds_add_u32
+    0, // ds_add_u64
+    0, // ds_and_b32
+    0, // ds_and_b64
+    0, // ds_and_rtn_b32
+    0, // ds_and_rtn_b64
+    0, // ds_append
+    0, // ds_bpermute_b32
+    0, // ds_cmpst_b32
+    0, // ds_cmpst_b64
+    0, // ds_cmpst_f32
+    0, // ds_cmpst_f64
+    0, // ds_cmpst_rtn_b32
+    0, // ds_cmpst_rtn_b64
+    0, // ds_cmpst_rtn_f32
+    0, // ds_cmpst_rtn_f64
+    0, // ds_condxchg32_rtn_b64
+    0, // ds_consume
+    0, // ds_dec_rtn_u32
+    0, // ds_dec_rtn_u64
+    0, // ds_dec_u32
+    0, // ds_dec_u64
+    0, // ds_gws_barrier
+    0, // ds_gws_init
+    0, // ds_gws_sema_br
+    0, // ds_gws_sema_p
+    0, // ds_gws_sema_release_all
+    0, // ds_gws_sema_v
+    0, // ds_inc_rtn_u32
+    0, // ds_inc_rtn_u64
+    0, // ds_inc_u32
+    0, // ds_inc_u64
+    0, // ds_max_f32
+    0, // ds_max_f64
+    0, // ds_max_i32
+    0, // ds_max_i64
+    0, // ds_max_rtn_f32
+    0, // ds_max_rtn_f64
+    0, // ds_max_rtn_i32
+    0, // ds_max_rtn_i64
+    0, // ds_max_rtn_u32
+    0, // ds_max_rtn_u64
+    0, // ds_max_u32
+    0, // ds_max_u64
+    0, // ds_min_f32
+    0, // ds_min_f64
+    0, // ds_min_i32
+    0, // ds_min_i64
+    0, // ds_min_rtn_f32
+    0, // ds_min_rtn_f64
+    0, // ds_min_rtn_i32
+    0, // ds_min_rtn_i64
+    0, // ds_min_rtn_u32
+    0, // ds_min_rtn_u64
+    0, // ds_min_u32
+    0, // ds_min_u64
+    0, // ds_mskor_b32
+    0, // ds_mskor_b64
+    0, // ds_mskor_rtn_b32
+    0, // ds_mskor_rtn_b64
+    0, // ds_or_b32
+    0, // ds_or_b64
+    0, // ds_or_rtn_b32
+    0, // ds_or_rtn_b64
+    0, // ds_permute_b32
+    0, // ds_pk_add_bf16
+    0, // ds_pk_add_f16
+    0, // ds_pk_add_rtn_bf16
+    0, // ds_pk_add_rtn_f16
+    0, // ds_read2_b32
+    0, // ds_read2_b64
+    0, // ds_read2st64_b32
+    0, // ds_read2st64_b64
+    0, // ds_read_addtid_b32
+    0, // ds_read_b128
+    0, // ds_read_b32
+    0, // ds_read_b64
+    0, // ds_read_b96
+    0, // ds_read_i16
+    0, // ds_read_i8
+    0, // ds_read_i8_d16
+    0, // ds_read_i8_d16_hi
+    0, // ds_read_u16
+    0, // ds_read_u16_d16
+    0, // ds_read_u16_d16_hi
+    0, // ds_read_u8
+    0, // ds_read_u8_d16
+    0, // ds_read_u8_d16_hi
+    0, // ds_rsub_rtn_u32
+    0, // ds_rsub_rtn_u64
+    0, // ds_rsub_u32
+    0, // ds_rsub_u64
+    0, // ds_sub_rtn_u32
+    0, // ds_sub_rtn_u64
+    0, // ds_sub_u32
+    0, // ds_sub_u64
+    0, // ds_swizzle_b32
+    0, // ds_wrap_rtn_b32
+    0, // ds_write2_b32
+    0, // ds_write2_b64
+    0, // ds_write2st64_b32
+    0, // ds_write2st64_b64
+    0, // ds_write_addtid_b32
+    0, // ds_write_b128
+    0, // ds_write_b16
+    0, // ds_write_b16_d16_hi
+    0, // ds_write_b32
+    0, // ds_write_b64
+    0, // ds_write_b8
+    0, // ds_write_b8_d16_hi
+    0, // ds_write_b96
+    0, // ds_wrxchg2_rtn_b32
+    0, // ds_wrxchg2_rtn_b64
+    0, // ds_wrxchg2st64_rtn_b32
+    0, // ds_wrxchg2st64_rtn_b64
+    0, // ds_wrxchg_rtn_b32
+    0, // ds_wrxchg_rtn_b64
+    0, // ds_xor_b32
+    0, // ds_xor_b64
+    0, // ds_xor_rtn_b32
+    0, // ds_xor_rtn_b64
+    0, // flat_atomic_add
+    0, // flat_atomic_add_f32
+    0, // flat_atomic_add_f64
+    0, // flat_atomic_add_x2
+    0, // flat_atomic_and
+    0, // flat_atomic_and_x2
+    0, // flat_atomic_cmpswap
+    0, // flat_atomic_cmpswap_x2
+    0, // flat_atomic_dec
+    0, // flat_atomic_dec_x2
+    0, // flat_atomic_inc
+    0, // flat_atomic_inc_x2
+    0, // flat_atomic_max_f64
+    0, // flat_atomic_min_f64
+    0, // flat_atomic_or
+    0, // flat_atomic_or_x2
+    0, // flat_atomic_pk_add_bf16
+    0, // flat_atomic_pk_add_f16
+    0, // flat_atomic_smax
+    0, // flat_atomic_smax_x2
+    0, // flat_atomic_smin
+    0, // flat_atomic_smin_x2
+    0, // flat_atomic_sub
+    0, // flat_atomic_sub_x2
+    0, // flat_atomic_swap
+    0, // flat_atomic_swap_x2
+    0, // flat_atomic_umax
+    0, // flat_atomic_umax_x2
+    0, // flat_atomic_umin
+    0, // flat_atomic_umin_x2
+    0, // flat_atomic_xor
+    0, // flat_atomic_xor_x2
+    0, // flat_load_dword
+    0, // flat_load_dwordx2
+    0, // flat_load_dwordx3
+    0, // flat_load_dwordx4
+    0, // flat_load_sbyte
+    0, // flat_load_sbyte_d16
+    0, // flat_load_sbyte_d16_hi
+    0, // flat_load_short_d16
+    0, // flat_load_short_d16_hi
+    0, // flat_load_sshort
+    0, // flat_load_ubyte
+    0, // flat_load_ubyte_d16
+    0, // flat_load_ubyte_d16_hi
+    0, // flat_load_ushort
+    0, // flat_store_byte
+    0, // flat_store_byte_d16_hi
+    0, // flat_store_dword
+    0, // flat_store_dwordx2
+    0, // flat_store_dwordx3
+    0, // flat_store_dwordx4
+    0, // flat_store_short
+    0, // flat_store_short_d16_hi
+    0, // global_atomic_add
+    0, // global_atomic_add_f32
+    0, // global_atomic_add_f64
+    0, // global_atomic_add_x2
+    0, // global_atomic_and
+    0, // global_atomic_and_x2
+    0, // global_atomic_cmpswap
+    0, // global_atomic_cmpswap_x2
+    0, // global_atomic_dec
+    0, // global_atomic_dec_x2
+    0, // global_atomic_inc
+    0, // global_atomic_inc_x2
+    0, // global_atomic_max_f64
+    0, // global_atomic_min_f64
+    0, // global_atomic_or
+    0, // global_atomic_or_x2
+    0, // global_atomic_pk_add_bf16
+    0, // global_atomic_pk_add_f16
+    0, // global_atomic_smax
+    0, // global_atomic_smax_x2
+    0, // global_atomic_smin
+    0, // global_atomic_smin_x2
+    0, // global_atomic_sub
+    0, // global_atomic_sub_x2
+    0, // global_atomic_swap
+    0, // global_atomic_swap_x2
+    0, // global_atomic_umax
+    0, // global_atomic_umax_x2
+    0, // global_atomic_umin
+    0, // global_atomic_umin_x2
+    0, // global_atomic_xor
+    0, // global_atomic_xor_x2
+    0, // global_load_dword
+    0, // global_load_dwordx2
+    0, // global_load_dwordx3
+    0, // global_load_dwordx4
+    0, // global_load_lds_dword
+    0, // global_load_lds_sbyte
+    0, // global_load_lds_sshort
+    0, // global_load_lds_ubyte
+    0, // global_load_lds_ushort
+    0, // global_load_sbyte
+    0, // global_load_sbyte_d16
+    0, // global_load_sbyte_d16_hi
+    0, // global_load_short_d16
+    0, // global_load_short_d16_hi
+    0, // global_load_sshort
+    0, // global_load_ubyte
+    0, // global_load_ubyte_d16
+    0, // global_load_ubyte_d16_hi
+    0, // global_load_ushort
+    0, // global_store_byte
+    0, // global_store_byte_d16_hi
+    0, // global_store_dword
+    0, // global_store_dwordx2
+    0, // global_store_dwordx3
+    0, // global_store_dwordx4
+    0, // global_store_short
+    0, // global_store_short_d16_hi
+    0, // image_atomic_add
+    0, // image_atomic_and
+    0, // image_atomic_cmpswap
+    0, // image_atomic_dec
+    0, // image_atomic_inc
+    0, // image_atomic_or
+    0, // image_atomic_smax
+    0, // image_atomic_smin
+    0, // image_atomic_sub
+    0, // image_atomic_swap
+    0, // image_atomic_umax
+    0, // image_atomic_umin
+    0, // image_atomic_xor
+    0, // image_get_resinfo
+    0, // image_load
+    0, // image_load_mip
+    0, // image_load_mip_pck
+    0, // image_load_mip_pck_sgn
+    0, // image_load_pck
+    0, // image_load_pck_sgn
+    0, // image_sample
+    0, // image_store
+    0, // image_store_mip
+    0, // image_store_mip_pck
+    0, // image_store_pck
+    0, // s_abs_i32
+    0, // s_absdiff_i32
+    0, // s_add_i32
+    0, // s_add_u32
+    0, // s_addc_u32
+    0, // s_addk_i32
+    0, // s_and_b32
+    0, // s_and_b64
+    0, // s_and_saveexec_b64
+    0, // s_andn1_saveexec_b64
+    0, // s_andn1_wrexec_b64
+    0, // s_andn2_b32
+    0, // s_andn2_b64
+    0, // s_andn2_saveexec_b64
+    0, // s_andn2_wrexec_b64
+    0, // s_ashr_i32
+    0, // s_ashr_i64
+    0, // s_atc_probe
+    0, // s_atc_probe_buffer
+    0, // s_atomic_add
+    0, // s_atomic_add_x2
+    0, // s_atomic_and
+    0, // s_atomic_and_x2
+    0, // s_atomic_cmpswap
+    0, // s_atomic_cmpswap_x2
+    0, // s_atomic_dec
+    0, // s_atomic_dec_x2
+    0, // s_atomic_inc
+    0, // s_atomic_inc_x2
+    0, // s_atomic_or
+    0, // s_atomic_or_x2
+    0, // s_atomic_smax
+    0, // s_atomic_smax_x2
+    0, // s_atomic_smin
+    0, // s_atomic_smin_x2
+    0, // s_atomic_sub
+    0, // s_atomic_sub_x2
+    0, // s_atomic_swap
+    0, // s_atomic_swap_x2
+    0, // s_atomic_umax
+    0, // s_atomic_umax_x2
+    0, // s_atomic_umin
+    0, // s_atomic_umin_x2
+    0, // s_atomic_xor
+    0, // s_atomic_xor_x2
+    0, // s_barrier
+    0, // s_bcnt0_i32_b32
+    0, // s_bcnt0_i32_b64
+    0, // s_bcnt1_i32_b32
+    0, // s_bcnt1_i32_b64
+    0, // s_bfe_i32
+    0, // s_bfe_i64
+    0, // s_bfe_u32
+    0, // s_bfe_u64
+    0, // s_bfm_b32
+    0, // s_bfm_b64
+    0, // s_bitcmp0_b32
+    0, // s_bitcmp0_b64
+    0, // s_bitcmp1_b32
+    0, // s_bitcmp1_b64
+    0, // s_bitreplicate_b64_b32
+    0, // s_bitset0_b32
+    0, // s_bitset0_b64
+    0, // s_bitset1_b32
+    0, // s_bitset1_b64
+    0, // s_branch
+    0, // s_brev_b32
+    0, // s_brev_b64
+    0, // s_buffer_atomic_add
+    0, // s_buffer_atomic_add_x2
+    0, // s_buffer_atomic_and
+    0, // s_buffer_atomic_and_x2
+    0, // s_buffer_atomic_cmpswap
+    0, // s_buffer_atomic_cmpswap_x2
+    0, // s_buffer_atomic_dec
+    0, // s_buffer_atomic_dec_x2
+    0, // s_buffer_atomic_inc
+    0, // s_buffer_atomic_inc_x2
+    0, // s_buffer_atomic_or
+    0, // s_buffer_atomic_or_x2
+    0, // s_buffer_atomic_smax
+    0, // s_buffer_atomic_smax_x2
+    0, // s_buffer_atomic_smin
+    0, // s_buffer_atomic_smin_x2
+    0, // s_buffer_atomic_sub
+    0, // s_buffer_atomic_sub_x2
+    0, // s_buffer_atomic_swap
+    0, // s_buffer_atomic_swap_x2
+    0, // s_buffer_atomic_umax
+    0, // s_buffer_atomic_umax_x2
+    0, // s_buffer_atomic_umin
+    0, // s_buffer_atomic_umin_x2
+    0, // s_buffer_atomic_xor
+    0, // s_buffer_atomic_xor_x2
+    0, // s_buffer_load_dword
+    0, // s_buffer_load_dwordx16
+    0, // s_buffer_load_dwordx2
+    0, // s_buffer_load_dwordx4
+    0, // s_buffer_load_dwordx8
+    0, // s_buffer_store_dword
+    0, // s_buffer_store_dwordx2
+    0, // s_buffer_store_dwordx4
+    0, // s_call_b64
+    0, // s_cbranch_cdbgsys
+    0, // s_cbranch_cdbgsys_and_user
+    0, // s_cbranch_cdbgsys_or_user
+    0, // s_cbranch_cdbguser
+    0, // s_cbranch_execnz
+    0, // s_cbranch_execz
+    0, // s_cbranch_g_fork
+    0, // s_cbranch_i_fork
+    SRC0_NOCONST, // s_cbranch_join
+    0, // s_cbranch_scc0
+    0, // s_cbranch_scc1
+    0, // s_cbranch_vccnz
+    0, // s_cbranch_vccz
+    0, // s_cmov_b32
+    0, // s_cmov_b64
+    0, // s_cmovk_i32
+    0, // s_cmp_eq_i32
+    0, // s_cmp_eq_u32
+    0, // s_cmp_eq_u64
+    0, // s_cmp_ge_i32
+    0, // s_cmp_ge_u32
+    0, // s_cmp_gt_i32
+    0, // s_cmp_gt_u32
+    0, // s_cmp_le_i32
+    0, // s_cmp_le_u32
+    0, // s_cmp_lg_i32
+    0, // s_cmp_lg_u32
+    0, // s_cmp_lg_u64
+    0, // s_cmp_lt_i32
+    0, // s_cmp_lt_u32
+    0, // s_cmpk_eq_i32
+    0, // s_cmpk_eq_u32
+    0, // s_cmpk_ge_i32
+    0, // s_cmpk_ge_u32
+    0, // s_cmpk_gt_i32
+    0, // s_cmpk_gt_u32
+    0, // s_cmpk_le_i32
+    0, // s_cmpk_le_u32
+    0, // s_cmpk_lg_i32
+    0, // s_cmpk_lg_u32
+    0, // s_cmpk_lt_i32
+    0, // s_cmpk_lt_u32
+    0, // s_cselect_b32
+    0, // s_cselect_b64
+    0, // s_dcache_discard
+    0, // s_dcache_discard_x2
+    0, // s_dcache_inv
+    0, // s_dcache_inv_vol
+    0, // s_dcache_wb
+    0, // s_dcache_wb_vol
+    0, // s_decperflevel
+    0, // s_endpgm
+    0, // s_endpgm_ordered_ps_done
+    0, // s_endpgm_saved
+    0, // s_ff0_i32_b32
+    0, // s_ff0_i32_b64
+    0, // s_ff1_i32_b32
+    0, // s_ff1_i32_b64
+    0, // s_flbit_i32
+    0, // s_flbit_i32_b32
+    0, // s_flbit_i32_b64
+    0, // s_flbit_i32_i64
+    0, // s_getpc_b64
+    0, // s_getreg_b32
+    0, // s_icache_inv
+    0, // s_incperflevel
+    0, // s_load_dword
+    0, // s_load_dwordx16
+    0, // s_load_dwordx2
+    0, // s_load_dwordx4
+    0, // s_load_dwordx8
+    0, // s_lshl1_add_u32
+    0, // s_lshl2_add_u32
+    0, // s_lshl3_add_u32
+    0, // s_lshl4_add_u32
+    0, // s_lshl_b32
+    0, // s_lshl_b64
+    0, // s_lshr_b32
+    0, // s_lshr_b64
+    0, // s_max_i32
+    0, // s_max_u32
+    0, // s_memrealtime
+    0, // s_memtime
+    0, // s_min_i32
+    0, // s_min_u32
+    0, // s_mov_b32
+    0, // s_mov_b64
+    0, // s_movk_i32
+    0, // s_movreld_b32
+    0, // s_movreld_b64
+    SRC0_NOCONST, // s_movrels_b32
+    SRC0_NOCONST, // s_movrels_b64
+    0, // s_mul_hi_i32
+    0, // s_mul_hi_u32
+    0, // s_mul_i32
+    0, // s_mulk_i32
+    0, // s_nand_b32
+    0, // s_nand_b64
+    0, // s_nand_saveexec_b64
+    0, // s_nop
+    0, // s_nor_b32
+    0, // s_nor_b64
+    0, // s_nor_saveexec_b64
+    0, // s_not_b32
+    0, // s_not_b64
+    0, // s_or_b32
+    0, // s_or_b64
+    0, // s_or_saveexec_b64
+    0, // s_orn1_saveexec_b64
+    0, // s_orn2_b32
+    0, // s_orn2_b64
+    0, // s_orn2_saveexec_b64
+    0, // s_pack_hh_b32_b16
+    0, // s_pack_lh_b32_b16
+    0, // s_pack_ll_b32_b16
+    0, // s_quadmask_b32
+    0, // s_quadmask_b64
+    SRC0_NOCONST, // s_rfe_b64
+    0, // s_rfe_restore_b64
+    0, // s_scratch_load_dword
+    0, // s_scratch_load_dwordx2
+    0, // s_scratch_load_dwordx4
+    0, // s_scratch_store_dword
+    0, // s_scratch_store_dwordx2
+    0, // s_scratch_store_dwordx4
+    0, // s_sendmsg
+    0, // s_sendmsghalt
+    0, // s_set_gpr_idx_idx
+    0, // s_set_gpr_idx_mode
+    0, // s_set_gpr_idx_off
+    0, // s_set_gpr_idx_on
+    0, // s_sethalt
+    0, // s_setkill
+    SRC0_NOCONST, // s_setpc_b64
+    0, // s_setprio
+    0, // s_setreg_b32
+    0, // s_setreg_imm32_b32
+    0, // s_setvskip
+    0, // s_sext_i32_i16
+    0, // s_sext_i32_i8
+    0, // s_sleep
+    0, // s_store_dword
+    0, // s_store_dwordx2
+    0, // s_store_dwordx4
+    0, // s_sub_i32
+    0, // s_sub_u32
+    0, // s_subb_u32
+    0, // s_swappc_b64
+    0, // s_trap
+    0, // s_ttracedata
+    0, // s_waitcnt
+    0, // s_wakeup
+    0, // s_wqm_b32
+    0, // s_wqm_b64
+    0, // s_xnor_b32
+    0, // s_xnor_b64
+    0, // s_xnor_saveexec_b64
+    0, // s_xor_b32
+    0, // s_xor_b64
+    0, // s_xor_saveexec_b64
+    0, // scratch_load_dword
+    0, // scratch_load_dwordx2
+    0, // scratch_load_dwordx3
+    0, // scratch_load_dwordx4
+    0, // scratch_load_lds_dword
+    0, // scratch_load_lds_sbyte
+    0, // scratch_load_lds_sshort
+    0, // scratch_load_lds_ubyte
+    0, // scratch_load_lds_ushort
+    0, // scratch_load_sbyte
+    0, // scratch_load_sbyte_d16
+    0, // scratch_load_sbyte_d16_hi
+    0, // scratch_load_short_d16
+    0, // scratch_load_short_d16_hi
+    0, // scratch_load_sshort
+    0, // scratch_load_ubyte
+    0, // scratch_load_ubyte_d16
+    0, // scratch_load_ubyte_d16_hi
+    0, // scratch_load_ushort
+    0, // scratch_store_byte
+    0, // scratch_store_byte_d16_hi
+    0, // scratch_store_dword
+    0, // scratch_store_dwordx2
+    0, // scratch_store_dwordx3
+    0, // scratch_store_dwordx4
+    0, // scratch_store_short
+    0, // scratch_store_short_d16_hi
+    0, // tbuffer_load_format_d16_x
+    0, // tbuffer_load_format_d16_xy
+    0, // tbuffer_load_format_d16_xyz
+    0, // tbuffer_load_format_d16_xyzw
+    0, // tbuffer_load_format_x
+    0, // tbuffer_load_format_xy
+    0, // tbuffer_load_format_xyz
+    0, // tbuffer_load_format_xyzw
+    0, // tbuffer_store_format_d16_x
+    0, // tbuffer_store_format_d16_xy
+    0, // tbuffer_store_format_d16_xyz
+    0, // tbuffer_store_format_d16_xyzw
+    0, // tbuffer_store_format_x
+    0, // tbuffer_store_format_xy
+    0, // tbuffer_store_format_xyz
+    0, // tbuffer_store_format_xyzw
+    0, // v_accvgpr_mov_b32
+    0, // v_accvgpr_read_b32
+    0, // v_accvgpr_write_b32
+    0, // v_add3_u32
+    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_add_co_u32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_add_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_add_f32
+    ABS | CLAMP | NEG | OMOD, // v_add_f64
+    CLAMP | OP_SEL, // v_add_i16
+    CLAMP, // v_add_i32
+    0, // v_add_lshl_u32
+    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_add_u16
+    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_add_u32
+    CLAMP | SDWA_CLAMP | SDWA_SEXT | SRC2_NOCONST, // v_addc_co_u32
+    0, // v_alignbit_b32
+    0, // v_alignbyte_b32
+    SDWA_CLAMP | SDWA_SEXT, // v_and_b32
+    0, // v_and_or_b32
+    SDWA_CLAMP | SDWA_SEXT, // v_ashrrev_i16
+    SDWA_CLAMP | SDWA_SEXT, // v_ashrrev_i32
+    0, // v_ashrrev_i64
+    0, // v_bcnt_u32_b32
+    0, // v_bfe_i32
+    0, // v_bfe_u32
+    0, // v_bfi_b32
+    0, // v_bfm_b32
+    0, // v_bfrev_b32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_ceil_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_ceil_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_ceil_f64
+    0, // v_clrexcp
+    ABS | NEG | SDWA_ABS_NEG, // v_cmp_class_f16
+    ABS | NEG | SDWA_ABS_NEG, // v_cmp_class_f32
+    ABS | NEG, // v_cmp_class_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_eq_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_eq_f32
+    ABS | CLAMP | NEG, // v_cmp_eq_f64
+    SDWA_SEXT, // v_cmp_eq_i16
+    SDWA_SEXT, // v_cmp_eq_i32
+    0, // v_cmp_eq_i64
+    SDWA_SEXT, // v_cmp_eq_u16
+    SDWA_SEXT, // v_cmp_eq_u32
+    0, // v_cmp_eq_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_f_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_f_f32
+    ABS | CLAMP | NEG, // v_cmp_f_f64
+    SDWA_SEXT, // v_cmp_f_i16
+    SDWA_SEXT, // v_cmp_f_i32
+    0, // v_cmp_f_i64
+    SDWA_SEXT, // v_cmp_f_u16
+    SDWA_SEXT, // v_cmp_f_u32
+    0, // v_cmp_f_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_ge_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_ge_f32
+    ABS | CLAMP | NEG, // v_cmp_ge_f64
+    SDWA_SEXT, // v_cmp_ge_i16
+    SDWA_SEXT, // v_cmp_ge_i32
+    0, // v_cmp_ge_i64
+    SDWA_SEXT, // v_cmp_ge_u16
+    SDWA_SEXT, // v_cmp_ge_u32
+    0, // v_cmp_ge_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_gt_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_gt_f32
+    ABS | CLAMP | NEG, // v_cmp_gt_f64
+    SDWA_SEXT, // v_cmp_gt_i16
+    SDWA_SEXT, // v_cmp_gt_i32
+    0, // v_cmp_gt_i64
+    SDWA_SEXT, // v_cmp_gt_u16
+    SDWA_SEXT, // v_cmp_gt_u32
+    0, // v_cmp_gt_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_le_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_le_f32
+    ABS | CLAMP | NEG, // v_cmp_le_f64
+    SDWA_SEXT, // v_cmp_le_i16
+    SDWA_SEXT, // v_cmp_le_i32
+    0, // v_cmp_le_i64
+    SDWA_SEXT, // v_cmp_le_u16
+    SDWA_SEXT, // v_cmp_le_u32
+    0, // v_cmp_le_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_lg_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_lg_f32
+    ABS | CLAMP | NEG, // v_cmp_lg_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_lt_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_lt_f32
+    ABS | CLAMP | NEG, // v_cmp_lt_f64
+    SDWA_SEXT, // v_cmp_lt_i16
+    SDWA_SEXT, // v_cmp_lt_i32
+    0, // v_cmp_lt_i64
+    SDWA_SEXT, // v_cmp_lt_u16
+    SDWA_SEXT, // v_cmp_lt_u32
+    0, // v_cmp_lt_u64
+    SDWA_SEXT, // v_cmp_ne_i16
+    SDWA_SEXT, // v_cmp_ne_i32
+    0, // v_cmp_ne_i64
+    SDWA_SEXT, // v_cmp_ne_u16
+    SDWA_SEXT, // v_cmp_ne_u32
+    0, // v_cmp_ne_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_neq_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_neq_f32
+    ABS | CLAMP | NEG, // v_cmp_neq_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nge_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nge_f32
+    ABS | CLAMP | NEG, // v_cmp_nge_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_ngt_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_ngt_f32
+    ABS | CLAMP | NEG, // v_cmp_ngt_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nle_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nle_f32
+    ABS | CLAMP | NEG, // v_cmp_nle_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nlg_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nlg_f32
+    ABS | CLAMP | NEG, // v_cmp_nlg_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nlt_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nlt_f32
+    ABS | CLAMP | NEG, // v_cmp_nlt_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_o_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_o_f32
+    ABS | CLAMP | NEG, // v_cmp_o_f64
+    SDWA_SEXT, // v_cmp_t_i16
+    SDWA_SEXT, // v_cmp_t_i32
+    0, // v_cmp_t_i64
+    SDWA_SEXT, // v_cmp_t_u16
+    SDWA_SEXT, // v_cmp_t_u32
+    0, // v_cmp_t_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_tru_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_tru_f32
+    ABS | CLAMP | NEG, // v_cmp_tru_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_u_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_u_f32
+    ABS | CLAMP | NEG, // v_cmp_u_f64
+    ABS | NEG | SDWA_ABS_NEG, // v_cmpx_class_f16
+    ABS | NEG | SDWA_ABS_NEG, // v_cmpx_class_f32
+    ABS | NEG, // v_cmpx_class_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_eq_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_eq_f32
+    ABS | CLAMP | NEG, // v_cmpx_eq_f64
+    SDWA_SEXT, // v_cmpx_eq_i16
+    SDWA_SEXT, // v_cmpx_eq_i32
+    0, // v_cmpx_eq_i64
+    SDWA_SEXT, // v_cmpx_eq_u16
+    SDWA_SEXT, // v_cmpx_eq_u32
+    0, // v_cmpx_eq_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_f_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_f_f32
+    ABS | CLAMP | NEG, // v_cmpx_f_f64
+    SDWA_SEXT, // v_cmpx_f_i16
+    SDWA_SEXT, // v_cmpx_f_i32
+    0, // v_cmpx_f_i64
+    SDWA_SEXT, // v_cmpx_f_u16
+    SDWA_SEXT, // v_cmpx_f_u32
+    0, // v_cmpx_f_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_ge_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_ge_f32
+    ABS | CLAMP | NEG, // v_cmpx_ge_f64
+    SDWA_SEXT, // v_cmpx_ge_i16
+    SDWA_SEXT, // v_cmpx_ge_i32
+    0, // v_cmpx_ge_i64
+    SDWA_SEXT, // v_cmpx_ge_u16
+    SDWA_SEXT, // v_cmpx_ge_u32
+    0, // v_cmpx_ge_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_gt_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_gt_f32
+    ABS | CLAMP | NEG, // v_cmpx_gt_f64
+    SDWA_SEXT, // v_cmpx_gt_i16
+    SDWA_SEXT, // v_cmpx_gt_i32
+    0, // v_cmpx_gt_i64
+    SDWA_SEXT, // v_cmpx_gt_u16
+    SDWA_SEXT, // v_cmpx_gt_u32
+    0, // v_cmpx_gt_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_le_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_le_f32
+    ABS | CLAMP | NEG, // v_cmpx_le_f64
+    SDWA_SEXT, // v_cmpx_le_i16
+    SDWA_SEXT, // v_cmpx_le_i32
+    0, // v_cmpx_le_i64
+    SDWA_SEXT, // v_cmpx_le_u16
+    SDWA_SEXT, // v_cmpx_le_u32
+    0, // v_cmpx_le_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_lg_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_lg_f32
+    ABS | CLAMP | NEG, // v_cmpx_lg_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_lt_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_lt_f32
+    ABS | CLAMP | NEG, // v_cmpx_lt_f64
+    SDWA_SEXT, // v_cmpx_lt_i16
+    SDWA_SEXT, // v_cmpx_lt_i32
+    0, // v_cmpx_lt_i64
+    SDWA_SEXT, // v_cmpx_lt_u16
+    SDWA_SEXT, // v_cmpx_lt_u32
+    0, // v_cmpx_lt_u64
+    SDWA_SEXT, // v_cmpx_ne_i16
+    SDWA_SEXT, // v_cmpx_ne_i32
+    0, // v_cmpx_ne_i64
+    SDWA_SEXT, // v_cmpx_ne_u16
+    SDWA_SEXT, // v_cmpx_ne_u32
+    0, // v_cmpx_ne_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_neq_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_neq_f32
+    ABS | CLAMP | NEG, // v_cmpx_neq_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nge_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nge_f32
+    ABS | CLAMP | NEG, // v_cmpx_nge_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_ngt_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_ngt_f32
+    ABS | CLAMP | NEG, // v_cmpx_ngt_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nle_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nle_f32
+    ABS | CLAMP | NEG, // v_cmpx_nle_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nlg_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nlg_f32
+    ABS | CLAMP | NEG, // v_cmpx_nlg_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nlt_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nlt_f32
+    ABS | CLAMP | NEG, // v_cmpx_nlt_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_o_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_o_f32
+    ABS | CLAMP | NEG, // v_cmpx_o_f64
+    SDWA_SEXT, // v_cmpx_t_i16
+    SDWA_SEXT, // v_cmpx_t_i32
+    0, // v_cmpx_t_i64
+    SDWA_SEXT, // v_cmpx_t_u16
+    SDWA_SEXT, // v_cmpx_t_u32
+    0, // v_cmpx_t_u64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_tru_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_tru_f32
+    ABS | CLAMP | NEG, // v_cmpx_tru_f64
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_u_f16
+    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_u_f32
+    ABS | CLAMP | NEG, // v_cmpx_u_f64
+    ABS | NEG | SDWA_CLAMP | SDWA_SEXT | SRC2_NOCONST, // v_cndmask_b32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cos_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cos_f32
+    ABS | CLAMP | NEG | OMOD, // v_cubeid_f32
+    ABS | CLAMP | NEG | OMOD, // v_cubema_f32
+    ABS | CLAMP | NEG | OMOD, // v_cubesc_f32
+    ABS | CLAMP | NEG | OMOD, // v_cubetc_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_f16_f32
+    CLAMP | OMOD, // v_cvt_f16_i16
+    CLAMP | OMOD, // v_cvt_f16_u16
+    0, // v_cvt_f32_bf8
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_f32_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_f32_f64
+    0, // v_cvt_f32_fp8
+    CLAMP | OMOD, // v_cvt_f32_i32
+    CLAMP | OMOD, // v_cvt_f32_u32
+    CLAMP | OMOD, // v_cvt_f32_ubyte0
+    CLAMP | OMOD, // v_cvt_f32_ubyte1
+    CLAMP | OMOD, // v_cvt_f32_ubyte2
+    CLAMP | OMOD, // v_cvt_f32_ubyte3
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_f64_f32
+    CLAMP | OMOD, // v_cvt_f64_i32
+    CLAMP | OMOD, // v_cvt_f64_u32
+    ABS | CLAMP | DPP_ABS_NEG | NEG, // v_cvt_flr_i32_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_i16_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_i32_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_i32_f64
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_norm_i16_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_norm_u16_f16
+    CLAMP | OMOD, // v_cvt_off_f32_i4
+    0, // v_cvt_pk_bf8_f32
+    0, // v_cvt_pk_f32_bf8
+    0, // v_cvt_pk_f32_fp8
+    0, // v_cvt_pk_fp8_f32
+    0, // v_cvt_pk_i16_i32
+    0, // v_cvt_pk_u16_u32
+    ABS | CLAMP | NEG | SRC1_SEXT | SRC2_SEXT, // v_cvt_pk_u8_f32
+    ABS | CLAMP | NEG | SRC1_SEXT, // v_cvt_pkaccum_u8_f32
+    ABS | CLAMP | NEG | OP_SEL, // v_cvt_pknorm_i16_f16
+    ABS | CLAMP | NEG, // v_cvt_pknorm_i16_f32
+    ABS | CLAMP | NEG | OP_SEL, // v_cvt_pknorm_u16_f16
+    ABS | CLAMP | NEG, // v_cvt_pknorm_u16_f32
+    ABS | CLAMP | NEG | OMOD, // v_cvt_pkrtz_f16_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG, // v_cvt_rpi_i32_f32
+    0, // v_cvt_sr_bf8_f32
+    0, // v_cvt_sr_fp8_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_u16_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_u32_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_u32_f64
+    ABS | CLAMP | NEG | OP_SEL, // v_div_fixup_f16
+    ABS | CLAMP | NEG | OMOD, // v_div_fixup_f32
+    ABS | CLAMP | NEG | OMOD, // v_div_fixup_f64
+    ABS | CLAMP | NEG | OMOD, // v_div_fixup_legacy_f16
+    ABS | CLAMP | NEG | OMOD, // v_div_fmas_f32
+    ABS | CLAMP | NEG | OMOD, // v_div_fmas_f64
+    CLAMP | NEG | OMOD, // v_div_scale_f32
+    CLAMP | NEG | OMOD, // v_div_scale_f64
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot2_f32_f16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot2_i32_i16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot2_u32_u16
+    DPP_ABS_NEG, // v_dot2c_f32_f16
+    0, // v_dot2c_i32_i16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot4_i32_i8
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot4_u32_u8
+    0, // v_dot4c_i32_i8
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot8_i32_i4
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot8_u32_u4
+    0, // v_dot8c_i32_i4
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_exp_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_exp_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_exp_legacy_f32
+    0, // v_ffbh_i32
+    0, // v_ffbh_u32
+    0, // v_ffbl_b32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_floor_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_floor_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_floor_f64
+    ABS | CLAMP | NEG | OP_SEL, // v_fma_f16
+    ABS | CLAMP | NEG | OMOD, // v_fma_f32
+    ABS | CLAMP | NEG | OMOD, // v_fma_f64
+    ABS | CLAMP | NEG | OMOD, // v_fma_legacy_f16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_fma_mix_f32
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_fma_mixhi_f16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_fma_mixlo_f16
+    0, // v_fmaak_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_fmac_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_fmac_f64
+    0, // v_fmamk_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_fract_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_fract_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_fract_f64
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_frexp_exp_i16_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG, // v_frexp_exp_i32_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_frexp_exp_i32_f64
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_frexp_mant_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_frexp_mant_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_frexp_mant_f64
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD | SRC1_SEXT, // v_ldexp_f16
+    ABS | CLAMP | NEG | OMOD | SRC1_SEXT, // v_ldexp_f32
+    ABS | CLAMP | NEG | OMOD | SRC1_SEXT, // v_ldexp_f64
+    0, // v_lerp_u8
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_log_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_log_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_log_legacy_f32
+    0, // v_lshl_add_u32
+    0, // v_lshl_add_u64
+    0, // v_lshl_or_b32
+    SDWA_CLAMP | SDWA_SEXT, // v_lshlrev_b16
+    SDWA_CLAMP | SDWA_SEXT, // v_lshlrev_b32
+    0, // v_lshlrev_b64
+    SDWA_CLAMP | SDWA_SEXT, // v_lshrrev_b16
+    SDWA_CLAMP | SDWA_SEXT, // v_lshrrev_b32
+    0, // v_lshrrev_b64
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_mac_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_mac_f32
+    ABS | CLAMP | NEG | OP_SEL, // v_mad_f16
+    ABS | CLAMP | NEG | OMOD, // v_mad_f32
+    CLAMP | OP_SEL, // v_mad_i16
+    CLAMP | OP_SEL, // v_mad_i32_i16
+    CLAMP, // v_mad_i32_i24
+    CLAMP, // v_mad_i64_i32
+    ABS | CLAMP | NEG | OMOD, // v_mad_legacy_f16
+    ABS | CLAMP | NEG | OMOD, // v_mad_legacy_f32
+    CLAMP, // v_mad_legacy_i16
+    CLAMP, // v_mad_legacy_u16
+    CLAMP | OP_SEL, // v_mad_u16
+    CLAMP | OP_SEL, // v_mad_u32_u16
+    CLAMP, // v_mad_u32_u24
+    CLAMP, // v_mad_u64_u32
+    0, // v_madak_f16
+    0, // v_madak_f32
+    0, // v_madmk_f16
+    0, // v_madmk_f32
+    ABS | CLAMP | NEG | OP_SEL, // v_max3_f16
+    ABS | CLAMP | NEG | OMOD, // v_max3_f32
+    CLAMP | OP_SEL, // v_max3_i16
+    0, // v_max3_i32
+    CLAMP | OP_SEL, // v_max3_u16
+    0, // v_max3_u32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_max_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_max_f32
+    ABS | CLAMP | NEG | OMOD, // v_max_f64
+    SDWA_CLAMP | SDWA_SEXT, // v_max_i16
+    SDWA_CLAMP | SDWA_SEXT, // v_max_i32
+    SDWA_CLAMP | SDWA_SEXT, // v_max_u16
+    SDWA_CLAMP | SDWA_SEXT, // v_max_u32
+    0, // v_mbcnt_hi_u32_b32
+    0, // v_mbcnt_lo_u32_b32
+    ABS | CLAMP | NEG | OP_SEL, // v_med3_f16
+    ABS | CLAMP | NEG | OMOD, // v_med3_f32
+    CLAMP | OP_SEL, // v_med3_i16
+    0, // v_med3_i32
+    CLAMP | OP_SEL, // v_med3_u16
+    0, // v_med3_u32
+    0, // v_mfma_f32_16x16x16_bf16
+    0, // v_mfma_f32_16x16x16_f16
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x16bf16_1k
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x16f16
+    0, // v_mfma_f32_16x16x1_4b_f32
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x1f32
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x2bf16
+    0, // v_mfma_f32_16x16x32_bf8_bf8
+    0, // v_mfma_f32_16x16x32_bf8_fp8
+    0, // v_mfma_f32_16x16x32_fp8_bf8
+    0, // v_mfma_f32_16x16x32_fp8_fp8
+    0, // v_mfma_f32_16x16x4_4b_bf16
+    0, // v_mfma_f32_16x16x4_4b_f16
+    0, // v_mfma_f32_16x16x4_f32
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x4bf16_1k
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x4f16
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x4f32
+    0, // v_mfma_f32_16x16x8_xf32
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x8bf16
+    0, // v_mfma_f32_32x32x16_bf8_bf8
+    0, // v_mfma_f32_32x32x16_bf8_fp8
+    0, // v_mfma_f32_32x32x16_fp8_bf8
+    0, // v_mfma_f32_32x32x16_fp8_fp8
+    0, // v_mfma_f32_32x32x1_2b_f32
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x1f32
+    0, // v_mfma_f32_32x32x2_f32
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x2bf16
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x2f32
+    0, // v_mfma_f32_32x32x4_2b_bf16
+    0, // v_mfma_f32_32x32x4_2b_f16
+    0, // v_mfma_f32_32x32x4_xf32
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x4bf16
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x4bf16_1k
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x4f16
+    0, // v_mfma_f32_32x32x8_bf16
+    0, // v_mfma_f32_32x32x8_f16
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x8bf16_1k
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x8f16
+    0, // v_mfma_f32_4x4x1_16b_f32
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_4x4x1f32
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_4x4x2bf16
+    0, // v_mfma_f32_4x4x4_16b_bf16
+    0, // v_mfma_f32_4x4x4_16b_f16
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_4x4x4bf16_1k
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_4x4x4f16
+    0, // v_mfma_f64_16x16x4_f64
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f64_16x16x4f64
+    0, // v_mfma_f64_4x4x4_4b_f64
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f64_4x4x4f64
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_i32_16x16x16i8
+    0, // v_mfma_i32_16x16x32_i8
+    0, // v_mfma_i32_16x16x4_4b_i8
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_i32_16x16x4i8
+    0, // v_mfma_i32_32x32x16_i8
+    0, // v_mfma_i32_32x32x4_2b_i8
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_i32_32x32x4i8
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_i32_32x32x8i8
+    0, // v_mfma_i32_4x4x4_16b_i8
+    SRC0_NOCONST | SRC1_NOCONST, // v_mfma_i32_4x4x4i8
+    ABS | CLAMP | NEG | OP_SEL, // v_min3_f16
+    ABS | CLAMP | NEG | OMOD, // v_min3_f32
+    CLAMP | OP_SEL, // v_min3_i16
+    0, // v_min3_i32
+    CLAMP | OP_SEL, // v_min3_u16
+    0, // v_min3_u32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_min_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_min_f32
+    ABS | CLAMP | NEG | OMOD, // v_min_f64
+    SDWA_CLAMP | SDWA_SEXT, // v_min_i16
+    SDWA_CLAMP | SDWA_SEXT, // v_min_i32
+    SDWA_CLAMP | SDWA_SEXT, // v_min_u16
+    SDWA_CLAMP | SDWA_SEXT, // v_min_u32
+    0, // v_mov_b32
+    0, // v_mov_b64
+    CLAMP, // v_mqsad_pk_u16_u8
+    CLAMP | SRC2_NOCONST, // v_mqsad_u32_u8
+    CLAMP, // v_msad_u8
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_mul_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_mul_f32
+    ABS | CLAMP | NEG | OMOD, // v_mul_f64
+    0, // v_mul_hi_i32
+    SDWA_CLAMP | SDWA_SEXT, // v_mul_hi_i32_i24
+    0, // v_mul_hi_u32
+    SDWA_CLAMP | SDWA_SEXT, // v_mul_hi_u32_u24
+    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_mul_i32_i24
+    ABS | CLAMP | NEG | OMOD, // v_mul_legacy_f32
+    SDWA_CLAMP | SDWA_SEXT, // v_mul_lo_u16
+    0, // v_mul_lo_u32
+    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_mul_u32_u24
+    0, // v_nop
+    0, // v_not_b32
+    0, // v_or3_b32
+    SDWA_CLAMP | SDWA_SEXT, // v_or_b32
+    ABS | CLAMP | NEG | OP_SEL, // v_pack_b32_f16
+    0, // v_perm_b32
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_add_f16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_add_f32
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_add_i16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_add_u16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_ashrrev_i16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_fma_f16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_fma_f32
+    0, // v_pk_fmac_f16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_lshlrev_b16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_lshrrev_b16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_mad_i16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_mad_u16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_max_f16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_max_i16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_max_u16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_min_f16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_min_i16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_min_u16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_mov_b32
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_mul_f16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_mul_f32
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_mul_lo_u16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_sub_i16
+    CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_sub_u16
+    CLAMP, // v_qsad_pk_u16_u8
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_rcp_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_rcp_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_rcp_f64
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_rcp_iflag_f32
+    SRC0_NOCONST, // v_readfirstlane_b32
+    SRC0_NOCONST, // v_readlane_b32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_rndne_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_rndne_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_rndne_f64
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_rsq_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_rsq_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_rsq_f64
+    CLAMP, // v_sad_hi_u8
+    CLAMP, // v_sad_u16
+    CLAMP, // v_sad_u32
+    CLAMP, // v_sad_u8
+    0, // v_sat_pk_u8_i16
+    0, // v_screen_partition_4se_b32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_sin_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_sin_f32
+    0, // v_smfmac_f32_16x16x32_bf16
+    0, // v_smfmac_f32_16x16x32_f16
+    0, // v_smfmac_f32_16x16x64_bf8_bf8
+    0, // v_smfmac_f32_16x16x64_bf8_fp8
+    0, // v_smfmac_f32_16x16x64_fp8_bf8
+    0, // v_smfmac_f32_16x16x64_fp8_fp8
+    0, // v_smfmac_f32_32x32x16_bf16
+    0, // v_smfmac_f32_32x32x16_f16
+    0, // v_smfmac_f32_32x32x32_bf8_bf8
+    0, // v_smfmac_f32_32x32x32_bf8_fp8
+    0, // v_smfmac_f32_32x32x32_fp8_bf8
+    0, // v_smfmac_f32_32x32x32_fp8_fp8
+    0, // v_smfmac_i32_16x16x64_i8
+    0, // v_smfmac_i32_32x32x32_i8
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_sqrt_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_sqrt_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_sqrt_f64
+    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_sub_co_u32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_sub_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_sub_f32
+    CLAMP | OP_SEL, // v_sub_i16
+    CLAMP, // v_sub_i32
+    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_sub_u16
+    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_sub_u32
+    CLAMP | SDWA_CLAMP | SDWA_SEXT | SRC2_NOCONST, // v_subb_co_u32
+    CLAMP | SDWA_CLAMP | SDWA_SEXT | SRC2_NOCONST, // v_subbrev_co_u32
+    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_subrev_co_u32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_subrev_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_subrev_f32
+    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_subrev_u16
+    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_subrev_u32
+    0, // v_swap_b32
+    ABS | CLAMP | NEG | OMOD | SRC1_SEXT, // v_trig_preop_f64
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_trunc_f16
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_trunc_f32
+    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_trunc_f64
+    0, // v_writelane_b32
+    0, // v_xad_u32
+    SDWA_CLAMP | SDWA_SEXT, // v_xnor_b32
+    SDWA_CLAMP | SDWA_SEXT, // v_xor_b32
+];
 
 /// Every mnemonic LLVM prints for gfx90a, suffix included.
 #[rustfmt::skip]
