@@ -6,9 +6,13 @@
 //! - `test`:  deps + build + every test of the workspace.
 //! - `demo`:  deps + build + rocminfo and a HIP device query on the default config.
 //! - `bench`: end-to-end measurements (median of N runs), printed as a table.
+//! - `isa-vectors [--target gfx90a|gfx942|all]`: probe LLVM's AMDGPU disassembler, regenerate the
+//!   decoder's opcode tables (`sim/src/isa/gen/`) and test vectors (`sim/tests/data/isa/<target>/`).
+//!   Needs `llvm-mc-15` (gfx90a) and `llvm-mc-19` (gfx942).
 
 mod bench;
 mod deps;
+mod isa_vectors;
 mod tasks;
 
 use anyhow::{bail, Result};
@@ -26,6 +30,7 @@ fn main() -> Result<()> {
         "test" => tasks::test(rest),
         "demo" => tasks::demo(),
         "bench" => bench::run(rest),
+        "isa-vectors" => isa_vectors::run(rest),
         "-h" | "--help" | "help" => {
             print_usage();
             Ok(())
@@ -45,6 +50,7 @@ fn print_usage() {
          build   build rocjitsu and librocjitsu.so (release)\n  \
          test    deps + build + all tests (extra arguments go to cargo test)\n  \
          demo    deps + build + run rocminfo and a HIP device query on the default config\n  \
-         bench   end-to-end measurements, printed as a table (optional argument: runs, default 10)"
+         bench   end-to-end measurements, printed as a table (optional argument: runs, default 10)\n  \
+         isa-vectors [--target gfx90a|gfx942|all]  regenerate decoder tables and test vectors with llvm-mc"
     );
 }

@@ -1,0 +1,683 @@
+//! Disassembly text, identical to what `llvm-objdump-15`/`llvm-mc-15 --disassemble` print for
+//! gfx90a (`llvm-mc-19` for gfx942). Used for log lines and checked against LLVM's text by the
+//! vector test. Scalar and vector ALU here; memory encodings in `print_mem`.
+
+use super::info::{flags, mods, Slot, Ty};
+use super::inst::{Dpp, Encoding, Ext, Inst, Sdwa};
+use super::operand::{InlineFloat, Operand};
+use super::{Op, Target};
+use std::fmt::{self, Write};
+
+/// Prints register `base` of `file` covering `regs` registers: `v7`, `v[8:9]`.
+fn reg_range(f: &mut impl Write, file: &str, base: u32, regs: u8) -> fmt::Result {
+    if regs <= 1 {
+        write!(f, "{file}{base}")
+    } else {
+        write!(f, "{file}[{base}:{}]", base + u32::from(regs) - 1)
+    }
+}
+
+/// Prints an operand `regs` registers wide whose constants are read as `ty`.
+pub(crate) fn operand(
+    f: &mut impl Write,
+    o: Operand,
+    regs: u8,
+    ty: Ty,
+    literal: u32,
+    target: Target,
+) -> fmt::Result {
+    let pair = |lo: &str, full: &str| {
+        if regs >= 2 {
+            full.to_string()
+        } else {
+            lo.to_string()
+        }
+    };
+    match o {
+        Operand::None => Ok(()),
+        Operand::Sgpr(n) => reg_range(f, "s", n.into(), regs),
+        Operand::Vgpr(n) => reg_range(f, "v", n.into(), regs),
+        Operand::Agpr(n) => reg_range(f, "a", n.into(), regs),
+        Operand::Ttmp(n) => reg_range(f, "ttmp", n.into(), regs),
+        Operand::FlatScratchLo => f.write_str(&pair("flat_scratch_lo", "flat_scratch")),
+        Operand::FlatScratchHi => f.write_str("flat_scratch_hi"),
+        Operand::XnackMaskLo => f.write_str(&pair("xnack_mask_lo", "xnack_mask")),
+        Operand::XnackMaskHi => f.write_str("xnack_mask_hi"),
+        Operand::VccLo => f.write_str(&pair("vcc_lo", "vcc")),
+        Operand::VccHi => f.write_str("vcc_hi"),
+        Operand::ExecLo => f.write_str(&pair("exec_lo", "exec")),
+        Operand::ExecHi => f.write_str("exec_hi"),
+        Operand::M0 => f.write_str("m0"),
+        Operand::Null => f.write_str("null"),
+        Operand::Int(i) => write!(f, "{i}"),
+        // An f16 constant read as a 16-bit integer prints in hex.
+        Operand::Float(x) => match ty {
+            Ty::I16 => write!(f, "0x{:x}", x.bits16()),
+            _ => f.write_str(x.text(matches!(ty, Ty::I64 | Ty::F64))),
+        },
+        Operand::Literal => literal_text(f, literal, ty, target),
+        Operand::SharedBase => f.write_str("src_shared_base"),
+        Operand::SharedLimit => f.write_str("src_shared_limit"),
+        Operand::PrivateBase => f.write_str("src_private_base"),
+        Operand::PrivateLimit => f.write_str("src_private_limit"),
+        Operand::PopsExitingWaveId => f.write_str("src_pops_exiting_wave_id"),
+        Operand::Vccz => f.write_str("src_vccz"),
+        Operand::Execz => f.write_str("src_execz"),
+        Operand::Scc => f.write_str("src_scc"),
+        Operand::LdsDirect => f.write_str("src_lds_direct"),
+    }
+}
+
+/// LLVM prints a literal that equals an inline constant as that constant, else in hex.
+fn literal_text(f: &mut impl Write, v: u32, ty: Ty, target: Target) -> fmt::Result {
+    match ty {
+        // LLVM 19 reads a double's literal as its high half and prints it as a float when
+        // that is an inline value.
+        Ty::F64 if target == Target::Gfx942 => {
+            let d = u64::from(v) << 32;
+            if d == 0 {
+                write!(f, "0")
+            } else {
+                match InlineFloat::from_bits(d, Ty::F64) {
+                    Some(x) => f.write_str(x.text(true)),
+                    None => write!(f, "0x{v:x}"),
+                }
+            }
+        }
+        Ty::I64 | Ty::F64 => {
+            if v <= 64 {
+                write!(f, "{v}")
+            } else {
+                write!(f, "0x{v:x}")
+            }
+        }
+        Ty::I16 | Ty::F16 => {
+            let h = v & 0xffff;
+            let s = h as u16 as i16;
+            if (-16..=64).contains(&s) {
+                write!(f, "{s}")
+            } else if ty == Ty::F16 {
+                match InlineFloat::from_bits(h.into(), Ty::F16) {
+                    Some(x) => f.write_str(x.text(false)),
+                    None => write!(f, "0x{h:x}"),
+                }
+            } else {
+                write!(f, "0x{h:x}")
+            }
+        }
+        Ty::B32 => {
+            let s = v as i32;
+            if (-16..=64).contains(&s) {
+                write!(f, "{s}")
+            } else {
+                match InlineFloat::from_bits(v.into(), Ty::B32) {
+                    Some(x) => f.write_str(x.text(false)),
+                    None => write!(f, "0x{v:x}"),
+                }
+            }
+        }
+    }
+}
+
+/// Writes `, ` before every operand but the first.
+pub(crate) struct List<'a, W: Write> {
+    pub f: &'a mut W,
+    pub first: bool,
+    pub target: Target,
+}
+
+impl<W: Write> List<'_, W> {
+    pub fn sep(&mut self) -> fmt::Result {
+        let s = if self.first { " " } else { ", " };
+        self.first = false;
+        self.f.write_str(s)
+    }
+    pub fn text(&mut self, s: &str) -> fmt::Result {
+        self.sep()?;
+        self.f.write_str(s)
+    }
+    pub fn op(&mut self, o: Operand, slot: Slot, lit: u32) -> fmt::Result {
+        self.sep()?;
+        operand(self.f, o, slot.regs, slot.ty, lit, self.target)
+    }
+}
+
+impl fmt::Display for Inst {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::with_capacity(64);
+        match self.enc {
+            Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc => salu(&mut s, self)?,
+            Encoding::Sopk => sopk(&mut s, self)?,
+            Encoding::Sopp => sopp(&mut s, self)?,
+            Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => {
+                valu(&mut s, self)?
+            }
+            _ => super::print_mem::mem(&mut s, self)?,
+        }
+        f.write_str(&s)
+    }
+}
+
+fn salu(s: &mut String, i: &Inst) -> fmt::Result {
+    let info = i.info();
+    s.push_str(info.name);
+    let mut l = List {
+        f: s,
+        first: true,
+        target: i.target,
+    };
+    if !i.dst[0].is_none() {
+        l.op(i.dst[0], info.dst[0], i.literal)?;
+    }
+    for k in 0..2 {
+        if i.src[k].is_none() {
+            continue;
+        }
+        let constant = i.src[k].is_inline_const() || i.src[k] == Operand::Literal;
+        if constant && i.op.mods(i.target) & (mods::SRC0_NOCONST << k) != 0 {
+            l.sep()?;
+            invalid_immediate(l.f, i, k)?;
+        } else {
+            l.op(i.src[k], info.src[k], i.literal)?;
+        }
+    }
+    if let (Op::SSetGprIdxOn, Ext::Imm(m)) = (i.op, i.ext) {
+        l.sep()?;
+        gpr_idx(l.f, m)?;
+    }
+    Ok(())
+}
+
+/// A constant where only registers are allowed: LLVM 15 prints `/*invalid immediate*/`,
+/// LLVM 19 the value followed by `/*Invalid immediate*/`.
+fn invalid_immediate(s: &mut String, i: &Inst, k: usize) -> fmt::Result {
+    if i.target == Target::Gfx90a {
+        s.push_str("/*invalid immediate*/");
+        return Ok(());
+    }
+    let slot = i.info().src[k];
+    operand(s, i.src[k], slot.regs, slot.ty, i.literal, i.target)?;
+    s.push_str("/*Invalid immediate*/");
+    Ok(())
+}
+
+fn gpr_idx(s: &mut String, m: u16) -> fmt::Result {
+    if m > 15 {
+        return write!(s, "0x{m:x}");
+    }
+    s.push_str("gpr_idx(");
+    let names = ["SRC0", "SRC1", "SRC2", "DST"];
+    let mut first = true;
+    for (b, n) in names.iter().enumerate() {
+        if m & (1 << b) != 0 {
+            if !first {
+                s.push(',');
+            }
+            first = false;
+            s.push_str(n);
+        }
+    }
+    s.push(')');
+    Ok(())
+}
+
+fn hwreg_name(id: u16, target: Target) -> Option<&'static str> {
+    Some(match id {
+        20 if target == Target::Gfx942 => "HW_REG_XCC_ID",
+        21 if target == Target::Gfx942 => "HW_REG_SQ_PERF_SNAPSHOT_DATA",
+        22 if target == Target::Gfx942 => "HW_REG_SQ_PERF_SNAPSHOT_DATA1",
+        23 if target == Target::Gfx942 => "HW_REG_SQ_PERF_SNAPSHOT_PC_LO",
+        24 if target == Target::Gfx942 => "HW_REG_SQ_PERF_SNAPSHOT_PC_HI",
+        1 => "HW_REG_MODE",
+        2 => "HW_REG_STATUS",
+        3 => "HW_REG_TRAPSTS",
+        4 => "HW_REG_HW_ID",
+        5 => "HW_REG_GPR_ALLOC",
+        6 => "HW_REG_LDS_ALLOC",
+        7 => "HW_REG_IB_STS",
+        15 => "HW_REG_SH_MEM_BASES",
+        16 => "HW_REG_TBA_LO",
+        17 => "HW_REG_TBA_HI",
+        18 => "HW_REG_TMA_LO",
+        19 => "HW_REG_TMA_HI",
+        _ => return None,
+    })
+}
+
+fn hwreg(s: &mut String, v: u16, target: Target) -> fmt::Result {
+    let (id, off, size) = (v & 0x3f, (v >> 6) & 0x1f, ((v >> 11) & 0x1f) + 1);
+    s.push_str("hwreg(");
+    match hwreg_name(id, target) {
+        Some(n) => s.push_str(n),
+        None => write!(s, "{id}")?,
+    }
+    if off != 0 || size != 32 {
+        write!(s, ", {off}, {size}")?;
+    }
+    s.push(')');
+    Ok(())
+}
+
+fn sopk(s: &mut String, i: &Inst) -> fmt::Result {
+    let info = i.info();
+    s.push_str(info.name);
+    let imm = i.simm16() as u16;
+    let mut l = List {
+        f: s,
+        first: true,
+        target: i.target,
+    };
+    match i.op {
+        Op::SGetregB32 => {
+            l.op(i.dst[0], info.dst[0], 0)?;
+            l.sep()?;
+            hwreg(l.f, imm, i.target)
+        }
+        Op::SSetregB32 => {
+            l.sep()?;
+            hwreg(l.f, imm, i.target)?;
+            l.op(i.src[0], info.src[0], 0)
+        }
+        Op::SSetregImm32B32 => {
+            l.sep()?;
+            hwreg(l.f, imm, i.target)?;
+            l.sep()?;
+            write!(l.f, "0x{:x}", i.literal)
+        }
+        Op::SCbranchIFork | Op::SCallB64 => {
+            let o = if i.dst[0].is_none() {
+                i.src[0]
+            } else {
+                i.dst[0]
+            };
+            l.op(
+                o,
+                Slot {
+                    regs: 2,
+                    ..info.dst[0]
+                },
+                0,
+            )?;
+            l.sep()?;
+            write!(l.f, "{imm}")
+        }
+        _ => {
+            let (o, slot) = if i.dst[0].is_none() {
+                (i.src[0], info.src[0])
+            } else {
+                (i.dst[0], info.dst[0])
+            };
+            l.op(o, slot, 0)?;
+            l.sep()?;
+            write!(l.f, "0x{imm:x}")
+        }
+    }
+}
+
+fn u16_imm(s: &mut String, v: u16) -> fmt::Result {
+    if v <= 64 {
+        write!(s, " {v}")
+    } else {
+        write!(s, " 0x{v:x}")
+    }
+}
+
+fn sopp(s: &mut String, i: &Inst) -> fmt::Result {
+    let name = i.info().name;
+    s.push_str(name);
+    let imm = i.simm16() as u16;
+    match i.op {
+        Op::SWaitcnt => waitcnt(s, imm),
+        Op::SSendmsg | Op::SSendmsghalt => {
+            s.push(' ');
+            super::print_mem::sendmsg(s, imm, i.target)
+        }
+        Op::SSetGprIdxMode => {
+            s.push(' ');
+            gpr_idx(s, imm)
+        }
+        Op::SEndpgm => {
+            if imm != 0 {
+                write!(s, " {imm}")?;
+            }
+            Ok(())
+        }
+        _ if i.op.has_flag(super::info::flags::BRANCH) => write!(s, " {imm}"),
+        Op::SWakeup
+        | Op::SBarrier
+        | Op::SIcacheInv
+        | Op::SEndpgmSaved
+        | Op::SEndpgmOrderedPsDone
+        | Op::SSetGprIdxOff
+        | Op::STtracedata => Ok(()),
+        _ => u16_imm(s, imm),
+    }
+}
+
+fn waitcnt(s: &mut String, v: u16) -> fmt::Result {
+    let vm = (v & 0xf) | ((v >> 14) << 4);
+    let exp = (v >> 4) & 7;
+    let lgkm = (v >> 8) & 0xf;
+    let mut any = false;
+    let mut part = |s: &mut String, name: &str, val: u16, max: u16| -> fmt::Result {
+        if val != max {
+            write!(s, " {name}({val})")?;
+            any = true;
+        }
+        Ok(())
+    };
+    part(s, "vmcnt", vm, 63)?;
+    part(s, "expcnt", exp, 7)?;
+    part(s, "lgkmcnt", lgkm, 15)?;
+    if !any {
+        write!(s, " vmcnt({vm}) expcnt({exp}) lgkmcnt({lgkm})")?;
+    }
+    Ok(())
+}
+
+const SEL: [&str; 7] = [
+    "BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD",
+];
+
+/// Source `k` with its VOP3/SDWA/DPP modifiers.
+fn modded(
+    f: &mut String,
+    i: &Inst,
+    k: usize,
+    slot: Slot,
+    neg: bool,
+    abs: bool,
+    sext: bool,
+) -> fmt::Result {
+    // A negated constant prints as `neg(c)` (so that `-1` negated is not `--1`).
+    let constant = i.src[k].is_inline_const() || i.src[k] == Operand::Literal;
+    let neg_call = neg && !abs && constant;
+    if neg_call {
+        f.push_str("neg(");
+    } else if neg {
+        f.push('-');
+    }
+    if abs {
+        f.push('|');
+    }
+    if sext {
+        f.push_str("sext(");
+    }
+    // LLVM 19 prints float constants of packed 16-bit integer operands as floats.
+    let ty = match slot.ty {
+        Ty::I16 if i.target == Target::Gfx942 && i.info().name.starts_with("v_pk_") => Ty::F16,
+        ty => ty,
+    };
+    operand(f, i.src[k], slot.regs, ty, i.literal, i.target)?;
+    if sext {
+        f.push(')');
+    }
+    if abs {
+        f.push('|');
+    }
+    if neg_call {
+        f.push(')');
+    }
+    Ok(())
+}
+
+fn mask_list(s: &mut String, name: &str, v: u8, n: usize) -> fmt::Result {
+    write!(s, " {name}:[")?;
+    for k in 0..n {
+        if k > 0 {
+            s.push(',');
+        }
+        s.push(if v & (1 << k) != 0 { '1' } else { '0' });
+    }
+    s.push(']');
+    Ok(())
+}
+
+fn omod(s: &mut String, o: u8) {
+    match o {
+        1 => s.push_str(" mul:2"),
+        2 => s.push_str(" mul:4"),
+        3 => s.push_str(" div:2"),
+        _ => {}
+    }
+}
+
+fn valu(s: &mut String, i: &Inst) -> fmt::Result {
+    let info = i.info();
+    let m = i.op.mods(i.target);
+    s.push_str(info.name);
+    match (i.enc, i.ext) {
+        (Encoding::Vop3, _) if i.op.has_flag(flags::E64_SUFFIX) => s.push_str("_e64"),
+        (Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc, Ext::Sdwa(_)) => s.push_str("_sdwa"),
+        (Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc, Ext::Dpp(_)) => s.push_str("_dpp"),
+        (Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc, _)
+            if i.op.has_flag(flags::E32_SUFFIX) =>
+        {
+            s.push_str("_e32")
+        }
+        _ => {}
+    }
+    let mut first = true;
+    let mut sep = |s: &mut String| {
+        s.push_str(if first { " " } else { ", " });
+        first = false;
+    };
+    for k in 0..2 {
+        if !i.dst[k].is_none() {
+            sep(s);
+            operand(s, i.dst[k], info.dst[k].regs, info.dst[k].ty, 0, i.target)?;
+        }
+    }
+    let nsrc = (0..3).filter(|&k| info.src[k].is_present()).count();
+    let mix = info.name.starts_with("v_fma_mix") || info.name.starts_with("v_mad_mix");
+    for k in 0..3 {
+        if i.src[k].is_none() {
+            continue;
+        }
+        sep(s);
+        let bit = |v: u8| v & (1 << k) != 0;
+        match i.ext {
+            _ if m & (mods::SRC0_NOCONST << k) != 0
+                && (i.src[k].is_inline_const() || i.src[k] == Operand::Literal) =>
+            {
+
+                invalid_immediate(s, i, k)?
+            }
+            // The madmk/madak constant K prints in hex.
+            _ if i.src[k] == Operand::Literal && k > 0 && k_literal(i.op) => {
+                write!(s, "0x{:x}", i.literal)?
+            }
+            Ext::Vop3(v) if i.enc == Encoding::Vop3p => {
+                if mix {
+                    modded(s, i, k, info.src[k], bit(v.neg), bit(v.neg_hi), false)?
+                } else {
+                    modded(s, i, k, info.src[k], false, false, false)?
+                }
+            }
+            // Integer operands with input modifiers: the neg bit reads as sign extension.
+            Ext::Vop3(v) if m & (mods::SRC0_SEXT << k) != 0 => {
+                modded(s, i, k, info.src[k], false, false, bit(v.neg))?
+            }
+            Ext::Vop3(v) => modded(
+                s,
+                i,
+                k,
+                info.src[k],
+                bit(v.neg) && m & mods::NEG != 0,
+                bit(v.abs) && m & mods::ABS != 0,
+                false,
+            )?,
+            // An MFMA accumulator given as a scalar is one register.
+            Ext::Mfma(_)
+                if k == 2
+                    && info.src[k].regs >= 32
+                    && matches!(i.src[k], Operand::Sgpr(_) | Operand::Ttmp(_)) =>
+            {
+                let slot = Slot {
+                    regs: 1,
+                    ..info.src[k]
+                };
+                modded(s, i, k, slot, false, false, false)?
+            }
+            Ext::Sdwa(w) if k < 2 => {
+                // v_cmp_class_*: src0 is the float, src1 the integer class mask.
+                let class = info.name.contains("_class_") || info.name.contains("ldexp");
+                let fl = m & mods::SDWA_ABS_NEG != 0 && !(class && k == 1);
+                let int = m & mods::SDWA_SEXT != 0 || (class && k == 1);
+                modded(
+                    s,
+                    i,
+                    k,
+                    info.src[k],
+                    bit(w.neg) && fl,
+                    bit(w.abs) && fl,
+                    bit(w.sext) && int,
+                )?
+            }
+            Ext::Dpp(d) if k < 2 && m & (mods::SRC0_SEXT << k) != 0 => {
+                modded(s, i, k, info.src[k], false, false, bit(d.neg))?
+            }
+            Ext::Dpp(d) if k < 2 => {
+                let fl = m & mods::DPP_ABS_NEG != 0;
+                modded(
+                    s,
+                    i,
+                    k,
+                    info.src[k],
+                    bit(d.neg) && fl,
+                    bit(d.abs) && fl,
+                    false,
+                )?
+            }
+            _ => modded(s, i, k, info.src[k], false, false, false)?,
+        }
+    }
+    match i.ext {
+        Ext::Vop3(v) if i.enc == Encoding::Vop3p => {
+            let n = nsrc;
+            let full = ((1u16 << n) - 1) as u8;
+            if m & mods::OP_SEL != 0 && v.op_sel & full != 0 {
+                mask_list(s, "op_sel", v.op_sel, n)?;
+            }
+            let default_hi = if mix { 0 } else { full };
+            if m & mods::OP_SEL_HI != 0 && v.op_sel_hi & full != default_hi {
+                mask_list(s, "op_sel_hi", v.op_sel_hi, n)?;
+            }
+            if !mix {
+                if m & mods::NEG != 0 && v.neg & full != 0 {
+                    mask_list(s, "neg_lo", v.neg, n)?;
+                }
+                if m & mods::NEG_HI != 0 && v.neg_hi & full != 0 {
+                    mask_list(s, "neg_hi", v.neg_hi, n)?;
+                }
+            }
+            if v.clamp && m & mods::CLAMP != 0 {
+                s.push_str(" clamp");
+            }
+        }
+        Ext::Vop3(v) => {
+            if m & mods::OP_SEL != 0 && v.op_sel != 0 {
+                // One entry per source, then the destination's (bit 3).
+                let bits = (v.op_sel & ((1 << nsrc) - 1)) | ((v.op_sel >> 3) & 1) << nsrc;
+                mask_list(s, "op_sel", bits, nsrc + 1)?;
+            }
+            if v.clamp && m & mods::CLAMP != 0 {
+                s.push_str(" clamp");
+            }
+            if m & mods::OMOD != 0 {
+                omod(s, v.omod);
+            }
+        }
+        Ext::Mfma(x) => {
+            if x.cbsz != 0 {
+                write!(s, " cbsz:{}", x.cbsz)?;
+            }
+            if x.abid != 0 {
+                write!(s, " abid:{}", x.abid)?;
+            }
+            if x.blgp != 0 {
+                write!(s, " blgp:{}", x.blgp)?;
+            }
+        }
+        Ext::Sdwa(w) => sdwa_suffix(s, i, &w)?,
+        Ext::Dpp(d) => dpp_suffix(s, i, &d)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+fn sdwa_suffix(s: &mut String, i: &Inst, w: &Sdwa) -> fmt::Result {
+    let m = i.op.mods(i.target);
+    if i.enc != Encoding::Vopc {
+        if w.clamp && m & mods::SDWA_CLAMP != 0 {
+            s.push_str(" clamp");
+        }
+        if m & mods::SDWA_OMOD != 0 {
+            omod(s, w.omod);
+        }
+        write!(s, " dst_sel:{}", SEL[usize::from(w.dst_sel)])?;
+        write!(
+            s,
+            " dst_unused:{}",
+            ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE"][usize::from(w.dst_unused)]
+        )?;
+    }
+    write!(s, " src0_sel:{}", SEL[usize::from(w.src_sel[0])])?;
+    if i.enc != Encoding::Vop1 {
+        write!(s, " src1_sel:{}", SEL[usize::from(w.src_sel[1])])?;
+    }
+    Ok(())
+}
+
+/// `v_madmk`/`v_madak`/`v_fmamk`/`v_fmaak`: a literal K besides the sources.
+fn k_literal(op: Op) -> bool {
+    let n = op.name();
+    ["madmk", "madak", "fmamk", "fmaak"]
+        .iter()
+        .any(|k| n.contains(k))
+}
+
+fn dpp_suffix(s: &mut String, i: &Inst, d: &Dpp) -> fmt::Result {
+    let c = d.ctrl;
+    let info = i.info();
+    let dpp64 = info.src[0].regs == 2;
+    match c {
+        _ if dpp64 && !(0x150..=0x15f).contains(&c) => s.push_str(match i.target {
+            Target::Gfx90a => " /* 64 bit dpp only supports row_newbcast */",
+            Target::Gfx942 => " /* DP ALU dpp only supports row_newbcast */",
+        }),
+        0x000..=0x0ff => write!(
+            s,
+            " quad_perm:[{},{},{},{}]",
+            c & 3,
+            (c >> 2) & 3,
+            (c >> 4) & 3,
+            (c >> 6) & 3
+        )?,
+        0x101..=0x10f => write!(s, " row_shl:{}", c & 0xf)?,
+        0x111..=0x11f => write!(s, " row_shr:{}", c & 0xf)?,
+        0x121..=0x12f => write!(s, " row_ror:{}", c & 0xf)?,
+        0x130 => s.push_str(" wave_shl:1"),
+        0x134 => s.push_str(" wave_rol:1"),
+        0x138 => s.push_str(" wave_shr:1"),
+        0x13c => s.push_str(" wave_ror:1"),
+        0x140 => s.push_str(" row_mirror"),
+        0x141 => s.push_str(" row_half_mirror"),
+        0x142 => s.push_str(" row_bcast:15"),
+        0x143 => s.push_str(" row_bcast:31"),
+        0x150..=0x15f => write!(s, " row_newbcast:{}", c & 0xf)?,
+        0x160..=0x16f => {
+            s.push_str(" /* row_xmask is not supported on ASICs earlier than GFX10 */")
+        }
+        _ => s.push_str(" /* Invalid dpp_ctrl value */"),
+    }
+    write!(
+        s,
+        " row_mask:0x{:x} bank_mask:0x{:x}",
+        d.row_mask, d.bank_mask
+    )?;
+    if d.bound_ctrl {
+        s.push_str(" bound_ctrl:1");
+    }
+    Ok(())
+}
