@@ -1,0 +1,77 @@
+//! Instruction fetch with a decode cache.
+//!
+//! Decoding happens once per static instruction per worker and dispatch:
+//! the cache maps code pages to decoded slots, so the hot path is a page
+//! check and an index. A cache lives for one dispatch on one worker, so code
+//! rewritten between dispatches (ROCR's loader copies code objects with its
+//! own blit kernel) is always decoded afresh, and no locking is needed.
+
+use super::memory::WaveMem;
+use super::{ops, ExecError, Handler};
+use crate::isa::{decode, Inst, Target};
+use std::collections::HashMap;
+
+const PAGE: u64 = 4096;
+const SLOTS: usize = (PAGE / 4) as usize;
+
+/// A decoded instruction and its semantics.
+#[derive(Clone, Copy)]
+pub struct Decoded {
+    pub inst: Inst,
+    pub handler: Handler,
+}
+
+type Page = Box<[Option<Decoded>; SLOTS]>;
+
+/// Decoded instructions by address.
+pub struct CodeCache {
+    target: Target,
+    pages: HashMap<u64, Page>,
+}
+
+impl CodeCache {
+    pub fn new(target: Target) -> Self {
+        CodeCache { target, pages: HashMap::new() }
+    }
+
+    /// Forgets everything (a new dispatch).
+    pub fn clear(&mut self, target: Target) {
+        self.target = target;
+        self.pages.clear();
+    }
+
+    /// The instruction at `pc`.
+    #[inline]
+    pub fn fetch(&mut self, pc: u64, mem: &WaveMem<'_>) -> Result<Decoded, ExecError> {
+        if !pc.is_multiple_of(4) {
+            return Err(ExecError::Invalid(format!("program counter {pc:#x} is not dword-aligned")));
+        }
+        let page = pc & !(PAGE - 1);
+        let slot = ((pc - page) / 4) as usize;
+        if let Some(Some(d)) = self.pages.get(&page).map(|p| p[slot]) {
+            return Ok(d);
+        }
+        let d = self.decode_at(pc, mem)?;
+        self.pages.entry(page).or_insert_with(|| Box::new([None; SLOTS]))[slot] = Some(d);
+        Ok(d)
+    }
+
+    fn decode_at(&self, pc: u64, mem: &WaveMem<'_>) -> Result<Decoded, ExecError> {
+        // Up to three dwords (64-bit encoding + literal); the tail may lie
+        // past the end of the code mapping, so read what exists.
+        let mut words = [0u32; 3];
+        let mut n = 0;
+        for (i, w) in words.iter_mut().enumerate() {
+            match mem.read::<u32>(pc + 4 * i as u64) {
+                Ok(v) => {
+                    *w = v;
+                    n += 1;
+                }
+                Err(f) if i == 0 => return Err(f.into()),
+                Err(_) => break,
+            }
+        }
+        let inst = decode(&words[..n], self.target)?;
+        Ok(Decoded { inst, handler: ops::handler(inst.op) })
+    }
+}

@@ -1,0 +1,206 @@
+//! How a wave reaches memory.
+//!
+//! - Global memory goes through the process's GPU VM, with a one-entry
+//!   translation cache per wave (consecutive accesses almost always hit the
+//!   same buffer).
+//! - Private memory (scratch) is simulator-owned, per wave and per lane: the
+//!   private segment buffer descriptor and FLAT addresses in the private
+//!   aperture both resolve to (lane, offset) in [`PrivateMem`], so no ROCR
+//!   scratch allocation is ever needed.
+//! - FLAT addresses in the shared aperture reach the workgroup's LDS.
+
+use super::ExecError;
+use crate::memory::{GpuFault, GpuVm, VmRange};
+use bytemuck::Pod;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, AtomicU64};
+
+/// The apertures the KFD reports (GET_PROCESS_APERTURES): FLAT addresses in
+/// these 4 GiB windows reach LDS and private memory instead of the GPU VM.
+pub const SHARED_APERTURE_BASE: u64 = crate::kfd::process::LDS_APERTURE_BASE;
+pub const PRIVATE_APERTURE_BASE: u64 = crate::kfd::process::SCRATCH_APERTURE_BASE;
+const APERTURE_SIZE: u64 = 1 << 32;
+
+/// Which memory a FLAT address names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlatTarget {
+    Global(u64),
+    /// Byte offset in the workgroup's LDS.
+    Lds(u32),
+    /// Byte offset in the lane's private segment.
+    Private(u64),
+}
+
+/// Classifies a FLAT address by aperture.
+pub fn flat_target(addr: u64) -> FlatTarget {
+    if (SHARED_APERTURE_BASE..SHARED_APERTURE_BASE + APERTURE_SIZE).contains(&addr) {
+        FlatTarget::Lds((addr - SHARED_APERTURE_BASE) as u32)
+    } else if (PRIVATE_APERTURE_BASE..PRIVATE_APERTURE_BASE + APERTURE_SIZE).contains(&addr) {
+        FlatTarget::Private(addr - PRIVATE_APERTURE_BASE)
+    } else {
+        FlatTarget::Global(addr)
+    }
+}
+
+/// Global memory as one wave sees it.
+pub struct WaveMem<'a> {
+    vm: &'a GpuVm,
+    last: Cell<Option<VmRange>>,
+}
+
+impl<'a> WaveMem<'a> {
+    pub fn new(vm: &'a GpuVm) -> Self {
+        WaveMem { vm, last: Cell::new(None) }
+    }
+
+    pub fn vm(&self) -> &'a GpuVm {
+        self.vm
+    }
+
+    /// Host address of `[va, va + len)`.
+    #[inline]
+    pub fn translate(&self, va: u64, len: u64, write: bool) -> Result<usize, GpuFault> {
+        if let Some(r) = self.last.get() {
+            if r.contains(va, len) && (!write || r.writable) {
+                return Ok(r.host_addr(va));
+            }
+        }
+        let host = self.vm.translate(va, len, write)?;
+        self.last.set(self.vm.lookup(va).copied());
+        Ok(host)
+    }
+
+    /// Reads a `T` at `va`.
+    #[inline]
+    pub fn read<T: Pod>(&self, va: u64) -> Result<T, GpuFault> {
+        let host = self.translate(va, size_of::<T>() as u64, false)?;
+        // SAFETY: `translate` checked the whole access lies inside a live
+        // mapping; T is plain data.
+        Ok(unsafe { std::ptr::read_unaligned(host as *const T) })
+    }
+
+    /// Writes a `T` at `va`.
+    #[inline]
+    pub fn write<T: Pod>(&self, va: u64, value: T) -> Result<(), GpuFault> {
+        let host = self.translate(va, size_of::<T>() as u64, true)?;
+        // SAFETY: as in `read`, for a writable mapping.
+        unsafe { std::ptr::write_unaligned(host as *mut T, value) };
+        Ok(())
+    }
+
+    /// The aligned 32-bit word at `va` as an atomic (for GPU atomics, which
+    /// are real host atomics so concurrent workgroups and the host agree).
+    pub fn atomic_u32(&self, va: u64) -> Result<&'a AtomicU32, GpuFault> {
+        if !va.is_multiple_of(4) {
+            return Err(GpuFault { va, write: true, not_present: false });
+        }
+        let host = self.translate(va, 4, true)?;
+        // SAFETY: an aligned word inside a live mapping of the process, which
+        // outlives the dispatch ('a); shared with other agents only through
+        // atomic or word-sized accesses.
+        Ok(unsafe { AtomicU32::from_ptr(host as *mut u32) })
+    }
+
+    /// The aligned 64-bit word at `va` as an atomic.
+    pub fn atomic_u64(&self, va: u64) -> Result<&'a AtomicU64, GpuFault> {
+        if !va.is_multiple_of(8) {
+            return Err(GpuFault { va, write: true, not_present: false });
+        }
+        let host = self.translate(va, 8, true)?;
+        // SAFETY: as in `atomic_u32`.
+        Ok(unsafe { AtomicU64::from_ptr(host as *mut u64) })
+    }
+}
+
+/// The private (scratch) memory of one wave: `per_lane` bytes for each of
+/// the 64 lanes.
+#[derive(Debug, Default, Clone)]
+pub struct PrivateMem {
+    per_lane: usize,
+    data: Vec<u8>,
+}
+
+impl PrivateMem {
+    /// Private memory of `per_lane` bytes per lane, zeroed.
+    pub fn new(per_lane: usize) -> Self {
+        PrivateMem { per_lane, data: vec![0; per_lane * super::LANES] }
+    }
+
+    /// Resizes and zeroes (reuse between waves).
+    pub fn reset(&mut self, per_lane: usize) {
+        self.per_lane = per_lane;
+        self.data.clear();
+        self.data.resize(per_lane * super::LANES, 0);
+    }
+
+    pub fn per_lane(&self) -> usize {
+        self.per_lane
+    }
+
+    fn range(&self, lane: usize, offset: u64, len: usize) -> Result<std::ops::Range<usize>, ExecError> {
+        let end = offset.checked_add(len as u64).filter(|&e| e <= self.per_lane as u64);
+        match end {
+            Some(_) => {
+                let start = lane * self.per_lane + offset as usize;
+                Ok(start..start + len)
+            }
+            None => Err(ExecError::PrivateOutOfRange { offset, size: self.per_lane as u64 }),
+        }
+    }
+
+    /// Reads `out.len()` bytes of lane `lane` at `offset`.
+    pub fn read(&self, lane: usize, offset: u64, out: &mut [u8]) -> Result<(), ExecError> {
+        let r = self.range(lane, offset, out.len())?;
+        out.copy_from_slice(&self.data[r]);
+        Ok(())
+    }
+
+    /// Writes `data` to lane `lane` at `offset`.
+    pub fn write(&mut self, lane: usize, offset: u64, data: &[u8]) -> Result<(), ExecError> {
+        let r = self.range(lane, offset, data.len())?;
+        self.data[r].copy_from_slice(data);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apertures_classify_flat_addresses() {
+        assert_eq!(flat_target(0x7f00_0000_1000), FlatTarget::Global(0x7f00_0000_1000));
+        assert_eq!(flat_target(SHARED_APERTURE_BASE + 0x40), FlatTarget::Lds(0x40));
+        assert_eq!(flat_target(PRIVATE_APERTURE_BASE + 8), FlatTarget::Private(8));
+        assert_eq!(flat_target(PRIVATE_APERTURE_BASE + (1 << 32)), FlatTarget::Global(PRIVATE_APERTURE_BASE + (1 << 32)));
+    }
+
+    #[test]
+    fn private_memory_is_per_lane_and_bounded() {
+        let mut p = PrivateMem::new(16);
+        p.write(3, 4, &[1, 2, 3, 4]).unwrap();
+        let mut out = [0u8; 4];
+        p.read(3, 4, &mut out).unwrap();
+        assert_eq!(out, [1, 2, 3, 4]);
+        p.read(4, 4, &mut out).unwrap();
+        assert_eq!(out, [0; 4], "lanes do not share private memory");
+        assert!(matches!(p.write(0, 14, &[0; 4]), Err(ExecError::PrivateOutOfRange { .. })));
+    }
+
+    #[test]
+    fn translation_cache_hits_and_refills() {
+        let mut buf = vec![0u32; 2048];
+        let host = buf.as_mut_ptr() as usize;
+        let mut vm = GpuVm::new();
+        vm.map(VmRange { start: 0x10000, len: 4096, host, writable: true, handle: 1 }).unwrap();
+        vm.map(VmRange { start: 0x20000, len: 4096, host: host + 4096, writable: false, handle: 2 }).unwrap();
+        let m = WaveMem::new(&vm);
+        m.write::<u32>(0x10004, 5).unwrap();
+        assert_eq!(m.read::<u32>(0x10004).unwrap(), 5);
+        assert_eq!(m.read::<u32>(0x20000).unwrap(), 0);
+        assert!(m.write::<u32>(0x20000, 1).is_err(), "cached read-only range still refuses writes");
+        assert!(m.read::<u32>(0x10ffe).is_err());
+        drop(m);
+        assert_eq!(buf[1], 5);
+    }
+}
