@@ -275,6 +275,18 @@ fn describe_all(mc: &Mc, probes: &[Probe]) -> anyhow::Result<BTreeMap<String, Op
             }
         }
     }
+    // Packed 16-bit operands.
+    for d in descs.values_mut() {
+        if d.name.starts_with("v_pk_") || d.name.starts_with("v_dot2") {
+            for s in d.src.iter_mut() {
+                s.ty = match s.ty {
+                    "F16" => "PkF16",
+                    "I16" => "PkI16",
+                    t => t,
+                };
+            }
+        }
+    }
     Ok(descs)
 }
 
@@ -305,7 +317,7 @@ fn merge_desc(map: &mut BTreeMap<String, OpDesc>, name: String, d: OpDesc) {
             // Keep a 16-bit type learned from either description.
             for i in 0..3 {
                 let ty = old.src[i].ty;
-                if ty == "I16" || ty == "F16" {
+                if matches!(ty, "I16" | "F16" | "PkI16" | "PkF16") {
                     best.src[i].ty = ty;
                 }
             }
