@@ -300,3 +300,30 @@ fn mnemonics_cover_every_form() {
         assert!(m.contains(name), "{name}");
     }
 }
+
+#[test]
+fn program_control_fields() {
+    let w = dec(&[0x21, 0x03, 0x8c, 0xbf]);
+    assert_eq!(
+        w.waitcnt(),
+        Some(sim::isa::Waitcnt {
+            vm: 1,
+            exp: 2,
+            lgkm: 3
+        })
+    );
+    let g = dec(&[0x01, 0x39, 0x81, 0xb8]);
+    assert_eq!(
+        g.hwreg(),
+        Some(sim::isa::HwReg {
+            id: 1,
+            offset: 4,
+            size: 8
+        })
+    );
+    assert_eq!(g.waitcnt(), None);
+    // s_sendmsg sendmsg(MSG_INTERRUPT)
+    let m = dec(&[0x01, 0x00, 0x90, 0xbf]);
+    assert_eq!(m.sendmsg(), Some((1, 0, 0)));
+    assert_eq!(m.to_string(), "s_sendmsg sendmsg(MSG_INTERRUPT)");
+}

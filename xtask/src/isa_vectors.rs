@@ -59,6 +59,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let root = root();
     let mut all_ops: BTreeMap<String, OpDesc> = BTreeMap::new();
     let mut per_target = Vec::new();
+    // The `Op` enum spans all targets, so the tables are only rewritten when every target's
+    // LLVM is at hand; otherwise just the selected targets' vectors are.
+    let mut all_tools = true;
     for t in targets() {
         let selected = want == "all" || want == t.name;
         let have_tool = std::process::Command::new(t.mc.bin)
@@ -70,6 +73,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
                 anyhow::bail!("{} is not installed", t.mc.bin);
             }
             eprintln!("isa-vectors: {} not found, skipping {}", t.mc.bin, t.name);
+            all_tools = false;
             continue;
         }
         eprintln!("isa-vectors: probing {} with {}", t.name, t.mc.bin);
@@ -87,7 +91,11 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     }
     let gen_dir = root.join("sim/src/isa/gen");
     std::fs::create_dir_all(&gen_dir)?;
-    std::fs::write(gen_dir.join("op.rs"), tables::render_ops(&all_ops))?;
+    if all_tools {
+        std::fs::write(gen_dir.join("op.rs"), tables::render_ops(&all_ops))?;
+    } else {
+        eprintln!("isa-vectors: not all LLVM versions found; tables left unchanged");
+    }
     for (t, probes, selected, mods) in &per_target {
         // Vectors are always computed (the opcode maps need the SDWA/DPP forms LLVM accepts)
         // but only written for the selected targets.
@@ -97,10 +105,12 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             std::env::temp_dir().join("isa-vectors").join(t.name)
         };
         let accepted = variants::write_vectors(&t.mc, probes, &dir)?;
-        std::fs::write(
-            gen_dir.join(format!("{}.rs", t.name)),
-            tables::render_target(t.name, probes, &accepted, &all_ops, mods),
-        )?;
+        if all_tools {
+            std::fs::write(
+                gen_dir.join(format!("{}.rs", t.name)),
+                tables::render_target(t.name, probes, &accepted, &all_ops, mods),
+            )?;
+        }
     }
     // Keep the generated files exactly as `cargo fmt` leaves them.
     let status = std::process::Command::new("rustfmt")
@@ -275,6 +285,18 @@ fn describe_all(mc: &Mc, probes: &[Probe]) -> anyhow::Result<BTreeMap<String, Op
             }
         }
     }
+    // Packed 16-bit operands.
+    for d in descs.values_mut() {
+        if d.name.starts_with("v_pk_") || d.name.starts_with("v_dot2") {
+            for s in d.src.iter_mut() {
+                s.ty = match s.ty {
+                    "F16" => "PkF16",
+                    "I16" => "PkI16",
+                    t => t,
+                };
+            }
+        }
+    }
     Ok(descs)
 }
 
@@ -305,7 +327,7 @@ fn merge_desc(map: &mut BTreeMap<String, OpDesc>, name: String, d: OpDesc) {
             // Keep a 16-bit type learned from either description.
             for i in 0..3 {
                 let ty = old.src[i].ty;
-                if ty == "I16" || ty == "F16" {
+                if matches!(ty, "I16" | "F16" | "PkI16" | "PkF16") {
                     best.src[i].ty = ty;
                 }
             }

@@ -120,8 +120,15 @@ pub(crate) fn mem(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
                 inst.dst[0] = vdata;
             }
             if !info.src[2].is_present() {
-                // buffer_wbinvl1 & co.
-                inst.ext = Ext::Buf(Buf::default());
+                // buffer_wbinvl1 & co: only the cache bits mean something.
+                inst.ext = Ext::Buf(Buf {
+                    cache: Cache {
+                        glc,
+                        slc: w0 & (1 << 17) != 0,
+                        scc: w0 & (1 << 15) != 0,
+                    },
+                    ..Buf::default()
+                });
                 return Ok(inst);
             }
             inst.src[2] = sdst(((w1 >> 16) & 0x1f) << 2, &info.src[2]).ok_or_else(bad)?;

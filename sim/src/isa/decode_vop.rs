@@ -256,8 +256,9 @@ pub(crate) fn vop3p(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
                 if o == Operand::Literal {
                     return Err(bad());
                 }
+                // The sparse MFMA's third source is a VGPR of indices, not an accumulator.
                 let acc = if i == 2 {
-                    acc_cd
+                    acc_cd && !info.name.starts_with("v_smfmac")
                 } else {
                     w1 & (1 << (27 + i)) != 0
                 };

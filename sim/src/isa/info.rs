@@ -55,8 +55,12 @@ pub enum Ty {
     /// 16-bit integer (or packed 2 x 16-bit integer): inline float constants are f16 patterns,
     /// a literal's low 16 bits are used.
     I16,
-    /// 16-bit float (or packed 2 x f16): as `I16`.
+    /// 16-bit float: as `I16`.
     F16,
+    /// Two 16-bit integers in a dword (`v_pk_*_i16`, `v_dot2_*_i16`): constants as `I16`.
+    PkI16,
+    /// Two f16 in a dword (`v_pk_*_f16`, `v_dot2*_f16`): constants as `F16`.
+    PkF16,
     /// 32 bits (integer or float: the constant's 32-bit pattern).
     B32,
     /// 64-bit integer: inline float constants are f64 patterns; a literal is zero-extended.
@@ -144,9 +148,9 @@ pub mod flags {
 
 /// Modifiers an op has (`Op::mods(target)`): exactly those LLVM prints for it.
 pub mod mods {
-    /// VOP3 `|x|`.
+    /// VOP3 `|x|` on source 0.
     pub const ABS: u32 = 1 << 0;
-    /// VOP3 `-x` / VOP3P `neg_lo`.
+    /// VOP3 `-x` on source 0 / VOP3P `neg_lo`.
     pub const NEG: u32 = 1 << 1;
     pub const CLAMP: u32 = 1 << 2;
     /// Output modifier `mul:2`, `mul:4`, `div:2`.
@@ -173,6 +177,11 @@ pub mod mods {
     pub const SRC2_SEXT: u32 = 1 << 16;
     /// VOP3P `op_sel_hi` is printed (not for the matrix ops and ACC moves).
     pub const OP_SEL_HI: u32 = 1 << 17;
+    /// VOP3 `-x` / `|x|` on sources 1 and 2 (`NEG`/`ABS` are for source 0).
+    pub const NEG_SRC1: u32 = 1 << 18;
+    pub const NEG_SRC2: u32 = 1 << 19;
+    pub const ABS_SRC1: u32 = 1 << 20;
+    pub const ABS_SRC2: u32 = 1 << 21;
 }
 
 /// Which forms of a VOP1/VOP2/VOPC op exist (generated opcode maps).

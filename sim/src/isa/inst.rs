@@ -196,6 +196,23 @@ pub enum Ext {
     Mimg(Mimg),
 }
 
+/// `s_waitcnt` counters: a wait lasts until each count of outstanding operations is at or
+/// below its value (the maxima 63, 7, 15 mean "do not wait").
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Waitcnt {
+    pub vm: u8,
+    pub exp: u8,
+    pub lgkm: u8,
+}
+
+/// `hwreg(id, offset, size)`: bits `offset..offset+size` of hardware register `id`.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct HwReg {
+    pub id: u8,
+    pub offset: u8,
+    pub size: u8,
+}
+
 /// A decoded instruction.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Inst {
@@ -292,6 +309,46 @@ impl Inst {
     pub fn src_const(&self, i: usize) -> Option<u64> {
         let ty = self.info().src.get(i).map_or(Ty::B32, |s| s.ty);
         self.src[i].const_value(ty, self.literal)
+    }
+
+    /// The modifiers (`info::mods`) this instruction's op has on its target: which of the
+    /// modifier bits in `ext` mean something (LLVM prints exactly these).
+    pub fn mods(&self) -> u32 {
+        self.op.mods(self.target)
+    }
+
+    /// `s_waitcnt` counters; `None` for other ops.
+    pub fn waitcnt(&self) -> Option<Waitcnt> {
+        let v = self.simm16() as u16;
+        (self.op == Op::SWaitcnt).then_some(Waitcnt {
+            vm: ((v & 0xf) | ((v >> 14) << 4)) as u8,
+            exp: ((v >> 4) & 7) as u8,
+            lgkm: ((v >> 8) & 0xf) as u8,
+        })
+    }
+
+    /// The hardware-register field of `s_getreg_b32`/`s_setreg_b32`/`s_setreg_imm32_b32`.
+    pub fn hwreg(&self) -> Option<HwReg> {
+        let v = self.simm16() as u16;
+        matches!(
+            self.op,
+            Op::SGetregB32 | Op::SSetregB32 | Op::SSetregImm32B32
+        )
+        .then_some(HwReg {
+            id: (v & 0x3f) as u8,
+            offset: ((v >> 6) & 0x1f) as u8,
+            size: (((v >> 11) & 0x1f) + 1) as u8,
+        })
+    }
+
+    /// `s_sendmsg`/`s_sendmsghalt` message: (id, operation, stream).
+    pub fn sendmsg(&self) -> Option<(u8, u8, u8)> {
+        let v = self.simm16() as u16;
+        matches!(self.op, Op::SSendmsg | Op::SSendmsghalt).then_some((
+            (v & 0xf) as u8,
+            ((v >> 4) & 7) as u8,
+            ((v >> 8) & 3) as u8,
+        ))
     }
 
     /// Whether the instruction is a memory access (see `flags::MEMORY`).

@@ -4,7 +4,21 @@
 //! value the interpreter caches per address and executes with `match inst.op`. The opcode maps
 //! and the op table are generated from LLVM's AMDGPU disassembler (`cargo xtask isa-vectors`),
 //! and `tests/isa_decode_vectors.rs` checks the decoder and printer against LLVM's text for
-//! tens of thousands of instructions.
+//! tens of thousands of instructions per target.
+//!
+//! # Reading an `Inst` (for the interpreter)
+//! - `inst.op` is the base mnemonic (`Op::VAddF32` for `_e32`, `_e64`, `_sdwa`, `_dpp`);
+//!   `inst.enc` and `inst.ext` say which form. `inst.len` is the byte length (next PC).
+//! - Operands: `inst.dst[0..2]`, `inst.src[0..3]` in LLVM's printing order; implicit VCC
+//!   operands of the 32-bit forms are filled in (`VccLo`). Memory roles: see [`inst`].
+//! - Widths: `inst.src_regs(i)` / `inst.dst_regs(i)` registers (a 64-bit source is a pair
+//!   starting at the operand); `op.info().src[i].ty` says how constants read (`Ty`), and
+//!   `inst.src_const(i)` gives a constant's value at that type (`Operand::Literal` reads
+//!   `inst.literal`).
+//! - Modifiers: `Ext::Vop3` (abs/neg/clamp/omod/op_sel; VOP3P neg_hi/op_sel_hi), `Ext::Sdwa`,
+//!   `Ext::Dpp`, `Ext::Mfma`. `inst.mods()` says which of them the op honours.
+//! - Program control: `inst.simm16()`, `inst.branch_target(pc)`, `inst.waitcnt()`,
+//!   `inst.hwreg()`, `inst.sendmsg()`. Behaviour hints: `op.info().flags` (`info::flags`).
 
 #![forbid(unsafe_code)]
 
@@ -20,7 +34,10 @@ mod print_mem;
 
 pub use decode::{decode, DecodeError};
 pub use info::{Op, OpClass, OpInfo, RegFile, Slot, Ty};
-pub use inst::{Buf, Cache, Dpp, Ds, Encoding, Ext, Flat, Inst, Mfma, Mimg, Sdwa, Smem, Vop3Mods};
+pub use inst::{
+    Buf, Cache, Dpp, Ds, Encoding, Ext, Flat, HwReg, Inst, Mfma, Mimg, Sdwa, Smem, Vop3Mods,
+    Waitcnt,
+};
 pub use operand::{InlineFloat, Operand};
 
 /// The GPU whose instruction set is decoded.

@@ -107,7 +107,7 @@ impl InlineFloat {
     /// The pattern for an operand of type `ty` (zero-extended to 64 bits).
     pub fn bits(self, ty: Ty) -> u64 {
         match ty {
-            Ty::I16 | Ty::F16 => u64::from(self.bits16()),
+            Ty::I16 | Ty::F16 | Ty::PkI16 | Ty::PkF16 => u64::from(self.bits16()),
             Ty::B32 => u64::from(self.bits32()),
             Ty::I64 | Ty::F64 => self.bits64(),
         }
@@ -254,13 +254,13 @@ impl Operand {
     pub fn const_value(self, ty: Ty, literal: u32) -> Option<u64> {
         match self {
             Operand::Int(i) => Some(match ty {
-                Ty::I16 | Ty::F16 => u64::from(i as i16 as u16),
+                Ty::I16 | Ty::F16 | Ty::PkI16 | Ty::PkF16 => u64::from(i as i16 as u16),
                 Ty::B32 => u64::from(i as i32 as u32),
                 Ty::I64 | Ty::F64 => i as i64 as u64,
             }),
             Operand::Float(f) => Some(f.bits(ty)),
             Operand::Literal => Some(match ty {
-                Ty::I16 | Ty::F16 => u64::from(literal & 0xffff),
+                Ty::I16 | Ty::F16 | Ty::PkI16 | Ty::PkF16 => u64::from(literal & 0xffff),
                 Ty::B32 | Ty::I64 => u64::from(literal),
                 Ty::F64 => u64::from(literal) << 32,
             }),

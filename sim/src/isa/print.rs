@@ -50,9 +50,10 @@ pub(crate) fn operand(
         Operand::M0 => f.write_str("m0"),
         Operand::Null => f.write_str("null"),
         Operand::Int(i) => write!(f, "{i}"),
-        // An f16 constant read as a 16-bit integer prints in hex.
+        // An f16 constant read as a 16-bit integer prints in hex (LLVM 19: not when packed).
         Operand::Float(x) => match ty {
             Ty::I16 => write!(f, "0x{:x}", x.bits16()),
+            Ty::PkI16 if target == Target::Gfx90a => write!(f, "0x{:x}", x.bits16()),
             _ => f.write_str(x.text(matches!(ty, Ty::I64 | Ty::F64))),
         },
         Operand::Literal => literal_text(f, literal, ty, target),
@@ -91,12 +92,39 @@ fn literal_text(f: &mut impl Write, v: u32, ty: Ty, target: Target) -> fmt::Resu
                 write!(f, "0x{v:x}")
             }
         }
-        Ty::I16 | Ty::F16 => {
+        // LLVM 19: a packed-f16 literal is a whole dword.
+        Ty::PkF16 if target == Target::Gfx942 => {
+            let s = v as i32;
+            if (-16..=64).contains(&s) {
+                write!(f, "{s}")
+            } else if v >> 16 == 0 {
+                match InlineFloat::from_bits(v.into(), Ty::F16) {
+                    Some(x) => f.write_str(x.text(false)),
+                    None => write!(f, "0x{v:x}"),
+                }
+            } else {
+                write!(f, "0x{v:x}")
+            }
+        }
+        // LLVM 19 checks a 16-bit integer literal's whole dword against the 32-bit inline
+        // values, then prints its low half.
+        Ty::I16 | Ty::PkI16 if target == Target::Gfx942 => {
+            let s = v as i32;
+            if (-16..=64).contains(&s) {
+                write!(f, "{s}")
+            } else {
+                match InlineFloat::from_bits(v.into(), Ty::B32) {
+                    Some(x) => f.write_str(x.text(false)),
+                    None => write!(f, "0x{:x}", v & 0xffff),
+                }
+            }
+        }
+        Ty::I16 | Ty::F16 | Ty::PkI16 | Ty::PkF16 => {
             let h = v & 0xffff;
             let s = h as u16 as i16;
             if (-16..=64).contains(&s) {
                 write!(f, "{s}")
-            } else if ty == Ty::F16 {
+            } else if matches!(ty, Ty::F16 | Ty::PkF16) {
                 match InlineFloat::from_bits(h.into(), Ty::F16) {
                     Some(x) => f.write_str(x.text(false)),
                     None => write!(f, "0x{h:x}"),
@@ -195,8 +223,9 @@ fn invalid_immediate(s: &mut String, i: &Inst, k: usize) -> fmt::Result {
         s.push_str("/*invalid immediate*/");
         return Ok(());
     }
+    // LLVM 19 prints the rejected constant as a 32-bit value.
     let slot = i.info().src[k];
-    operand(s, i.src[k], slot.regs, slot.ty, i.literal, i.target)?;
+    operand(s, i.src[k], slot.regs, Ty::B32, i.literal, i.target)?;
     s.push_str("/*Invalid immediate*/");
     Ok(())
 }
@@ -403,12 +432,7 @@ fn modded(
     if sext {
         f.push_str("sext(");
     }
-    // LLVM 19 prints float constants of packed 16-bit integer operands as floats.
-    let ty = match slot.ty {
-        Ty::I16 if i.target == Target::Gfx942 && i.info().name.starts_with("v_pk_") => Ty::F16,
-        ty => ty,
-    };
-    operand(f, i.src[k], slot.regs, ty, i.literal, i.target)?;
+    operand(f, i.src[k], slot.regs, slot.ty, i.literal, i.target)?;
     if sext {
         f.push(')');
     }
@@ -480,7 +504,6 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
             _ if m & (mods::SRC0_NOCONST << k) != 0
                 && (i.src[k].is_inline_const() || i.src[k] == Operand::Literal) =>
             {
-
                 invalid_immediate(s, i, k)?
             }
             // The madmk/madak constant K prints in hex.
@@ -498,15 +521,22 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
             Ext::Vop3(v) if m & (mods::SRC0_SEXT << k) != 0 => {
                 modded(s, i, k, info.src[k], false, false, bit(v.neg))?
             }
-            Ext::Vop3(v) => modded(
-                s,
-                i,
-                k,
-                info.src[k],
-                bit(v.neg) && m & mods::NEG != 0,
-                bit(v.abs) && m & mods::ABS != 0,
-                false,
-            )?,
+            Ext::Vop3(v) => {
+                let (neg, abs) = [
+                    (mods::NEG, mods::ABS),
+                    (mods::NEG_SRC1, mods::ABS_SRC1),
+                    (mods::NEG_SRC2, mods::ABS_SRC2),
+                ][k];
+                modded(
+                    s,
+                    i,
+                    k,
+                    info.src[k],
+                    bit(v.neg) && m & neg != 0,
+                    bit(v.abs) && m & abs != 0,
+                    false,
+                )?
+            }
             // An MFMA accumulator given as a scalar is one register.
             Ext::Mfma(_)
                 if k == 2
@@ -577,9 +607,15 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
         }
         Ext::Vop3(v) => {
             if m & mods::OP_SEL != 0 && v.op_sel != 0 {
-                // One entry per source, then the destination's (bit 3).
-                let bits = (v.op_sel & ((1 << nsrc) - 1)) | ((v.op_sel >> 3) & 1) << nsrc;
-                mask_list(s, "op_sel", bits, nsrc + 1)?;
+                if info.name.starts_with("v_cvt_sr_") {
+                    // The stochastic-rounding fp8 conversions print all four bits (bits 2, 3
+                    // select the destination byte).
+                    mask_list(s, "op_sel", v.op_sel, 4)?;
+                } else {
+                    // One entry per source, then the destination's (bit 3).
+                    let bits = (v.op_sel & ((1 << nsrc) - 1)) | ((v.op_sel >> 3) & 1) << nsrc;
+                    mask_list(s, "op_sel", bits, nsrc + 1)?;
+                }
             }
             if v.clamp && m & mods::CLAMP != 0 {
                 s.push_str(" clamp");
@@ -595,7 +631,12 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
             if x.abid != 0 {
                 write!(s, " abid:{}", x.abid)?;
             }
-            if x.blgp != 0 {
+            // gfx940+ f64 MFMA: the blgp field negates the sources.
+            if i.target == Target::Gfx942 && i.info().name.contains("_f64") {
+                if x.blgp != 0 {
+                    mask_list(s, "neg", x.blgp, 3)?;
+                }
+            } else if x.blgp != 0 {
                 write!(s, " blgp:{}", x.blgp)?;
             }
         }
@@ -608,7 +649,9 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
 
 fn sdwa_suffix(s: &mut String, i: &Inst, w: &Sdwa) -> fmt::Result {
     let m = i.op.mods(i.target);
-    if i.enc != Encoding::Vopc {
+    // The fp8/bf8 -> f32 conversions have no destination select.
+    let no_dst = i.info().name.contains("_f32_fp8") || i.info().name.contains("_f32_bf8");
+    if i.enc != Encoding::Vopc && !no_dst {
         if w.clamp && m & mods::SDWA_CLAMP != 0 {
             s.push_str(" clamp");
         }
@@ -640,7 +683,8 @@ fn k_literal(op: Op) -> bool {
 fn dpp_suffix(s: &mut String, i: &Inst, d: &Dpp) -> fmt::Result {
     let c = d.ctrl;
     let info = i.info();
-    let dpp64 = info.src[0].regs == 2;
+    // gfx90a: 64-bit source; gfx940+ ("DP ALU"): 64-bit source or result.
+    let dpp64 = info.src[0].regs == 2 || (i.target == Target::Gfx942 && info.dst[0].regs == 2);
     match c {
         _ if dpp64 && !(0x150..=0x15f).contains(&c) => s.push_str(match i.target {
             Target::Gfx90a => " /* 64 bit dpp only supports row_newbcast */",

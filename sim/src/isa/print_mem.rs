@@ -136,7 +136,14 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
         }
         Ext::Buf(b) => {
             if i.src[2].is_none() {
-                // buffer_wbinvl1 & co: no operands.
+                // buffer_wbinvl1 & co: no operands (gfx940+: cache bits).
+                if i.target == Target::Gfx942 {
+                    let c = Cache {
+                        slc: false,
+                        ..b.cache
+                    };
+                    cache(l.f, &c, i.target);
+                }
                 return Ok(());
             }
             let data = if i.dst[0].is_none() {
@@ -357,8 +364,10 @@ pub(crate) fn sendmsg(s: &mut String, v: u16, target: Target) -> fmt::Result {
             }
         }
         // SYSMSG_OP_HOST_TRAP_ACK is gone on gfx940+.
-        (15, Some(n)) => ((1..=4).contains(&op) && stream == 0 && !(op == 3 && target == Target::Gfx942))
-            .then(|| format!("{n}, {}", SYS_OPS[usize::from(op)])),
+        (15, Some(n)) => {
+            ((1..=4).contains(&op) && stream == 0 && !(op == 3 && target == Target::Gfx942))
+                .then(|| format!("{n}, {}", SYS_OPS[usize::from(op)]))
+        }
         (_, Some(n)) => (op == 0 && stream == 0).then(|| n.to_string()),
     };
     // A valid message prints by name even with stray high bits; otherwise the fields print as

@@ -26,6 +26,15 @@ pub struct Reg {
 /// Splits `mnemonic op, op, op mods` into the mnemonic and the operands (modifiers dropped).
 pub fn split(text: &str) -> (&str, Vec<String>) {
     let (mn, rest) = text.split_once(' ').unwrap_or((text, ""));
+    // Drop LLVM's `/* ... */` diagnostics (LLVM 19 annotates operands it finds invalid).
+    let mut clean = String::with_capacity(rest.len());
+    let mut r = rest;
+    while let Some(i) = r.find("/*") {
+        clean.push_str(&r[..i]);
+        r = r[i..].find("*/").map_or("", |j| &r[i + j + 2..]);
+    }
+    clean.push_str(r);
+    let rest = clean.as_str();
     let mut ops = Vec::new();
     let mut depth = 0;
     let mut cur = String::new();
@@ -132,7 +141,7 @@ fn class_of(enc: Enc, name: &str) -> &'static str {
         Enc::Sopp => "Sopp",
         Enc::Smem => "Smem",
         Enc::Vop2 | Enc::Vop1 | Enc::Vopc | Enc::Vop3 => "Valu",
-        Enc::Vop3p if name.starts_with("v_mfma") => "Mfma",
+        Enc::Vop3p if name.starts_with("v_mfma") || name.starts_with("v_smfmac") => "Mfma",
         Enc::Vop3p => "Valu",
         Enc::Ds => "Ds",
         Enc::Flat => "Flat",
@@ -328,7 +337,7 @@ pub fn describe(p: &Probe) -> OpDesc {
         d.src[0].file = 'S';
     }
     // MFMA operands are VGPRs or AGPRs (acc and acc_cd bits), so "vector".
-    if p.enc == Enc::Vop3p && name.starts_with("v_mfma") {
+    if p.enc == Enc::Vop3p && (name.starts_with("v_mfma") || name.starts_with("v_smfmac")) {
         for s in d.src.iter_mut().chain(d.dst.iter_mut()) {
             if s.regs > 0 {
                 s.file = 'V';
@@ -519,7 +528,11 @@ pub fn render_target(
     for name in all_ops.keys() {
         let mut m = mods.get(name).cloned().unwrap_or_default();
         m.sort();
-        let m = if m.is_empty() { "0".to_string() } else { m.join(" | ") };
+        let m = if m.is_empty() {
+            "0".to_string()
+        } else {
+            m.join(" | ")
+        };
         writeln!(s, "    {m}, // {name}").unwrap();
     }
     s.push_str("];\n\n");

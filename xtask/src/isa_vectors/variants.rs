@@ -91,6 +91,12 @@ pub fn modifier_probes(p: &Probe) -> Vec<(&'static str, Vec<u32>, Vec<u32>)> {
                 v.push(("OP_SEL", base.clone(), with(p, &[(0, 11, 1, 1)])));
             }
             v.push(("NEG", base.clone(), with(p, &[(1, 29, 1, 1)])));
+            v.push(("NEG_SRC1", base.clone(), with(p, &[(1, 30, 1, 1)])));
+            v.push(("NEG_SRC2", base.clone(), with(p, &[(1, 31, 1, 1)])));
+            if !vop3b {
+                v.push(("ABS_SRC1", base.clone(), with(p, &[(0, 9, 1, 1)])));
+                v.push(("ABS_SRC2", base.clone(), with(p, &[(0, 10, 1, 1)])));
+            }
             v.push(("CLAMP", base.clone(), with(p, &[(0, 15, 1, 1)])));
             v.push(("OMOD", base.clone(), with(p, &[(1, 27, 2, 1)])));
         }

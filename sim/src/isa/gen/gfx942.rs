@@ -661,15 +661,15 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // v_accvgpr_write_b32
     0, // v_add3_u32
     CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_add_co_u32
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_add_f16
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_add_f32
-    ABS | CLAMP | NEG | OMOD, // v_add_f64
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_add_f16
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_add_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | OMOD, // v_add_f64
     CLAMP | OP_SEL, // v_add_i16
     CLAMP, // v_add_i32
     0, // v_add_lshl_u32
     CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_add_u16
     CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_add_u32
-    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_addc_co_u32
+    CLAMP | SDWA_CLAMP | SDWA_SEXT | SRC2_NOCONST, // v_addc_co_u32
     0, // v_alignbit_b32
     0, // v_alignbyte_b32
     SDWA_CLAMP | SDWA_SEXT, // v_and_b32
@@ -690,57 +690,57 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     ABS | NEG | SDWA_ABS_NEG, // v_cmp_class_f16
     ABS | NEG | SDWA_ABS_NEG, // v_cmp_class_f32
     ABS | NEG, // v_cmp_class_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_eq_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_eq_f32
-    ABS | CLAMP | NEG, // v_cmp_eq_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_eq_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_eq_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_eq_f64
     SDWA_SEXT, // v_cmp_eq_i16
     SDWA_SEXT, // v_cmp_eq_i32
     0, // v_cmp_eq_i64
     SDWA_SEXT, // v_cmp_eq_u16
     SDWA_SEXT, // v_cmp_eq_u32
     0, // v_cmp_eq_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_f_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_f_f32
-    ABS | CLAMP | NEG, // v_cmp_f_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_f_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_f_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_f_f64
     SDWA_SEXT, // v_cmp_f_i16
     SDWA_SEXT, // v_cmp_f_i32
     0, // v_cmp_f_i64
     SDWA_SEXT, // v_cmp_f_u16
     SDWA_SEXT, // v_cmp_f_u32
     0, // v_cmp_f_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_ge_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_ge_f32
-    ABS | CLAMP | NEG, // v_cmp_ge_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_ge_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_ge_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_ge_f64
     SDWA_SEXT, // v_cmp_ge_i16
     SDWA_SEXT, // v_cmp_ge_i32
     0, // v_cmp_ge_i64
     SDWA_SEXT, // v_cmp_ge_u16
     SDWA_SEXT, // v_cmp_ge_u32
     0, // v_cmp_ge_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_gt_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_gt_f32
-    ABS | CLAMP | NEG, // v_cmp_gt_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_gt_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_gt_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_gt_f64
     SDWA_SEXT, // v_cmp_gt_i16
     SDWA_SEXT, // v_cmp_gt_i32
     0, // v_cmp_gt_i64
     SDWA_SEXT, // v_cmp_gt_u16
     SDWA_SEXT, // v_cmp_gt_u32
     0, // v_cmp_gt_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_le_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_le_f32
-    ABS | CLAMP | NEG, // v_cmp_le_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_le_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_le_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_le_f64
     SDWA_SEXT, // v_cmp_le_i16
     SDWA_SEXT, // v_cmp_le_i32
     0, // v_cmp_le_i64
     SDWA_SEXT, // v_cmp_le_u16
     SDWA_SEXT, // v_cmp_le_u32
     0, // v_cmp_le_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_lg_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_lg_f32
-    ABS | CLAMP | NEG, // v_cmp_lg_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_lt_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_lt_f32
-    ABS | CLAMP | NEG, // v_cmp_lt_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_lg_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_lg_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_lg_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_lt_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_lt_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_lt_f64
     SDWA_SEXT, // v_cmp_lt_i16
     SDWA_SEXT, // v_cmp_lt_i32
     0, // v_cmp_lt_i64
@@ -753,93 +753,93 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     SDWA_SEXT, // v_cmp_ne_u16
     SDWA_SEXT, // v_cmp_ne_u32
     0, // v_cmp_ne_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_neq_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_neq_f32
-    ABS | CLAMP | NEG, // v_cmp_neq_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nge_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nge_f32
-    ABS | CLAMP | NEG, // v_cmp_nge_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_ngt_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_ngt_f32
-    ABS | CLAMP | NEG, // v_cmp_ngt_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nle_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nle_f32
-    ABS | CLAMP | NEG, // v_cmp_nle_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nlg_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nlg_f32
-    ABS | CLAMP | NEG, // v_cmp_nlg_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nlt_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_nlt_f32
-    ABS | CLAMP | NEG, // v_cmp_nlt_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_o_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_o_f32
-    ABS | CLAMP | NEG, // v_cmp_o_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_neq_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_neq_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_neq_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_nge_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_nge_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_nge_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_ngt_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_ngt_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_ngt_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_nle_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_nle_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_nle_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_nlg_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_nlg_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_nlg_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_nlt_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_nlt_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_nlt_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_o_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_o_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_o_f64
     SDWA_SEXT, // v_cmp_t_i16
     SDWA_SEXT, // v_cmp_t_i32
     0, // v_cmp_t_i64
     SDWA_SEXT, // v_cmp_t_u16
     SDWA_SEXT, // v_cmp_t_u32
     0, // v_cmp_t_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_tru_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_tru_f32
-    ABS | CLAMP | NEG, // v_cmp_tru_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_u_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmp_u_f32
-    ABS | CLAMP | NEG, // v_cmp_u_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_tru_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_tru_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_tru_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_u_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmp_u_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmp_u_f64
     ABS | NEG | SDWA_ABS_NEG, // v_cmpx_class_f16
     ABS | NEG | SDWA_ABS_NEG, // v_cmpx_class_f32
     ABS | NEG, // v_cmpx_class_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_eq_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_eq_f32
-    ABS | CLAMP | NEG, // v_cmpx_eq_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_eq_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_eq_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_eq_f64
     SDWA_SEXT, // v_cmpx_eq_i16
     SDWA_SEXT, // v_cmpx_eq_i32
     0, // v_cmpx_eq_i64
     SDWA_SEXT, // v_cmpx_eq_u16
     SDWA_SEXT, // v_cmpx_eq_u32
     0, // v_cmpx_eq_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_f_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_f_f32
-    ABS | CLAMP | NEG, // v_cmpx_f_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_f_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_f_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_f_f64
     SDWA_SEXT, // v_cmpx_f_i16
     SDWA_SEXT, // v_cmpx_f_i32
     0, // v_cmpx_f_i64
     SDWA_SEXT, // v_cmpx_f_u16
     SDWA_SEXT, // v_cmpx_f_u32
     0, // v_cmpx_f_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_ge_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_ge_f32
-    ABS | CLAMP | NEG, // v_cmpx_ge_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_ge_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_ge_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_ge_f64
     SDWA_SEXT, // v_cmpx_ge_i16
     SDWA_SEXT, // v_cmpx_ge_i32
     0, // v_cmpx_ge_i64
     SDWA_SEXT, // v_cmpx_ge_u16
     SDWA_SEXT, // v_cmpx_ge_u32
     0, // v_cmpx_ge_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_gt_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_gt_f32
-    ABS | CLAMP | NEG, // v_cmpx_gt_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_gt_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_gt_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_gt_f64
     SDWA_SEXT, // v_cmpx_gt_i16
     SDWA_SEXT, // v_cmpx_gt_i32
     0, // v_cmpx_gt_i64
     SDWA_SEXT, // v_cmpx_gt_u16
     SDWA_SEXT, // v_cmpx_gt_u32
     0, // v_cmpx_gt_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_le_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_le_f32
-    ABS | CLAMP | NEG, // v_cmpx_le_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_le_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_le_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_le_f64
     SDWA_SEXT, // v_cmpx_le_i16
     SDWA_SEXT, // v_cmpx_le_i32
     0, // v_cmpx_le_i64
     SDWA_SEXT, // v_cmpx_le_u16
     SDWA_SEXT, // v_cmpx_le_u32
     0, // v_cmpx_le_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_lg_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_lg_f32
-    ABS | CLAMP | NEG, // v_cmpx_lg_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_lt_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_lt_f32
-    ABS | CLAMP | NEG, // v_cmpx_lt_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_lg_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_lg_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_lg_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_lt_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_lt_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_lt_f64
     SDWA_SEXT, // v_cmpx_lt_i16
     SDWA_SEXT, // v_cmpx_lt_i32
     0, // v_cmpx_lt_i64
@@ -852,46 +852,46 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     SDWA_SEXT, // v_cmpx_ne_u16
     SDWA_SEXT, // v_cmpx_ne_u32
     0, // v_cmpx_ne_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_neq_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_neq_f32
-    ABS | CLAMP | NEG, // v_cmpx_neq_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nge_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nge_f32
-    ABS | CLAMP | NEG, // v_cmpx_nge_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_ngt_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_ngt_f32
-    ABS | CLAMP | NEG, // v_cmpx_ngt_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nle_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nle_f32
-    ABS | CLAMP | NEG, // v_cmpx_nle_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nlg_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nlg_f32
-    ABS | CLAMP | NEG, // v_cmpx_nlg_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nlt_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_nlt_f32
-    ABS | CLAMP | NEG, // v_cmpx_nlt_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_o_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_o_f32
-    ABS | CLAMP | NEG, // v_cmpx_o_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_neq_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_neq_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_neq_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_nge_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_nge_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_nge_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_ngt_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_ngt_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_ngt_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_nle_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_nle_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_nle_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_nlg_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_nlg_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_nlg_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_nlt_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_nlt_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_nlt_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_o_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_o_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_o_f64
     SDWA_SEXT, // v_cmpx_t_i16
     SDWA_SEXT, // v_cmpx_t_i32
     0, // v_cmpx_t_i64
     SDWA_SEXT, // v_cmpx_t_u16
     SDWA_SEXT, // v_cmpx_t_u32
     0, // v_cmpx_t_u64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_tru_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_tru_f32
-    ABS | CLAMP | NEG, // v_cmpx_tru_f64
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_u_f16
-    ABS | CLAMP | NEG | SDWA_ABS_NEG, // v_cmpx_u_f32
-    ABS | CLAMP | NEG, // v_cmpx_u_f64
-    ABS | DPP_ABS_NEG | NEG | SDWA_ABS_NEG | SDWA_CLAMP, // v_cndmask_b32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_tru_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_tru_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_tru_f64
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_u_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | SDWA_ABS_NEG, // v_cmpx_u_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cmpx_u_f64
+    ABS | ABS_SRC1 | DPP_ABS_NEG | NEG | NEG_SRC1 | SDWA_ABS_NEG | SDWA_CLAMP | SRC2_NOCONST, // v_cndmask_b32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cos_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cos_f32
-    ABS | CLAMP | NEG | OMOD, // v_cubeid_f32
-    ABS | CLAMP | NEG | OMOD, // v_cubema_f32
-    ABS | CLAMP | NEG | OMOD, // v_cubesc_f32
-    ABS | CLAMP | NEG | OMOD, // v_cubetc_f32
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_cubeid_f32
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_cubema_f32
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_cubesc_f32
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_cubetc_f32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_f16_f32
     CLAMP | OMOD, // v_cvt_f16_i16
     CLAMP | OMOD, // v_cvt_f16_u16
@@ -915,37 +915,37 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_norm_i16_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_norm_u16_f16
     CLAMP | OMOD, // v_cvt_off_f32_i4
-    ABS | NEG | OP_SEL, // v_cvt_pk_bf8_f32
+    ABS | ABS_SRC1 | NEG | NEG_SRC1 | OP_SEL, // v_cvt_pk_bf8_f32
     CLAMP | OMOD, // v_cvt_pk_f32_bf8
     CLAMP | OMOD, // v_cvt_pk_f32_fp8
-    ABS | NEG | OP_SEL, // v_cvt_pk_fp8_f32
+    ABS | ABS_SRC1 | NEG | NEG_SRC1 | OP_SEL, // v_cvt_pk_fp8_f32
     0, // v_cvt_pk_i16_i32
     0, // v_cvt_pk_u16_u32
-    ABS | CLAMP | NEG | SRC1_SEXT | SRC2_SEXT, // v_cvt_pk_u8_f32
-    ABS | CLAMP | NEG | SRC1_SEXT, // v_cvt_pkaccum_u8_f32
-    ABS | CLAMP | NEG | OP_SEL, // v_cvt_pknorm_i16_f16
-    ABS | CLAMP | NEG, // v_cvt_pknorm_i16_f32
-    ABS | CLAMP | NEG | OP_SEL, // v_cvt_pknorm_u16_f16
-    ABS | CLAMP | NEG, // v_cvt_pknorm_u16_f32
-    ABS | CLAMP | NEG | OMOD, // v_cvt_pkrtz_f16_f32
+    ABS | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | SRC1_SEXT | SRC2_SEXT, // v_cvt_pk_u8_f32
+    ABS | CLAMP | NEG | NEG_SRC1 | SRC1_SEXT, // v_cvt_pkaccum_u8_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | OP_SEL, // v_cvt_pknorm_i16_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cvt_pknorm_i16_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | OP_SEL, // v_cvt_pknorm_u16_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cvt_pknorm_u16_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | OMOD, // v_cvt_pkrtz_f16_f32
     ABS | CLAMP | DPP_ABS_NEG | NEG, // v_cvt_rpi_i32_f32
     ABS | NEG | OP_SEL, // v_cvt_sr_bf8_f32
     ABS | NEG | OP_SEL, // v_cvt_sr_fp8_f32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_u16_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_u32_f32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_u32_f64
-    ABS | CLAMP | NEG | OMOD | OP_SEL, // v_div_fixup_f16
-    ABS | CLAMP | NEG | OMOD, // v_div_fixup_f32
-    ABS | CLAMP | NEG | OMOD, // v_div_fixup_f64
-    ABS | CLAMP | NEG | OMOD, // v_div_fixup_legacy_f16
-    ABS | CLAMP | NEG | OMOD, // v_div_fmas_f32
-    ABS | CLAMP | NEG | OMOD, // v_div_fmas_f64
-    CLAMP | NEG | OMOD, // v_div_scale_f32
-    CLAMP | NEG | OMOD, // v_div_scale_f64
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD | OP_SEL, // v_div_fixup_f16
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_div_fixup_f32
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_div_fixup_f64
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_div_fixup_legacy_f16
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_div_fmas_f32
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_div_fmas_f64
+    CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_div_scale_f32
+    CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_div_scale_f64
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot2_f32_f16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot2_i32_i16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot2_u32_u16
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_dot2c_f32_f16
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD, // v_dot2c_f32_f16
     CLAMP, // v_dot2c_i32_i16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot4_i32_i8
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot4_u32_u8
@@ -962,16 +962,16 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_floor_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_floor_f32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_floor_f64
-    ABS | CLAMP | NEG | OMOD | OP_SEL, // v_fma_f16
-    ABS | CLAMP | NEG | OMOD, // v_fma_f32
-    ABS | CLAMP | NEG | OMOD, // v_fma_f64
-    ABS | CLAMP | NEG | OMOD, // v_fma_legacy_f16
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD | OP_SEL, // v_fma_f16
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_fma_f32
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_fma_f64
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_fma_legacy_f16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_fma_mix_f32
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_fma_mixhi_f16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_fma_mixlo_f16
     0, // v_fmaak_f32
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_fmac_f32
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_fmac_f64
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD, // v_fmac_f32
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD, // v_fmac_f64
     0, // v_fmamk_f32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_fract_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_fract_f32
@@ -982,9 +982,9 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_frexp_mant_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_frexp_mant_f32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_frexp_mant_f64
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD | SRC1_SEXT, // v_ldexp_f16
-    ABS | CLAMP | NEG | OMOD | SRC1_SEXT, // v_ldexp_f32
-    ABS | CLAMP | NEG | OMOD | SRC1_SEXT, // v_ldexp_f64
+    ABS | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD | SRC1_SEXT, // v_ldexp_f16
+    ABS | CLAMP | NEG | NEG_SRC1 | OMOD | SRC1_SEXT, // v_ldexp_f32
+    ABS | CLAMP | NEG | NEG_SRC1 | OMOD | SRC1_SEXT, // v_ldexp_f64
     0, // v_lerp_u8
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_log_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_log_f32
@@ -998,15 +998,15 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     SDWA_CLAMP | SDWA_SEXT, // v_lshrrev_b16
     SDWA_CLAMP | SDWA_SEXT, // v_lshrrev_b32
     0, // v_lshrrev_b64
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_mac_f16
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD, // v_mac_f16
     0, // v_mac_f32
-    ABS | CLAMP | NEG | OMOD | OP_SEL, // v_mad_f16
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD | OP_SEL, // v_mad_f16
     0, // v_mad_f32
     CLAMP | OP_SEL, // v_mad_i16
     CLAMP | OP_SEL, // v_mad_i32_i16
     CLAMP, // v_mad_i32_i24
     CLAMP, // v_mad_i64_i32
-    ABS | CLAMP | NEG | OMOD, // v_mad_legacy_f16
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_mad_legacy_f16
     0, // v_mad_legacy_f32
     CLAMP, // v_mad_legacy_i16
     CLAMP, // v_mad_legacy_u16
@@ -1018,23 +1018,23 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // v_madak_f32
     0, // v_madmk_f16
     0, // v_madmk_f32
-    ABS | CLAMP | NEG | OMOD | OP_SEL, // v_max3_f16
-    ABS | CLAMP | NEG | OMOD, // v_max3_f32
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD | OP_SEL, // v_max3_f16
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_max3_f32
     CLAMP | OP_SEL, // v_max3_i16
     0, // v_max3_i32
     CLAMP | OP_SEL, // v_max3_u16
     0, // v_max3_u32
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_max_f16
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_max_f32
-    ABS | CLAMP | NEG | OMOD, // v_max_f64
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_max_f16
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_max_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | OMOD, // v_max_f64
     SDWA_CLAMP | SDWA_SEXT, // v_max_i16
     SDWA_CLAMP | SDWA_SEXT, // v_max_i32
     SDWA_CLAMP | SDWA_SEXT, // v_max_u16
     SDWA_CLAMP | SDWA_SEXT, // v_max_u32
     0, // v_mbcnt_hi_u32_b32
     0, // v_mbcnt_lo_u32_b32
-    ABS | CLAMP | NEG | OMOD | OP_SEL, // v_med3_f16
-    ABS | CLAMP | NEG | OMOD, // v_med3_f32
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD | OP_SEL, // v_med3_f16
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_med3_f32
     CLAMP | OP_SEL, // v_med3_i16
     0, // v_med3_i32
     CLAMP | OP_SEL, // v_med3_u16
@@ -1098,15 +1098,15 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // v_mfma_i32_32x32x8i8
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_i32_4x4x4_16b_i8
     0, // v_mfma_i32_4x4x4i8
-    ABS | CLAMP | NEG | OMOD | OP_SEL, // v_min3_f16
-    ABS | CLAMP | NEG | OMOD, // v_min3_f32
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD | OP_SEL, // v_min3_f16
+    ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_min3_f32
     CLAMP | OP_SEL, // v_min3_i16
     0, // v_min3_i32
     CLAMP | OP_SEL, // v_min3_u16
     0, // v_min3_u32
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_min_f16
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_min_f32
-    ABS | CLAMP | NEG | OMOD, // v_min_f64
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_min_f16
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_min_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | OMOD, // v_min_f64
     SDWA_CLAMP | SDWA_SEXT, // v_min_i16
     SDWA_CLAMP | SDWA_SEXT, // v_min_i32
     SDWA_CLAMP | SDWA_SEXT, // v_min_u16
@@ -1116,15 +1116,15 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     CLAMP, // v_mqsad_pk_u16_u8
     CLAMP | SRC2_NOCONST, // v_mqsad_u32_u8
     CLAMP, // v_msad_u8
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_mul_f16
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_mul_f32
-    ABS | CLAMP | NEG | OMOD, // v_mul_f64
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_mul_f16
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_mul_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | OMOD, // v_mul_f64
     0, // v_mul_hi_i32
     SDWA_CLAMP | SDWA_SEXT, // v_mul_hi_i32_i24
     0, // v_mul_hi_u32
     SDWA_CLAMP | SDWA_SEXT, // v_mul_hi_u32_u24
     CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_mul_i32_i24
-    ABS | CLAMP | NEG | OMOD, // v_mul_legacy_f32
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | OMOD, // v_mul_legacy_f32
     SDWA_CLAMP | SDWA_SEXT, // v_mul_lo_u16
     0, // v_mul_lo_u32
     CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_mul_u32_u24
@@ -1132,7 +1132,7 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // v_not_b32
     0, // v_or3_b32
     SDWA_CLAMP | SDWA_SEXT, // v_or_b32
-    ABS | CLAMP | NEG | OP_SEL, // v_pack_b32_f16
+    ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | OP_SEL, // v_pack_b32_f16
     0, // v_perm_b32
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_add_f16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_add_f32
@@ -1197,21 +1197,21 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_sqrt_f32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_sqrt_f64
     CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_sub_co_u32
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_sub_f16
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_sub_f32
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_sub_f16
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_sub_f32
     CLAMP | OP_SEL, // v_sub_i16
     CLAMP, // v_sub_i32
     CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_sub_u16
     CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_sub_u32
-    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_subb_co_u32
-    CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_subbrev_co_u32
+    CLAMP | SDWA_CLAMP | SDWA_SEXT | SRC2_NOCONST, // v_subb_co_u32
+    CLAMP | SDWA_CLAMP | SDWA_SEXT | SRC2_NOCONST, // v_subbrev_co_u32
     CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_subrev_co_u32
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_subrev_f16
-    ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_subrev_f32
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_subrev_f16
+    ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD | SDWA_ABS_NEG | SDWA_CLAMP | SDWA_OMOD, // v_subrev_f32
     CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_subrev_u16
     CLAMP | SDWA_CLAMP | SDWA_SEXT, // v_subrev_u32
     SRC0_NOCONST, // v_swap_b32
-    ABS | CLAMP | NEG | OMOD | SRC1_SEXT, // v_trig_preop_f64
+    ABS | CLAMP | NEG | NEG_SRC1 | OMOD | SRC1_SEXT, // v_trig_preop_f64
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_trunc_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_trunc_f32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_trunc_f64
