@@ -10,12 +10,15 @@ pub mod clock;
 pub mod config;
 pub mod cp;
 pub mod drm;
+pub mod exec;
 pub mod host;
 pub mod isa;
 pub mod kfd;
+pub mod loader;
 pub mod machine;
 pub mod memory;
 pub mod sdma;
+pub mod session;
 pub mod topology;
 
 pub use machine::Machine;

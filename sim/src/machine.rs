@@ -5,6 +5,7 @@ use crate::config::Config;
 use crate::config::Device;
 use crate::cp::engine::{DispatchExecutor, Engines, ThreadHook};
 use crate::drm::{self, DrmError};
+use crate::exec::Executor;
 use crate::kfd::{KfdError, KfdProcess, UserptrMode};
 use std::sync::Arc;
 
@@ -28,7 +29,8 @@ impl Machine {
     /// simulator starts.
     pub fn with_thread_hook(config: Config, hook: Option<ThreadHook>) -> Machine {
         let gpus: Arc<[Device]> = config.gpus().to_vec().into();
-        let engines = Engines::new(gpus.len(), hook);
+        let engines = Engines::new(gpus.len(), hook.clone());
+        engines.set_executor(Arc::new(Executor::new(config.workers().get(), hook)));
         Machine { config, gpus, gtt_budget: host_memory_bytes(), engines }
     }
 

@@ -3,15 +3,10 @@
 //! `llvm-mc-15 -mcpu=gfx90a -show-encoding`.
 
 use sim::isa::info::{flags, OpClass, RegFile, Ty};
-use sim::isa::{
-    decode, DecodeError, Encoding, Ext, InlineFloat, Inst, Op, Operand, Target, Vop3Mods,
-};
+use sim::isa::{decode, DecodeError, Encoding, Ext, InlineFloat, Inst, Op, Operand, Target, Vop3Mods};
 
 fn words(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
 fn dec(bytes: &[u8]) -> Inst {
@@ -24,11 +19,7 @@ fn dec(bytes: &[u8]) -> Inst {
 #[test]
 fn inst_is_small_and_copy() {
     // 36 today: 16 bytes of operands and header, the literal, 16 bytes of encoding fields.
-    assert!(
-        std::mem::size_of::<Inst>() <= 40,
-        "{}",
-        std::mem::size_of::<Inst>()
-    );
+    assert!(std::mem::size_of::<Inst>() <= 40, "{}", std::mem::size_of::<Inst>());
     assert_eq!(std::mem::size_of::<Operand>(), 2);
     assert_eq!(std::mem::size_of::<Op>(), 2);
 }
@@ -69,19 +60,8 @@ fn vop3_compare_writes_an_sgpr_pair() {
 #[test]
 fn vop3_modifiers() {
     let i = dec(&[0x01, 0x83, 0x01, 0xd1, 0x02, 0x07, 0x02, 0x28]);
-    let Ext::Vop3(m) = i.ext else {
-        panic!("{:?}", i.ext)
-    };
-    assert_eq!(
-        m,
-        Vop3Mods {
-            abs: 0b11,
-            neg: 0b01,
-            clamp: true,
-            omod: 1,
-            ..Vop3Mods::default()
-        }
-    );
+    let Ext::Vop3(m) = i.ext else { panic!("{:?}", i.ext) };
+    assert_eq!(m, Vop3Mods { abs: 0b11, neg: 0b01, clamp: true, omod: 1, ..Vop3Mods::default() });
     assert_eq!(i.to_string(), "v_add_f32_e64 v1, -|v2|, |v3| clamp mul:2");
 }
 
@@ -109,20 +89,14 @@ fn literal_and_inline_constants_by_type() {
     let s = dec(&[0xff, 0x01, 0x82, 0xbe, 0x00, 0x00, 0xf0, 0x3f]);
     assert_eq!(s.op, Op::SMovB64);
     assert_eq!(s.src_const(0), Some(0x3ff0_0000));
-    assert_eq!(
-        Operand::Literal.const_value(Ty::F64, 0x3ff0_0000),
-        Some(0x3ff0_0000_0000_0000)
-    );
+    assert_eq!(Operand::Literal.const_value(Ty::F64, 0x3ff0_0000), Some(0x3ff0_0000_0000_0000));
 }
 
 #[test]
 fn madmk_constant_is_a_middle_source() {
     let i = dec(&[0x02, 0x07, 0x02, 0x2e, 0x00, 0x00, 0x20, 0x41]);
     assert_eq!(i.op, Op::VMadmkF32);
-    assert_eq!(
-        i.src,
-        [Operand::Vgpr(2), Operand::Literal, Operand::Vgpr(3)]
-    );
+    assert_eq!(i.src, [Operand::Vgpr(2), Operand::Literal, Operand::Vgpr(3)]);
     assert_eq!(i.literal, 0x4120_0000);
     assert_eq!(i.to_string(), "v_madmk_f32 v1, v2, 0x41200000, v3");
 }
@@ -147,10 +121,7 @@ fn mfma_accumulators_are_agprs() {
     let i = dec(&[0x00, 0x91, 0xc0, 0xd3, 0x01, 0x05, 0x02, 0x64]);
     assert_eq!(i.info().class, OpClass::Mfma);
     assert_eq!(i.dst[0], Operand::Agpr(0));
-    assert_eq!(
-        i.src,
-        [Operand::Vgpr(1), Operand::Vgpr(2), Operand::Agpr(0)]
-    );
+    assert_eq!(i.src, [Operand::Vgpr(1), Operand::Vgpr(2), Operand::Agpr(0)]);
     assert_eq!((i.dst_regs(0), i.src_regs(2)), (32, 32));
     let Ext::Mfma(m) = i.ext else { panic!() };
     assert_eq!((m.cbsz, m.abid, m.blgp), (1, 2, 3));
@@ -172,10 +143,7 @@ fn global_addressing() {
     let off = dec(&[0xf8, 0x9f, 0x50, 0xdc, 0x02, 0x00, 0x7f, 0x01]);
     let Ext::Flat(f) = off.ext else { panic!() };
     assert_eq!(f.offset, -8);
-    assert_eq!(
-        (off.src[0], off.src_regs(0), off.src[2]),
-        (Operand::Vgpr(2), 2, Operand::None)
-    );
+    assert_eq!((off.src[0], off.src_regs(0), off.src[2]), (Operand::Vgpr(2), 2, Operand::None));
     let s = dec(&[0x10, 0x80, 0x51, 0xdc, 0x02, 0x00, 0x04, 0x01]);
     let Ext::Flat(f) = s.ext else { panic!() };
     assert_eq!((f.offset, f.cache.glc), (16, true));
@@ -189,31 +157,19 @@ fn ds_buffer_and_image_fields() {
     let d = dec(&[0x03, 0xff, 0x6e, 0xd8, 0x04, 0x00, 0x00, 0x02]);
     let Ext::Ds(x) = d.ext else { panic!() };
     assert_eq!((x.offset0, x.offset1, x.gds), (3, 255, false));
-    assert_eq!(
-        (d.dst[0], d.dst_regs(0), d.src[0]),
-        (Operand::Vgpr(2), 2, Operand::Vgpr(4))
-    );
+    assert_eq!((d.dst[0], d.dst_regs(0), d.src[0]), (Operand::Vgpr(2), 2, Operand::Vgpr(4)));
 
     let b = dec(&[0xff, 0x5f, 0x52, 0xe0, 0x02, 0x01, 0x01, 0x08]);
     let Ext::Buf(x) = b.ext else { panic!() };
-    assert_eq!(
-        (x.offset, x.offen, x.idxen, x.soffset),
-        (4095, true, false, Operand::Sgpr(8))
-    );
+    assert_eq!((x.offset, x.offen, x.idxen, x.soffset), (4095, true, false, Operand::Sgpr(8)));
     assert!(x.cache.glc && x.cache.slc);
-    assert_eq!(
-        (b.dst[0], b.src[0], b.src[2]),
-        (Operand::Vgpr(1), Operand::Vgpr(2), Operand::Sgpr(4))
-    );
+    assert_eq!((b.dst[0], b.src[0], b.src[2]), (Operand::Vgpr(1), Operand::Vgpr(2), Operand::Sgpr(4)));
     assert_eq!(b.src_regs(2), 4);
 
     let m = dec(&[0x00, 0x1f, 0x00, 0xf0, 0x04, 0x00, 0x02, 0x00]);
     let Ext::Mimg(x) = m.ext else { panic!() };
     assert_eq!((x.dmask, x.unorm), (0xf, true));
-    assert_eq!(
-        (m.dst[0], m.dst_regs(0), m.src[2], m.src_regs(2)),
-        (Operand::Vgpr(0), 4, Operand::Sgpr(8), 8)
-    );
+    assert_eq!((m.dst[0], m.dst_regs(0), m.src[2], m.src_regs(2)), (Operand::Vgpr(0), 4, Operand::Sgpr(8), 8));
 }
 
 #[test]
@@ -228,42 +184,22 @@ fn branches_and_program_control() {
     let w = dec(&[0x21, 0x03, 0x8c, 0xbf]);
     assert_eq!((w.op, w.ext), (Op::SWaitcnt, Ext::Imm(0x0321)));
     let g = dec(&[0x01, 0x39, 0x81, 0xb8]);
-    assert_eq!(
-        (g.op, g.dst[0], g.ext),
-        (Op::SGetregB32, Operand::Sgpr(1), Ext::Imm(0x3901))
-    );
+    assert_eq!((g.op, g.dst[0], g.ext), (Op::SGetregB32, Operand::Sgpr(1), Ext::Imm(0x3901)));
     assert_eq!(g.to_string(), "s_getreg_b32 s1, hwreg(HW_REG_MODE, 4, 8)");
 }
 
 #[test]
 fn errors_name_what_failed() {
-    assert!(matches!(
-        decode(&[], Target::Gfx90a),
-        Err(DecodeError::Truncated {
-            need: 1,
-            have: 0,
-            ..
-        })
-    ));
+    assert!(matches!(decode(&[], Target::Gfx90a), Err(DecodeError::Truncated { need: 1, have: 0, .. })));
     // A literal that is not there.
-    assert!(matches!(
-        decode(&[0x0200_00ff], Target::Gfx90a),
-        Err(DecodeError::Truncated { need: 2, .. })
-    ));
+    assert!(matches!(decode(&[0x0200_00ff], Target::Gfx90a), Err(DecodeError::Truncated { need: 2, .. })));
     // SOPP opcode 0x7f does not exist.
     assert_eq!(
         decode(&[0xbfff_0000], Target::Gfx90a),
-        Err(DecodeError::Unknown {
-            encoding: Encoding::Sopp,
-            opcode: 0x7f,
-            word: 0xbfff_0000
-        })
+        Err(DecodeError::Unknown { encoding: Encoding::Sopp, opcode: 0x7f, word: 0xbfff_0000 })
     );
     // EXP is not a compute encoding.
-    assert!(matches!(
-        decode(&[0xc400_0000, 0], Target::Gfx90a),
-        Err(DecodeError::Unsupported { .. })
-    ));
+    assert!(matches!(decode(&[0xc400_0000, 0], Target::Gfx90a), Err(DecodeError::Unsupported { .. })));
 }
 
 #[test]
@@ -304,23 +240,9 @@ fn mnemonics_cover_every_form() {
 #[test]
 fn program_control_fields() {
     let w = dec(&[0x21, 0x03, 0x8c, 0xbf]);
-    assert_eq!(
-        w.waitcnt(),
-        Some(sim::isa::Waitcnt {
-            vm: 1,
-            exp: 2,
-            lgkm: 3
-        })
-    );
+    assert_eq!(w.waitcnt(), Some(sim::isa::Waitcnt { vm: 1, exp: 2, lgkm: 3 }));
     let g = dec(&[0x01, 0x39, 0x81, 0xb8]);
-    assert_eq!(
-        g.hwreg(),
-        Some(sim::isa::HwReg {
-            id: 1,
-            offset: 4,
-            size: 8
-        })
-    );
+    assert_eq!(g.hwreg(), Some(sim::isa::HwReg { id: 1, offset: 4, size: 8 }));
     assert_eq!(g.waitcnt(), None);
     // s_sendmsg sendmsg(MSG_INTERRUPT)
     let m = dec(&[0x01, 0x00, 0x90, 0xbf]);

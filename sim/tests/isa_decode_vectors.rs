@@ -13,9 +13,7 @@ fn data_dir() -> PathBuf {
 }
 
 fn parse_words(hex: &str) -> Vec<u32> {
-    hex.split_whitespace()
-        .map(|w| u32::from_str_radix(w, 16).expect("hex word"))
-        .collect()
+    hex.split_whitespace().map(|w| u32::from_str_radix(w, 16).expect("hex word")).collect()
 }
 
 fn normalize(s: &str) -> String {
@@ -52,11 +50,7 @@ struct Outcome {
 
 fn replay(target: Target) -> Outcome {
     let dir = data_dir().join(target.name());
-    let mut out = Outcome {
-        total: 0,
-        mnemonics: Default::default(),
-        failures: BTreeMap::new(),
-    };
+    let mut out = Outcome { total: 0, mnemonics: Default::default(), failures: BTreeMap::new() };
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("dir entry").path())
@@ -72,8 +66,7 @@ fn replay(target: Target) -> Outcome {
             let (hex, want) = line.split_once('\t').expect("words<TAB>text");
             let words = parse_words(hex);
             out.total += 1;
-            out.mnemonics
-                .insert(want.split_whitespace().next().unwrap_or("").to_string());
+            out.mnemonics.insert(want.split_whitespace().next().unwrap_or("").to_string());
             let got = match decode(&words, target) {
                 Ok(inst) if usize::from(inst.len) != words.len() * 4 => {
                     format!("<length {} want {}> {inst}", inst.len, words.len() * 4)
@@ -86,10 +79,7 @@ fn replay(target: Target) -> Outcome {
                 Target::Gfx942 => normalize(&strip_register_class_notes(want)),
             };
             if got != want {
-                out.failures
-                    .entry(name.clone())
-                    .or_default()
-                    .push(format!("{hex}\n    llvm: {want}\n    ours: {got}"));
+                out.failures.entry(name.clone()).or_default().push(format!("{hex}\n    llvm: {want}\n    ours: {got}"));
             }
         }
     }
@@ -102,10 +92,7 @@ fn check(target: Target) {
     let mut report = String::new();
     for (enc, list) in &o.failures {
         report.push_str(&format!("== {enc}: {} mismatches\n", list.len()));
-        let limit = std::env::var("ISA_REPORT_LIMIT")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(25);
+        let limit = std::env::var("ISA_REPORT_LIMIT").ok().and_then(|v| v.parse().ok()).unwrap_or(25);
         for l in list.iter().take(limit) {
             report.push_str(l);
             report.push('\n');
@@ -118,12 +105,7 @@ fn check(target: Target) {
     let ours: std::collections::BTreeSet<String> = mnemonics(target).map(str::to_string).collect();
     println!("{}: {} mnemonics", target.name(), o.mnemonics.len());
     assert_eq!(ours, o.mnemonics, "mnemonics() differs from the vectors");
-    assert_eq!(
-        bad,
-        0,
-        "{}: mismatches against LLVM:\n{report}",
-        target.name()
-    );
+    assert_eq!(bad, 0, "{}: mismatches against LLVM:\n{report}", target.name());
 }
 
 #[test]

@@ -26,28 +26,13 @@ struct TargetSpec {
 
 fn targets() -> Vec<TargetSpec> {
     vec![
-        TargetSpec {
-            name: "gfx90a",
-            mc: Mc {
-                bin: "llvm-mc-15",
-                cpu: "gfx90a",
-            },
-        },
-        TargetSpec {
-            name: "gfx942",
-            mc: Mc {
-                bin: "llvm-mc-19",
-                cpu: "gfx942",
-            },
-        },
+        TargetSpec { name: "gfx90a", mc: Mc { bin: "llvm-mc-15", cpu: "gfx90a" } },
+        TargetSpec { name: "gfx942", mc: Mc { bin: "llvm-mc-19", cpu: "gfx942" } },
     ]
 }
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
 }
 
 pub fn run(args: &[String]) -> anyhow::Result<()> {
@@ -64,10 +49,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let mut all_tools = true;
     for t in targets() {
         let selected = want == "all" || want == t.name;
-        let have_tool = std::process::Command::new(t.mc.bin)
-            .arg("--version")
-            .output()
-            .is_ok();
+        let have_tool = std::process::Command::new(t.mc.bin).arg("--version").output().is_ok();
         if !have_tool {
             if selected && want != "all" {
                 anyhow::bail!("{} is not installed", t.mc.bin);
@@ -80,10 +62,8 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         let probes = probe_target(&t.mc)?;
         let descs = describe_all(&t.mc, &probes)?;
         // Printed modifiers differ between LLVM versions, so they stay per target.
-        let mods: BTreeMap<String, Vec<&'static str>> = descs
-            .iter()
-            .map(|(n, d)| (n.clone(), d.mods.clone()))
-            .collect();
+        let mods: BTreeMap<String, Vec<&'static str>> =
+            descs.iter().map(|(n, d)| (n.clone(), d.mods.clone())).collect();
         for (name, d) in descs {
             merge_desc(&mut all_ops, name, d);
         }
@@ -147,12 +127,7 @@ fn probe_target(mc: &Mc) -> anyhow::Result<Vec<Probe>> {
                 continue;
             }
             done.insert(op);
-            out.push(Probe {
-                enc,
-                opcode: op,
-                words,
-                text,
-            });
+            out.push(Probe { enc, opcode: op, words, text });
         }
     }
     Ok(out)
@@ -302,12 +277,7 @@ fn describe_all(mc: &Mc, probes: &[Probe]) -> anyhow::Result<BTreeMap<String, Op
 
 fn rank(d: &OpDesc) -> u32 {
     let explicit = d.encs.iter().any(|e| matches!(e, Enc::Vop3 | Enc::Vop3p)) as u32;
-    let n = d
-        .dst
-        .iter()
-        .chain(d.src.iter())
-        .filter(|s| s.regs > 0)
-        .count() as u32;
+    let n = d.dst.iter().chain(d.src.iter()).filter(|s| s.regs > 0).count() as u32;
     explicit * 100 + n
 }
 

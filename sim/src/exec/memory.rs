@@ -172,7 +172,10 @@ mod tests {
         assert_eq!(flat_target(0x7f00_0000_1000), FlatTarget::Global(0x7f00_0000_1000));
         assert_eq!(flat_target(SHARED_APERTURE_BASE + 0x40), FlatTarget::Lds(0x40));
         assert_eq!(flat_target(PRIVATE_APERTURE_BASE + 8), FlatTarget::Private(8));
-        assert_eq!(flat_target(PRIVATE_APERTURE_BASE + (1 << 32)), FlatTarget::Global(PRIVATE_APERTURE_BASE + (1 << 32)));
+        assert_eq!(
+            flat_target(PRIVATE_APERTURE_BASE + (1 << 32)),
+            FlatTarget::Global(PRIVATE_APERTURE_BASE + (1 << 32))
+        );
     }
 
     #[test]
@@ -194,13 +197,14 @@ mod tests {
         let mut vm = GpuVm::new();
         vm.map(VmRange { start: 0x10000, len: 4096, host, writable: true, handle: 1 }).unwrap();
         vm.map(VmRange { start: 0x20000, len: 4096, host: host + 4096, writable: false, handle: 2 }).unwrap();
-        let m = WaveMem::new(&vm);
-        m.write::<u32>(0x10004, 5).unwrap();
-        assert_eq!(m.read::<u32>(0x10004).unwrap(), 5);
-        assert_eq!(m.read::<u32>(0x20000).unwrap(), 0);
-        assert!(m.write::<u32>(0x20000, 1).is_err(), "cached read-only range still refuses writes");
-        assert!(m.read::<u32>(0x10ffe).is_err());
-        drop(m);
+        {
+            let m = WaveMem::new(&vm);
+            m.write::<u32>(0x10004, 5).unwrap();
+            assert_eq!(m.read::<u32>(0x10004).unwrap(), 5);
+            assert_eq!(m.read::<u32>(0x20000).unwrap(), 0);
+            assert!(m.write::<u32>(0x20000, 1).is_err(), "cached read-only range still refuses writes");
+            assert!(m.read::<u32>(0x10ffe).is_err());
+        }
         assert_eq!(buf[1], 5);
     }
 }

@@ -2,7 +2,6 @@
 //!
 //! - [`kd`]: kernel descriptors; [`dispatch`]: turning a dispatch packet
 //!   into workgroups and waves with their initial registers;
-//! - [`pool`]: the worker threads workgroups run on;
 //! - [`workgroup`]: stepping the waves of one workgroup (barriers, LDS);
 //! - [`wave`]: a wave's registers and operand plumbing;
 //! - [`code`]: instruction fetch with a decode cache;
@@ -14,7 +13,6 @@ pub mod dispatch;
 pub mod kd;
 pub mod memory;
 pub mod ops;
-pub mod pool;
 pub mod wave;
 pub mod workgroup;
 

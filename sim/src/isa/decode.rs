@@ -12,23 +12,11 @@ use super::{decode_mem, decode_vop, Op, Target};
 #[derive(Copy, Clone, PartialEq, Eq, Debug, thiserror::Error)]
 pub enum DecodeError {
     #[error("truncated {encoding:?} instruction: needs {need} dwords, {have} available")]
-    Truncated {
-        encoding: Option<Encoding>,
-        need: usize,
-        have: usize,
-    },
+    Truncated { encoding: Option<Encoding>, need: usize, have: usize },
     #[error("unknown {encoding:?} opcode {opcode:#x} (word {word:#010x})")]
-    Unknown {
-        encoding: Encoding,
-        opcode: u32,
-        word: u32,
-    },
+    Unknown { encoding: Encoding, opcode: u32, word: u32 },
     #[error("invalid operand or field in {encoding:?} instruction {op} (word {word:#010x})")]
-    Invalid {
-        encoding: Encoding,
-        op: Op,
-        word: u32,
-    },
+    Invalid { encoding: Encoding, op: Op, word: u32 },
     #[error("unsupported encoding (EXP/VINTRP or reserved prefix) in word {word:#010x}")]
     Unsupported { word: u32 },
 }
@@ -106,18 +94,10 @@ impl Cx<'_> {
         })
     }
     pub fn unknown(&self, opcode: u32) -> DecodeError {
-        DecodeError::Unknown {
-            encoding: self.enc,
-            opcode,
-            word: self.words.first().copied().unwrap_or(0),
-        }
+        DecodeError::Unknown { encoding: self.enc, opcode, word: self.words.first().copied().unwrap_or(0) }
     }
     pub fn invalid(&self, op: Op) -> DecodeError {
-        DecodeError::Invalid {
-            encoding: self.enc,
-            op,
-            word: self.words.first().copied().unwrap_or(0),
-        }
+        DecodeError::Invalid { encoding: self.enc, op, word: self.words.first().copied().unwrap_or(0) }
     }
     /// A new instruction of `len` bytes with no operands yet.
     pub fn inst(&self, op: Op, len: u8) -> Inst {
@@ -156,11 +136,7 @@ pub(crate) fn sdst(code: u32, slot: &Slot) -> Option<Operand> {
 /// Decodes the instruction that starts at `words[0]`. Never panics; an unknown opcode or an
 /// invalid field is an error the caller reports with its PC.
 pub fn decode(words: &[u32], target: Target) -> Result<Inst, DecodeError> {
-    let w0 = *words.first().ok_or(DecodeError::Truncated {
-        encoding: None,
-        need: 1,
-        have: 0,
-    })?;
+    let w0 = *words.first().ok_or(DecodeError::Truncated { encoding: None, need: 1, have: 0 })?;
     let t = tables(target);
     let enc = match w0 >> 23 {
         0b1_0111_1101 => Encoding::Sop1,
@@ -190,9 +166,7 @@ pub fn decode(words: &[u32], target: Target) -> Result<Inst, DecodeError> {
     };
     let cx = Cx { words, target, enc };
     match enc {
-        Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopk | Encoding::Sopc | Encoding::Sopp => {
-            salu(&cx, t, w0)
-        }
+        Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopk | Encoding::Sopc | Encoding::Sopp => salu(&cx, t, w0),
         Encoding::Smem => smem(&cx, t, w0),
         Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc => decode_vop::vop12c(&cx, t, w0),
         Encoding::Vop3 => decode_vop::vop3(&cx, t, w0),
@@ -286,16 +260,8 @@ fn smem(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
     }
     let imm = w0 & (1 << 17) != 0;
     let soe = w0 & (1 << 14) != 0;
-    let mut m = Smem {
-        glc: w0 & (1 << 16) != 0,
-        nv: w0 & (1 << 15) != 0,
-        ..Smem::default()
-    };
-    let one = Slot {
-        regs: 1,
-        file: RegFile::Sgpr,
-        ty: super::info::Ty::B32,
-    };
+    let mut m = Smem { glc: w0 & (1 << 16) != 0, nv: w0 & (1 << 15) != 0, ..Smem::default() };
+    let one = Slot { regs: 1, file: RegFile::Sgpr, ty: super::info::Ty::B32 };
     if imm {
         m.has_imm = true;
         m.offset = ((w1 << 11) as i32) >> 11;

@@ -15,11 +15,7 @@ fn vreg(n: u32, acc: bool) -> Operand {
     }
 }
 
-const ONE_SGPR: Slot = Slot {
-    regs: 1,
-    file: RegFile::Sgpr,
-    ty: Ty::B32,
-};
+const ONE_SGPR: Slot = Slot { regs: 1, file: RegFile::Sgpr, ty: Ty::B32 };
 
 pub(crate) fn mem(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
     let (opcode, table) = match cx.enc {
@@ -54,11 +50,7 @@ pub(crate) fn mem(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
             if info.src[2].is_present() {
                 inst.src[2] = vreg((w1 >> 16) & 0xff, acc);
             }
-            inst.ext = Ext::Ds(Ds {
-                offset0: w0 as u8,
-                offset1: (w0 >> 8) as u8,
-                gds: w0 & (1 << 16) != 0,
-            });
+            inst.ext = Ext::Ds(Ds { offset0: w0 as u8, offset1: (w0 >> 8) as u8, gds: w0 & (1 << 16) != 0 });
         }
         Encoding::Flat | Encoding::Global | Encoding::Scratch => {
             let acc = w1 & (1 << 23) != 0;
@@ -87,18 +79,10 @@ pub(crate) fn mem(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
                 inst.dst[0] = vreg(w1 >> 24, acc);
             }
             let raw = w0 & 0x1fff;
-            let offset = if cx.enc == Encoding::Flat {
-                raw as i16
-            } else {
-                ((raw << 3) as i16) >> 3
-            };
+            let offset = if cx.enc == Encoding::Flat { raw as i16 } else { ((raw << 3) as i16) >> 3 };
             inst.ext = Ext::Flat(Flat {
                 offset,
-                cache: Cache {
-                    glc,
-                    slc: w0 & (1 << 17) != 0,
-                    scc: w0 & (1 << 25) != 0,
-                },
+                cache: Cache { glc, slc: w0 & (1 << 17) != 0, scc: w0 & (1 << 25) != 0 },
                 lds,
             });
         }
@@ -122,36 +106,20 @@ pub(crate) fn mem(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
             if !info.src[2].is_present() {
                 // buffer_wbinvl1 & co: only the cache bits mean something.
                 inst.ext = Ext::Buf(Buf {
-                    cache: Cache {
-                        glc,
-                        slc: w0 & (1 << 17) != 0,
-                        scc: w0 & (1 << 15) != 0,
-                    },
+                    cache: Cache { glc, slc: w0 & (1 << 17) != 0, scc: w0 & (1 << 15) != 0 },
                     ..Buf::default()
                 });
                 return Ok(inst);
             }
             inst.src[2] = sdst(((w1 >> 16) & 0x1f) << 2, &info.src[2]).ok_or_else(bad)?;
-            let slc = if mtbuf {
-                w1 & (1 << 22) != 0
-            } else {
-                w0 & (1 << 17) != 0
-            };
+            let slc = if mtbuf { w1 & (1 << 22) != 0 } else { w0 & (1 << 17) != 0 };
             inst.ext = Ext::Buf(Buf {
                 soffset: ssrc(w1 >> 24, &ONE_SGPR).ok_or_else(bad)?,
                 offset: (w0 & 0xfff) as u16,
                 offen,
                 idxen,
                 lds,
-                cache: Cache {
-                    glc,
-                    slc,
-                    scc: if mtbuf {
-                        w1 & (1 << 21) != 0
-                    } else {
-                        w0 & (1 << 15) != 0
-                    },
-                },
+                cache: Cache { glc, slc, scc: if mtbuf { w1 & (1 << 21) != 0 } else { w0 & (1 << 15) != 0 } },
                 dfmt: if mtbuf { ((w0 >> 19) & 0xf) as u8 } else { 0 },
                 nfmt: if mtbuf { ((w0 >> 23) & 7) as u8 } else { 0 },
             });
@@ -174,14 +142,7 @@ pub(crate) fn mem(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
             let sampler = info.name.contains("sample") || info.name.contains("gather");
             inst.ext = Ext::Mimg(Mimg {
                 ssamp: if sampler {
-                    sdst(
-                        ((w1 >> 21) & 0x1f) << 2,
-                        &Slot {
-                            regs: 4,
-                            ..ONE_SGPR
-                        },
-                    )
-                    .ok_or_else(bad)?
+                    sdst(((w1 >> 21) & 0x1f) << 2, &Slot { regs: 4, ..ONE_SGPR }).ok_or_else(bad)?
                 } else {
                     Operand::None
                 },
@@ -192,11 +153,7 @@ pub(crate) fn mem(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
                 tfe: false,
                 lwe: w0 & (1 << 17) != 0,
                 d16: w1 & (1 << 31) != 0,
-                cache: Cache {
-                    glc,
-                    slc: w0 & (1 << 25) != 0,
-                    scc: false,
-                },
+                cache: Cache { glc, slc: w0 & (1 << 25) != 0, scc: false },
             });
         }
     }

@@ -96,9 +96,7 @@ pub(crate) fn vop12c(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> 
             inst.len = 8;
         }
         // LLVM 15 reads v_swap_b32's source as a VGPR whatever the field says.
-        _ if op == Op::VSwapB32 && cx.target == Target::Gfx90a => {
-            inst.src[0] = Operand::Vgpr(f_src0 as u8)
-        }
+        _ if op == Op::VSwapB32 && cx.target == Target::Gfx90a => inst.src[0] = Operand::Vgpr(f_src0 as u8),
         0xf9 => {
             if form & forms::SDWA == 0 {
                 return Err(bad());
@@ -145,11 +143,7 @@ fn sdwa(cx: &Cx, inst: &mut Inst, w1: u32, f_vsrc1: u32) -> Option<()> {
     use super::inst::Encoding::Vopc;
     let info = inst.op.info();
     let sel = |v: u32| (v <= 6).then_some(v as u8);
-    let src0_code = if w1 & (1 << 23) != 0 {
-        w1 & 0xff
-    } else {
-        256 + (w1 & 0xff)
-    };
+    let src0_code = if w1 & (1 << 23) != 0 { w1 & 0xff } else { 256 + (w1 & 0xff) };
     if info.src[0].is_present() {
         inst.src[0] = src9(src0_code, &info.src[0], cx.target)?;
         if inst.src[0] == Operand::Literal {
@@ -157,11 +151,7 @@ fn sdwa(cx: &Cx, inst: &mut Inst, w1: u32, f_vsrc1: u32) -> Option<()> {
         }
     }
     if cx.enc != super::inst::Encoding::Vop1 && info.src[1].is_present() {
-        let code = if w1 & (1 << 31) != 0 {
-            f_vsrc1
-        } else {
-            256 + f_vsrc1
-        };
+        let code = if w1 & (1 << 31) != 0 { f_vsrc1 } else { 256 + f_vsrc1 };
         inst.src[1] = src9(code, &info.src[1], cx.target)?;
     }
     let mut s = Sdwa {
@@ -244,32 +234,18 @@ pub(crate) fn vop3p(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
             if info.src[i].is_present() {
                 // A 32-register scalar accumulator is not realigned (LLVM reads it as one
                 // register); smaller tuples are.
-                let slot = if info.src[i].regs >= 32 {
-                    Slot {
-                        regs: 1,
-                        ..info.src[i]
-                    }
-                } else {
-                    info.src[i]
-                };
+                let slot = if info.src[i].regs >= 32 { Slot { regs: 1, ..info.src[i] } } else { info.src[i] };
                 let o = src9(w1 >> (9 * i), &slot, cx.target).ok_or_else(bad)?;
                 if o == Operand::Literal {
                     return Err(bad());
                 }
                 // The sparse MFMA's third source is a VGPR of indices, not an accumulator.
-                let acc = if i == 2 {
-                    acc_cd && !info.name.starts_with("v_smfmac")
-                } else {
-                    w1 & (1 << (27 + i)) != 0
-                };
+                let acc = if i == 2 { acc_cd && !info.name.starts_with("v_smfmac") } else { w1 & (1 << (27 + i)) != 0 };
                 inst.src[i] = to_acc(o, acc);
             }
         }
-        inst.ext = Ext::Mfma(Mfma {
-            cbsz: ((w0 >> 8) & 7) as u8,
-            abid: ((w0 >> 11) & 0xf) as u8,
-            blgp: (w1 >> 29) as u8,
-        });
+        inst.ext =
+            Ext::Mfma(Mfma { cbsz: ((w0 >> 8) & 7) as u8, abid: ((w0 >> 11) & 0xf) as u8, blgp: (w1 >> 29) as u8 });
         return Ok(inst);
     }
     if info.dst[0].is_present() {

@@ -86,38 +86,18 @@ impl Slot {
 }
 
 /// No operand.
-pub const NO: Slot = Slot {
-    regs: 0,
-    file: RegFile::Any,
-    ty: Ty::B32,
-};
+pub const NO: Slot = Slot { regs: 0, file: RegFile::Any, ty: Ty::B32 };
 pub(crate) const fn sg(regs: u8, ty: Ty) -> Slot {
-    Slot {
-        regs,
-        file: RegFile::Sgpr,
-        ty,
-    }
+    Slot { regs, file: RegFile::Sgpr, ty }
 }
 pub(crate) const fn vg(regs: u8, ty: Ty) -> Slot {
-    Slot {
-        regs,
-        file: RegFile::Vgpr,
-        ty,
-    }
+    Slot { regs, file: RegFile::Vgpr, ty }
 }
 pub(crate) const fn ag(regs: u8, ty: Ty) -> Slot {
-    Slot {
-        regs,
-        file: RegFile::Agpr,
-        ty,
-    }
+    Slot { regs, file: RegFile::Agpr, ty }
 }
 pub(crate) const fn any(regs: u8, ty: Ty) -> Slot {
-    Slot {
-        regs,
-        file: RegFile::Any,
-        ty,
-    }
+    Slot { regs, file: RegFile::Any, ty }
 }
 
 /// Behaviour flags (`OpInfo::flags`), from naming rules: advisory for the interpreter.

@@ -245,8 +245,7 @@ impl Inst {
     /// Branch target of an SOPP branch or `s_call_b64`/`s_cbranch_i_fork` at `pc`:
     /// `pc + 4 + simm16 * 4`.
     pub fn branch_target(&self, pc: u64) -> u64 {
-        pc.wrapping_add(4)
-            .wrapping_add((i64::from(self.simm16()) * 4) as u64)
+        pc.wrapping_add(4).wrapping_add((i64::from(self.simm16()) * 4) as u64)
     }
 
     /// Number of consecutive registers `src[i]` covers.
@@ -288,17 +287,9 @@ impl Inst {
             // Atomics: dmask selects the 32- or 64-bit (cmpswap: 64/128) form.
             let small = if info.name.contains("cmpswap") { 2 } else { 1 };
             let n = m.dmask.count_ones() as u8;
-            return if n == small || n == 2 * small {
-                n
-            } else {
-                small
-            };
+            return if n == small || n == 2 * small { n } else { small };
         }
-        let mut n = if self.op.name().contains("gather4") {
-            4
-        } else {
-            (m.dmask.count_ones() as u8).max(1)
-        };
+        let mut n = if self.op.name().contains("gather4") { 4 } else { (m.dmask.count_ones() as u8).max(1) };
         if m.d16 {
             n = n.div_ceil(2);
         }
@@ -330,11 +321,7 @@ impl Inst {
     /// The hardware-register field of `s_getreg_b32`/`s_setreg_b32`/`s_setreg_imm32_b32`.
     pub fn hwreg(&self) -> Option<HwReg> {
         let v = self.simm16() as u16;
-        matches!(
-            self.op,
-            Op::SGetregB32 | Op::SSetregB32 | Op::SSetregImm32B32
-        )
-        .then_some(HwReg {
+        matches!(self.op, Op::SGetregB32 | Op::SSetregB32 | Op::SSetregImm32B32).then_some(HwReg {
             id: (v & 0x3f) as u8,
             offset: ((v >> 6) & 0x1f) as u8,
             size: (((v >> 11) & 0x1f) + 1) as u8,
@@ -353,9 +340,6 @@ impl Inst {
 
     /// Whether the instruction is a memory access (see `flags::MEMORY`).
     pub fn is_memory(&self) -> bool {
-        !matches!(
-            self.info().class,
-            OpClass::Salu | OpClass::Sopp | OpClass::Valu | OpClass::Mfma
-        )
+        !matches!(self.info().class, OpClass::Salu | OpClass::Sopp | OpClass::Valu | OpClass::Mfma)
     }
 }

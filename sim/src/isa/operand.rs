@@ -74,9 +74,7 @@ impl InlineFloat {
 
     /// Bit pattern as an f16 (`bits16`), f32 (`bits32`) or f64 (`bits64`).
     pub fn bits16(self) -> u16 {
-        [
-            0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400, 0x3118,
-        ][self as usize]
+        [0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400, 0x3118][self as usize]
     }
     pub fn bits32(self) -> u32 {
         [
@@ -116,17 +114,7 @@ impl InlineFloat {
     pub fn text(self, wide: bool) -> &'static str {
         match self {
             InlineFloat::InvTwoPi if wide => "0.15915494309189532",
-            _ => [
-                "0.5",
-                "-0.5",
-                "1.0",
-                "-1.0",
-                "2.0",
-                "-2.0",
-                "4.0",
-                "-4.0",
-                "0.15915494",
-            ][self as usize],
+            _ => ["0.5", "-0.5", "1.0", "-1.0", "2.0", "-2.0", "4.0", "-4.0", "0.15915494"][self as usize],
         }
     }
     /// The constant whose pattern of type `ty` is `v`, if any (LLVM prints literals that equal

@@ -18,14 +18,7 @@ fn reg_range(f: &mut impl Write, file: &str, base: u32, regs: u8) -> fmt::Result
 }
 
 /// Prints an operand `regs` registers wide whose constants are read as `ty`.
-pub(crate) fn operand(
-    f: &mut impl Write,
-    o: Operand,
-    regs: u8,
-    ty: Ty,
-    literal: u32,
-    target: Target,
-) -> fmt::Result {
+pub(crate) fn operand(f: &mut impl Write, o: Operand, regs: u8, ty: Ty, literal: u32, target: Target) -> fmt::Result {
     let pair = |lo: &str, full: &str| {
         if regs >= 2 {
             full.to_string()
@@ -177,9 +170,7 @@ impl fmt::Display for Inst {
             Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc => salu(&mut s, self)?,
             Encoding::Sopk => sopk(&mut s, self)?,
             Encoding::Sopp => sopp(&mut s, self)?,
-            Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => {
-                valu(&mut s, self)?
-            }
+            Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => valu(&mut s, self)?,
             _ => super::print_mem::mem(&mut s, self)?,
         }
         f.write_str(&s)
@@ -189,11 +180,7 @@ impl fmt::Display for Inst {
 fn salu(s: &mut String, i: &Inst) -> fmt::Result {
     let info = i.info();
     s.push_str(info.name);
-    let mut l = List {
-        f: s,
-        first: true,
-        target: i.target,
-    };
+    let mut l = List { f: s, first: true, target: i.target };
     if !i.dst[0].is_none() {
         l.op(i.dst[0], info.dst[0], i.literal)?;
     }
@@ -291,11 +278,7 @@ fn sopk(s: &mut String, i: &Inst) -> fmt::Result {
     let info = i.info();
     s.push_str(info.name);
     let imm = i.simm16() as u16;
-    let mut l = List {
-        f: s,
-        first: true,
-        target: i.target,
-    };
+    let mut l = List { f: s, first: true, target: i.target };
     match i.op {
         Op::SGetregB32 => {
             l.op(i.dst[0], info.dst[0], 0)?;
@@ -314,28 +297,13 @@ fn sopk(s: &mut String, i: &Inst) -> fmt::Result {
             write!(l.f, "0x{:x}", i.literal)
         }
         Op::SCbranchIFork | Op::SCallB64 => {
-            let o = if i.dst[0].is_none() {
-                i.src[0]
-            } else {
-                i.dst[0]
-            };
-            l.op(
-                o,
-                Slot {
-                    regs: 2,
-                    ..info.dst[0]
-                },
-                0,
-            )?;
+            let o = if i.dst[0].is_none() { i.src[0] } else { i.dst[0] };
+            l.op(o, Slot { regs: 2, ..info.dst[0] }, 0)?;
             l.sep()?;
             write!(l.f, "{imm}")
         }
         _ => {
-            let (o, slot) = if i.dst[0].is_none() {
-                (i.src[0], info.src[0])
-            } else {
-                (i.dst[0], info.dst[0])
-            };
+            let (o, slot) = if i.dst[0].is_none() { (i.src[0], info.src[0]) } else { (i.dst[0], info.dst[0]) };
             l.op(o, slot, 0)?;
             l.sep()?;
             write!(l.f, "0x{imm:x}")
@@ -404,20 +372,10 @@ fn waitcnt(s: &mut String, v: u16) -> fmt::Result {
     Ok(())
 }
 
-const SEL: [&str; 7] = [
-    "BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD",
-];
+const SEL: [&str; 7] = ["BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD"];
 
 /// Source `k` with its VOP3/SDWA/DPP modifiers.
-fn modded(
-    f: &mut String,
-    i: &Inst,
-    k: usize,
-    slot: Slot,
-    neg: bool,
-    abs: bool,
-    sext: bool,
-) -> fmt::Result {
+fn modded(f: &mut String, i: &Inst, k: usize, slot: Slot, neg: bool, abs: bool, sext: bool) -> fmt::Result {
     // A negated constant prints as `neg(c)` (so that `-1` negated is not `--1`).
     let constant = i.src[k].is_inline_const() || i.src[k] == Operand::Literal;
     let neg_call = neg && !abs && constant;
@@ -474,11 +432,7 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
         (Encoding::Vop3, _) if i.op.has_flag(flags::E64_SUFFIX) => s.push_str("_e64"),
         (Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc, Ext::Sdwa(_)) => s.push_str("_sdwa"),
         (Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc, Ext::Dpp(_)) => s.push_str("_dpp"),
-        (Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc, _)
-            if i.op.has_flag(flags::E32_SUFFIX) =>
-        {
-            s.push_str("_e32")
-        }
+        (Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc, _) if i.op.has_flag(flags::E32_SUFFIX) => s.push_str("_e32"),
         _ => {}
     }
     let mut first = true;
@@ -501,15 +455,11 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
         sep(s);
         let bit = |v: u8| v & (1 << k) != 0;
         match i.ext {
-            _ if m & (mods::SRC0_NOCONST << k) != 0
-                && (i.src[k].is_inline_const() || i.src[k] == Operand::Literal) =>
-            {
+            _ if m & (mods::SRC0_NOCONST << k) != 0 && (i.src[k].is_inline_const() || i.src[k] == Operand::Literal) => {
                 invalid_immediate(s, i, k)?
             }
             // The madmk/madak constant K prints in hex.
-            _ if i.src[k] == Operand::Literal && k > 0 && k_literal(i.op) => {
-                write!(s, "0x{:x}", i.literal)?
-            }
+            _ if i.src[k] == Operand::Literal && k > 0 && k_literal(i.op) => write!(s, "0x{:x}", i.literal)?,
             Ext::Vop3(v) if i.enc == Encoding::Vop3p => {
                 if mix {
                     modded(s, i, k, info.src[k], bit(v.neg), bit(v.neg_hi), false)?
@@ -518,35 +468,17 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
                 }
             }
             // Integer operands with input modifiers: the neg bit reads as sign extension.
-            Ext::Vop3(v) if m & (mods::SRC0_SEXT << k) != 0 => {
-                modded(s, i, k, info.src[k], false, false, bit(v.neg))?
-            }
+            Ext::Vop3(v) if m & (mods::SRC0_SEXT << k) != 0 => modded(s, i, k, info.src[k], false, false, bit(v.neg))?,
             Ext::Vop3(v) => {
-                let (neg, abs) = [
-                    (mods::NEG, mods::ABS),
-                    (mods::NEG_SRC1, mods::ABS_SRC1),
-                    (mods::NEG_SRC2, mods::ABS_SRC2),
-                ][k];
-                modded(
-                    s,
-                    i,
-                    k,
-                    info.src[k],
-                    bit(v.neg) && m & neg != 0,
-                    bit(v.abs) && m & abs != 0,
-                    false,
-                )?
+                let (neg, abs) =
+                    [(mods::NEG, mods::ABS), (mods::NEG_SRC1, mods::ABS_SRC1), (mods::NEG_SRC2, mods::ABS_SRC2)][k];
+                modded(s, i, k, info.src[k], bit(v.neg) && m & neg != 0, bit(v.abs) && m & abs != 0, false)?
             }
             // An MFMA accumulator given as a scalar is one register.
             Ext::Mfma(_)
-                if k == 2
-                    && info.src[k].regs >= 32
-                    && matches!(i.src[k], Operand::Sgpr(_) | Operand::Ttmp(_)) =>
+                if k == 2 && info.src[k].regs >= 32 && matches!(i.src[k], Operand::Sgpr(_) | Operand::Ttmp(_)) =>
             {
-                let slot = Slot {
-                    regs: 1,
-                    ..info.src[k]
-                };
+                let slot = Slot { regs: 1, ..info.src[k] };
                 modded(s, i, k, slot, false, false, false)?
             }
             Ext::Sdwa(w) if k < 2 => {
@@ -554,30 +486,14 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
                 let class = info.name.contains("_class_") || info.name.contains("ldexp");
                 let fl = m & mods::SDWA_ABS_NEG != 0 && !(class && k == 1);
                 let int = m & mods::SDWA_SEXT != 0 || (class && k == 1);
-                modded(
-                    s,
-                    i,
-                    k,
-                    info.src[k],
-                    bit(w.neg) && fl,
-                    bit(w.abs) && fl,
-                    bit(w.sext) && int,
-                )?
+                modded(s, i, k, info.src[k], bit(w.neg) && fl, bit(w.abs) && fl, bit(w.sext) && int)?
             }
             Ext::Dpp(d) if k < 2 && m & (mods::SRC0_SEXT << k) != 0 => {
                 modded(s, i, k, info.src[k], false, false, bit(d.neg))?
             }
             Ext::Dpp(d) if k < 2 => {
                 let fl = m & mods::DPP_ABS_NEG != 0;
-                modded(
-                    s,
-                    i,
-                    k,
-                    info.src[k],
-                    bit(d.neg) && fl,
-                    bit(d.abs) && fl,
-                    false,
-                )?
+                modded(s, i, k, info.src[k], bit(d.neg) && fl, bit(d.abs) && fl, false)?
             }
             _ => modded(s, i, k, info.src[k], false, false, false)?,
         }
@@ -659,11 +575,7 @@ fn sdwa_suffix(s: &mut String, i: &Inst, w: &Sdwa) -> fmt::Result {
             omod(s, w.omod);
         }
         write!(s, " dst_sel:{}", SEL[usize::from(w.dst_sel)])?;
-        write!(
-            s,
-            " dst_unused:{}",
-            ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE"][usize::from(w.dst_unused)]
-        )?;
+        write!(s, " dst_unused:{}", ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE"][usize::from(w.dst_unused)])?;
     }
     write!(s, " src0_sel:{}", SEL[usize::from(w.src_sel[0])])?;
     if i.enc != Encoding::Vop1 {
@@ -675,9 +587,7 @@ fn sdwa_suffix(s: &mut String, i: &Inst, w: &Sdwa) -> fmt::Result {
 /// `v_madmk`/`v_madak`/`v_fmamk`/`v_fmaak`: a literal K besides the sources.
 fn k_literal(op: Op) -> bool {
     let n = op.name();
-    ["madmk", "madak", "fmamk", "fmaak"]
-        .iter()
-        .any(|k| n.contains(k))
+    ["madmk", "madak", "fmamk", "fmaak"].iter().any(|k| n.contains(k))
 }
 
 fn dpp_suffix(s: &mut String, i: &Inst, d: &Dpp) -> fmt::Result {
@@ -690,14 +600,7 @@ fn dpp_suffix(s: &mut String, i: &Inst, d: &Dpp) -> fmt::Result {
             Target::Gfx90a => " /* 64 bit dpp only supports row_newbcast */",
             Target::Gfx942 => " /* DP ALU dpp only supports row_newbcast */",
         }),
-        0x000..=0x0ff => write!(
-            s,
-            " quad_perm:[{},{},{},{}]",
-            c & 3,
-            (c >> 2) & 3,
-            (c >> 4) & 3,
-            (c >> 6) & 3
-        )?,
+        0x000..=0x0ff => write!(s, " quad_perm:[{},{},{},{}]", c & 3, (c >> 2) & 3, (c >> 4) & 3, (c >> 6) & 3)?,
         0x101..=0x10f => write!(s, " row_shl:{}", c & 0xf)?,
         0x111..=0x11f => write!(s, " row_shr:{}", c & 0xf)?,
         0x121..=0x12f => write!(s, " row_ror:{}", c & 0xf)?,
@@ -710,16 +613,10 @@ fn dpp_suffix(s: &mut String, i: &Inst, d: &Dpp) -> fmt::Result {
         0x142 => s.push_str(" row_bcast:15"),
         0x143 => s.push_str(" row_bcast:31"),
         0x150..=0x15f => write!(s, " row_newbcast:{}", c & 0xf)?,
-        0x160..=0x16f => {
-            s.push_str(" /* row_xmask is not supported on ASICs earlier than GFX10 */")
-        }
+        0x160..=0x16f => s.push_str(" /* row_xmask is not supported on ASICs earlier than GFX10 */"),
         _ => s.push_str(" /* Invalid dpp_ctrl value */"),
     }
-    write!(
-        s,
-        " row_mask:0x{:x} bank_mask:0x{:x}",
-        d.row_mask, d.bank_mask
-    )?;
+    write!(s, " row_mask:0x{:x} bank_mask:0x{:x}", d.row_mask, d.bank_mask)?;
     if d.bound_ctrl {
         s.push_str(" bound_ctrl:1");
     }

@@ -8,11 +8,7 @@ use super::print::{operand, List};
 use super::{Op, Target};
 use std::fmt::{self, Write};
 
-const SGPR: Slot = Slot {
-    regs: 1,
-    file: super::info::RegFile::Sgpr,
-    ty: Ty::B32,
-};
+const SGPR: Slot = Slot { regs: 1, file: super::info::RegFile::Sgpr, ty: Ty::B32 };
 
 /// gfx90a: glc slc scc; gfx940+ names the same bits sc0, nt, sc1.
 fn cache(s: &mut String, c: &Cache, target: Target) {
@@ -30,11 +26,7 @@ fn cache(s: &mut String, c: &Cache, target: Target) {
 pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
     let info = i.info();
     s.push_str(info.name);
-    let mut l = List {
-        f: s,
-        first: true,
-        target: i.target,
-    };
+    let mut l = List { f: s, first: true, target: i.target };
     match i.ext {
         Ext::Smem(m) => {
             if matches!(i.op, Op::SAtcProbe | Op::SAtcProbeBuffer) {
@@ -79,9 +71,7 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
                     l.op(i.src[k], info.src[k], 0)?;
                 }
             }
-            let two = ["read2", "write2", "wrxchg2"]
-                .iter()
-                .any(|n| info.name.contains(n));
+            let two = ["read2", "write2", "wrxchg2"].iter().any(|n| info.name.contains(n));
             if two {
                 if d.offset0 != 0 {
                     write!(s, " offset0:{}", d.offset0)?;
@@ -107,14 +97,7 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
             if i.src[0].is_none() {
                 l.text("off")?;
             } else {
-                l.op(
-                    i.src[0],
-                    Slot {
-                        regs: i.src_regs(0),
-                        ..SGPR
-                    },
-                    0,
-                )?;
+                l.op(i.src[0], Slot { regs: i.src_regs(0), ..SGPR }, 0)?;
             }
             if !i.src[1].is_none() {
                 l.op(i.src[1], info.src[1], 0)?;
@@ -138,38 +121,20 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
             if i.src[2].is_none() {
                 // buffer_wbinvl1 & co: no operands (gfx940+: cache bits).
                 if i.target == Target::Gfx942 {
-                    let c = Cache {
-                        slc: false,
-                        ..b.cache
-                    };
+                    let c = Cache { slc: false, ..b.cache };
                     cache(l.f, &c, i.target);
                 }
                 return Ok(());
             }
-            let data = if i.dst[0].is_none() {
-                i.src[1]
-            } else {
-                i.dst[0]
-            };
+            let data = if i.dst[0].is_none() { i.src[1] } else { i.dst[0] };
             if !data.is_none() {
-                let slot = if i.dst[0].is_none() {
-                    info.src[1]
-                } else {
-                    info.dst[0]
-                };
+                let slot = if i.dst[0].is_none() { info.src[1] } else { info.dst[0] };
                 l.op(data, slot, 0)?;
             }
             if i.src[0].is_none() {
                 l.text("off")?;
             } else {
-                l.op(
-                    i.src[0],
-                    Slot {
-                        regs: i.src_regs(0),
-                        ..SGPR
-                    },
-                    0,
-                )?;
+                l.op(i.src[0], Slot { regs: i.src_regs(0), ..SGPR }, 0)?;
             }
             l.op(i.src[2], info.src[2], 0)?;
             l.op(b.soffset, SGPR, 0)?;
@@ -192,11 +157,7 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
         }
         Ext::Mimg(m) => {
             let regs = i.data_regs();
-            let data = if i.dst[0].is_none() {
-                i.src[1]
-            } else {
-                i.dst[0]
-            };
+            let data = if i.dst[0].is_none() { i.src[1] } else { i.dst[0] };
             if !data.is_none() {
                 l.sep()?;
                 operand(l.f, data, regs, Ty::B32, 0, i.target)?;
@@ -238,14 +199,7 @@ fn swizzle(s: &mut String, v: u16) -> fmt::Result {
         return write!(s, "{v}");
     }
     if v & 0x8000 != 0 {
-        return write!(
-            s,
-            "swizzle(QUAD_PERM,{},{},{},{})",
-            v & 3,
-            (v >> 2) & 3,
-            (v >> 4) & 3,
-            (v >> 6) & 3
-        );
+        return write!(s, "swizzle(QUAD_PERM,{},{},{},{})", v & 3, (v >> 2) & 3, (v >> 4) & 3, (v >> 6) & 3);
     }
     let (and, or, xor) = (v & 0x1f, (v >> 5) & 0x1f, (v >> 10) & 0x1f);
     if and == 0x1f && or == 0 && xor.count_ones() == 1 {
@@ -298,16 +252,7 @@ const DFMT: [&str; 16] = [
     "32_32_32_32",
     "RESERVED_15",
 ];
-const NFMT: [&str; 8] = [
-    "UNORM",
-    "SNORM",
-    "USCALED",
-    "SSCALED",
-    "UINT",
-    "SINT",
-    "RESERVED_6",
-    "FLOAT",
-];
+const NFMT: [&str; 8] = ["UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT", "RESERVED_6", "FLOAT"];
 
 fn buf_format(s: &mut String, dfmt: u8, nfmt: u8) -> fmt::Result {
     let d = (dfmt != 1).then(|| format!("BUF_DATA_FORMAT_{}", DFMT[usize::from(dfmt & 15)]));
@@ -339,21 +284,12 @@ pub(crate) fn sendmsg(s: &mut String, v: u16, target: Target) -> fmt::Result {
         _ => None,
     };
     const GS_OPS: [&str; 4] = ["GS_OP_NOP", "GS_OP_CUT", "GS_OP_EMIT", "GS_OP_EMIT_CUT"];
-    const SYS_OPS: [&str; 5] = [
-        "",
-        "SYSMSG_OP_ECC_ERR_INTERRUPT",
-        "SYSMSG_OP_REG_RD",
-        "SYSMSG_OP_HOST_TRAP_ACK",
-        "SYSMSG_OP_TTRACE_PC",
-    ];
+    const SYS_OPS: [&str; 5] =
+        ["", "SYSMSG_OP_ECC_ERR_INTERRUPT", "SYSMSG_OP_REG_RD", "SYSMSG_OP_HOST_TRAP_ACK", "SYSMSG_OP_TTRACE_PC"];
     let symbolic = match (id, name) {
         (_, None) => None,
         (2 | 3, Some(n)) => {
-            let op_ok = if id == 2 {
-                (1..=3).contains(&op)
-            } else {
-                op <= 3
-            };
+            let op_ok = if id == 2 { (1..=3).contains(&op) } else { op <= 3 };
             let with_stream = op != 0;
             if !op_ok || (!with_stream && stream != 0) {
                 None
@@ -364,10 +300,8 @@ pub(crate) fn sendmsg(s: &mut String, v: u16, target: Target) -> fmt::Result {
             }
         }
         // SYSMSG_OP_HOST_TRAP_ACK is gone on gfx940+.
-        (15, Some(n)) => {
-            ((1..=4).contains(&op) && stream == 0 && !(op == 3 && target == Target::Gfx942))
-                .then(|| format!("{n}, {}", SYS_OPS[usize::from(op)]))
-        }
+        (15, Some(n)) => ((1..=4).contains(&op) && stream == 0 && !(op == 3 && target == Target::Gfx942))
+            .then(|| format!("{n}, {}", SYS_OPS[usize::from(op)])),
         (_, Some(n)) => (op == 0 && stream == 0).then(|| n.to_string()),
     };
     // A valid message prints by name even with stray high bits; otherwise the fields print as

@@ -348,6 +348,20 @@ impl KfdProcess {
         result
     }
 
+    /// Allocates `size` bytes of `flags` memory at GPU VA `va` on GPU `gpu`
+    /// and maps it there (what ALLOC + MAP do, for in-process users such as
+    /// the embedding API). Returns the handle.
+    pub fn alloc_and_map(&self, gpu: usize, va: u64, size: u64, flags: u32) -> Result<u64, KfdError> {
+        let gpu_id = self.gpus()[gpu].gpu_id;
+        let mut a = kfd::AllocMemoryOfGpuArgs { va_addr: va, size, handle: 0, mmap_offset: 0, gpu_id, flags };
+        self.alloc_memory(&mut a)?;
+        let map = kfd::MapMemoryToGpuArgs { handle: a.handle, device_ids_array_ptr: 0, n_devices: 1, n_success: 0 };
+        let mut payload = bytemuck::bytes_of(&map).to_vec();
+        payload.extend_from_slice(&gpu_id.to_le_bytes());
+        self.ioctl(kfd::cmd::MAP_MEMORY_TO_GPU, &mut payload)?;
+        Ok(a.handle)
+    }
+
     /// Resolves an mmap of `len` bytes at `offset` of a device file to the
     /// arena range it maps.
     pub fn mmap_target(&self, file: DeviceFile, offset: u64, len: u64) -> Result<MapTarget, KfdError> {

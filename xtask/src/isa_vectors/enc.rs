@@ -116,10 +116,7 @@ pub fn sopp(op: u32, imm: u32) -> u32 {
 }
 /// SMEM with an immediate offset (imm=1).
 pub fn smem(op: u32, sdata: u32, sbase: u32, glc: u32, offset: u32) -> [u32; 2] {
-    [
-        (0b110000 << 26) | (op << 18) | (1 << 17) | (glc << 16) | (sdata << 6) | (sbase >> 1),
-        offset & 0x1f_ffff,
-    ]
+    [(0b110000 << 26) | (op << 18) | (1 << 17) | (glc << 16) | (sdata << 6) | (sbase >> 1), offset & 0x1f_ffff]
 }
 pub fn vop2(op: u32, vdst: u32, src0: u32, vsrc1: u32) -> u32 {
     (op << 25) | (vdst << 17) | (vsrc1 << 9) | src0
@@ -132,10 +129,7 @@ pub fn vopc(op: u32, src0: u32, vsrc1: u32) -> u32 {
 }
 /// VOP3 (a or b); `mid` is bits [14:8] (abs/op_sel or sdst).
 pub fn vop3(op: u32, vdst: u32, mid: u32, srcs: [u32; 3]) -> [u32; 2] {
-    [
-        (0b110100 << 26) | (op << 16) | (mid << 8) | vdst,
-        srcs[0] | (srcs[1] << 9) | (srcs[2] << 18),
-    ]
+    [(0b110100 << 26) | (op << 16) | (mid << 8) | vdst, srcs[0] | (srcs[1] << 9) | (srcs[2] << 18)]
 }
 /// VOP3P with op_sel_hi = [1,1,1] (LLVM's default, printed as nothing), except for the
 /// matrix ops (opcode 0x40 and up) whose op_sel_hi bits are the abid/acc fields.
@@ -147,36 +141,21 @@ pub fn vop3p(op: u32, vdst: u32, srcs: [u32; 3]) -> [u32; 2] {
     ]
 }
 pub fn ds(op: u32, off0: u32, off1: u32, addr: u32, data0: u32, data1: u32, vdst: u32) -> [u32; 2] {
-    [
-        (0b110110 << 26) | (op << 17) | (off1 << 8) | off0,
-        addr | (data0 << 8) | (data1 << 16) | (vdst << 24),
-    ]
+    [(0b110110 << 26) | (op << 17) | (off1 << 8) | off0, addr | (data0 << 8) | (data1 << 16) | (vdst << 24)]
 }
 /// FLAT/GLOBAL/SCRATCH; `seg` 0 flat, 1 scratch, 2 global.
 pub fn flat(op: u32, seg: u32, glc: u32, addr: u32, data: u32, saddr: u32, vdst: u32) -> [u32; 2] {
-    [
-        (0b110111 << 26) | (op << 18) | (glc << 16) | (seg << 14),
-        addr | (data << 8) | (saddr << 16) | (vdst << 24),
-    ]
+    [(0b110111 << 26) | (op << 18) | (glc << 16) | (seg << 14), addr | (data << 8) | (saddr << 16) | (vdst << 24)]
 }
 pub fn mubuf(op: u32, offen: u32, vaddr: u32, vdata: u32, srsrc: u32, soffset: u32) -> [u32; 2] {
-    [
-        (0b111000 << 26) | (op << 18) | (offen << 12),
-        vaddr | (vdata << 8) | (srsrc << 16) | (soffset << 24),
-    ]
+    [(0b111000 << 26) | (op << 18) | (offen << 12), vaddr | (vdata << 8) | (srsrc << 16) | (soffset << 24)]
 }
 /// MTBUF with dfmt=1 (BUF_DATA_FORMAT_8) and nfmt=0.
 pub fn mtbuf(op: u32, offen: u32, vaddr: u32, vdata: u32, srsrc: u32, soffset: u32) -> [u32; 2] {
-    [
-        (0b111010 << 26) | (1 << 19) | (op << 15) | (offen << 12),
-        vaddr | (vdata << 8) | (srsrc << 16) | (soffset << 24),
-    ]
+    [(0b111010 << 26) | (1 << 19) | (op << 15) | (offen << 12), vaddr | (vdata << 8) | (srsrc << 16) | (soffset << 24)]
 }
 pub fn mimg(op: u32, dmask: u32, vaddr: u32, vdata: u32, srsrc: u32, ssamp: u32) -> [u32; 2] {
-    [
-        (0b111100 << 26) | (op << 18) | (dmask << 8),
-        vaddr | (vdata << 8) | (srsrc << 16) | (ssamp << 21),
-    ]
+    [(0b111100 << 26) | (op << 18) | (dmask << 8), vaddr | (vdata << 8) | (srsrc << 16) | (ssamp << 21)]
 }
 
 /// Candidate words for one opcode, in order of preference: the first one LLVM accepts is the

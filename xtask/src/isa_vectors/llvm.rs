@@ -53,11 +53,7 @@ impl Mc {
             group(&[MARKER], &mut input);
         }
         let mut child = Command::new(self.bin)
-            .args([
-                "--disassemble",
-                &format!("-mcpu={}", self.cpu),
-                "-triple=amdgcn-amd-amdhsa",
-            ])
+            .args(["--disassemble", &format!("-mcpu={}", self.cpu), "-triple=amdgcn-amd-amdhsa"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -66,9 +62,7 @@ impl Mc {
         let mut stdin = child.stdin.take().expect("piped stdin");
         let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
         let output = child.wait_with_output()?;
-        writer
-            .join()
-            .map_err(|_| anyhow::anyhow!("writer thread panicked"))??;
+        writer.join().map_err(|_| anyhow::anyhow!("writer thread panicked"))??;
         let text = String::from_utf8(output.stdout)?;
         // Candidate k is on input line 2k+1; a warning on that line means LLVM could not
         // decode some of its bytes (e.g. a trailing dword), even if it printed one line.
@@ -96,13 +90,7 @@ impl Mc {
                 cur.push(normalize(line));
             }
         }
-        anyhow::ensure!(
-            res.len() == cands.len(),
-            "{}: expected {} results, got {}",
-            self.bin,
-            cands.len(),
-            res.len()
-        );
+        anyhow::ensure!(res.len() == cands.len(), "{}: expected {} results, got {}", self.bin, cands.len(), res.len());
         Ok(res)
     }
 }

@@ -78,11 +78,7 @@ pub fn parse_reg(tok: &str) -> Option<Reg> {
     if let Some(inner) = rest.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
         let (lo, hi) = inner.split_once(':')?;
         let (lo, hi): (u32, u32) = (lo.parse().ok()?, hi.parse().ok()?);
-        return Some(Reg {
-            file,
-            base: lo,
-            n: hi - lo + 1,
-        });
+        return Some(Reg { file, base: lo, n: hi - lo + 1 });
     }
     let base = rest.parse().ok()?;
     Some(Reg { file, base, n: 1 })
@@ -175,11 +171,7 @@ fn ty_for(name: &str, regs: u32) -> &'static str {
 pub fn describe(p: &Probe) -> OpDesc {
     let (mn, ops) = split(&p.text);
     let name = base_name(mn).to_string();
-    let mut d = OpDesc {
-        name: name.clone(),
-        class: class_of(p.enc, &name),
-        ..Default::default()
-    };
+    let mut d = OpDesc { name: name.clone(), class: class_of(p.enc, &name), ..Default::default() };
     if mn.ends_with("_e32") {
         d.text_flags.push("E32_SUFFIX");
     }
@@ -199,11 +191,7 @@ pub fn describe(p: &Probe) -> OpDesc {
         let Some(r) = parse_reg(tok) else {
             // VOPC e32 prints its implicit destination.
             if tok == "vcc" && i == 0 && p.enc == Enc::Vopc {
-                d.dst[0] = Slot {
-                    regs: 2,
-                    file: 'S',
-                    ty: "I64",
-                };
+                d.dst[0] = Slot { regs: 2, file: 'S', ty: "I64" };
             }
             continue;
         };
@@ -236,10 +224,7 @@ pub fn describe(p: &Probe) -> OpDesc {
             },
             Enc::Sopk if r.base == 16 => {
                 // The SDST field is a source for compares, s_setreg and the fork.
-                if name.starts_with("s_cmpk")
-                    || name == "s_setreg_b32"
-                    || name == "s_cbranch_i_fork"
-                {
+                if name.starts_with("s_cmpk") || name == "s_setreg_b32" || name == "s_cbranch_i_fork" {
                     d.src[0] = s;
                 } else {
                     d.dst[0] = s;
@@ -249,34 +234,16 @@ pub fn describe(p: &Probe) -> OpDesc {
             _ => match (r.file, r.base) {
                 (_, 16) => d.dst[0] = s,
                 ('s', 0) => d.dst[1] = s,
-                (_, 32) => {
-                    d.src[0] = Slot {
-                        file: if s.file == 'A' { 'A' } else { 'X' },
-                        ..s
-                    }
-                }
-                (_, 48) => {
-                    d.src[1] = Slot {
-                        file: if s.file == 'A' { 'A' } else { 'X' },
-                        ..s
-                    }
-                }
-                (_, 64) => {
-                    d.src[2] = Slot {
-                        file: if s.file == 'A' { 'A' } else { 'X' },
-                        ..s
-                    }
-                }
+                (_, 32) => d.src[0] = Slot { file: if s.file == 'A' { 'A' } else { 'X' }, ..s },
+                (_, 48) => d.src[1] = Slot { file: if s.file == 'A' { 'A' } else { 'X' }, ..s },
+                (_, 64) => d.src[2] = Slot { file: if s.file == 'A' { 'A' } else { 'X' }, ..s },
                 _ => {}
             },
         }
     }
     // The vector-memory and DS operand files are fixed by the encoding; their data is raw
     // dwords.
-    if matches!(
-        p.enc,
-        Enc::Ds | Enc::Flat | Enc::Global | Enc::Scratch | Enc::Mubuf | Enc::Mtbuf | Enc::Mimg
-    ) {
+    if matches!(p.enc, Enc::Ds | Enc::Flat | Enc::Global | Enc::Scratch | Enc::Mubuf | Enc::Mtbuf | Enc::Mimg) {
         let n = if p.enc == Enc::Ds { 3 } else { 2 };
         for s in d.src.iter_mut().take(n).chain(d.dst.iter_mut()) {
             if s.regs > 0 && s.file == 'X' {
@@ -288,20 +255,8 @@ pub fn describe(p: &Probe) -> OpDesc {
         }
         // The scalar address: `off` in the probes.
         match p.enc {
-            Enc::Global => {
-                d.src[2] = Slot {
-                    regs: 2,
-                    file: 'S',
-                    ty: "B32",
-                }
-            }
-            Enc::Scratch => {
-                d.src[2] = Slot {
-                    regs: 1,
-                    file: 'S',
-                    ty: "B32",
-                }
-            }
+            Enc::Global => d.src[2] = Slot { regs: 2, file: 'S', ty: "B32" },
+            Enc::Scratch => d.src[2] = Slot { regs: 1, file: 'S', ty: "B32" },
             _ => {}
         }
     }
@@ -314,17 +269,9 @@ pub fn describe(p: &Probe) -> OpDesc {
     // the slot in the order LLVM prints it.
     if name.contains("madmk") || name.contains("fmamk") {
         d.src[2] = d.src[1];
-        d.src[1] = Slot {
-            regs: 1,
-            file: 'X',
-            ty: d.src[0].ty,
-        };
+        d.src[1] = Slot { regs: 1, file: 'X', ty: d.src[0].ty };
     } else if name.contains("madak") || name.contains("fmaak") {
-        d.src[2] = Slot {
-            regs: 1,
-            file: 'X',
-            ty: d.src[0].ty,
-        };
+        d.src[2] = Slot { regs: 1, file: 'X', ty: d.src[0].ty };
     }
     if matches!(p.enc, Enc::Sop2 | Enc::Sop1 | Enc::Sopc) {
         for s in d.src.iter_mut() {
@@ -369,17 +316,13 @@ pub fn flags(d: &OpDesc) -> Vec<&'static str> {
     if n.starts_with("s_cbranch_") && !n.contains("fork") && !n.contains("join") {
         f.push("CONDITIONAL");
     }
-    let mem = matches!(
-        d.class,
-        "Smem" | "Ds" | "Flat" | "Global" | "Scratch" | "Mubuf" | "Mtbuf" | "Mimg"
-    );
+    let mem = matches!(d.class, "Smem" | "Ds" | "Flat" | "Global" | "Scratch" | "Mubuf" | "Mtbuf" | "Mimg");
     if mem {
         f.push("MEMORY");
         if n.contains("atomic") || (d.class == "Ds" && d.src[1].regs > 0 && d.dst[0].regs > 0) {
             f.push("ATOMIC");
         }
-        if n.contains("load") || n.contains("read") || n.contains("sample") || n.contains("gather")
-        {
+        if n.contains("load") || n.contains("read") || n.contains("sample") || n.contains("gather") {
             f.push("LOAD");
         }
         if n.contains("store") || n.contains("write") {
@@ -416,11 +359,7 @@ pub fn flags(d: &OpDesc) -> Vec<&'static str> {
         if writes_scc {
             f.push("WRITES_SCC");
         }
-        if n.starts_with("s_cselect")
-            || n.starts_with("s_cmov")
-            || n.starts_with("s_addc")
-            || n.starts_with("s_subb")
-        {
+        if n.starts_with("s_cselect") || n.starts_with("s_cmov") || n.starts_with("s_addc") || n.starts_with("s_subb") {
             f.push("READS_SCC");
         }
         if n.contains("saveexec") || n.contains("wrexec") {
@@ -463,13 +402,10 @@ pub fn render_ops(ops: &BTreeMap<String, OpDesc>) -> String {
         writeln!(s, "    {},", variant(name)).unwrap();
     }
     s.push_str("}\n\n");
-    writeln!(
-        s,
-        "/// Number of `Op` variants.\npub const OP_COUNT: usize = {};\n",
-        ops.len()
-    )
-    .unwrap();
-    s.push_str("/// Every `Op`, indexed by its discriminant.\n#[rustfmt::skip]\npub static ALL_OPS: [Op; OP_COUNT] = [\n");
+    writeln!(s, "/// Number of `Op` variants.\npub const OP_COUNT: usize = {};\n", ops.len()).unwrap();
+    s.push_str(
+        "/// Every `Op`, indexed by its discriminant.\n#[rustfmt::skip]\npub static ALL_OPS: [Op; OP_COUNT] = [\n",
+    );
     for (name, _) in ops.iter() {
         writeln!(s, "    Op::{},", variant(name)).unwrap();
     }
@@ -477,11 +413,7 @@ pub fn render_ops(ops: &BTreeMap<String, OpDesc>) -> String {
     s.push_str("/// Per-op description, indexed by the `Op` discriminant.\n#[rustfmt::skip]\npub(crate) static OP_INFO: [OpInfo; OP_COUNT] = [\n");
     for (name, d) in ops.iter() {
         let fl = flags(d);
-        let fl = if fl.is_empty() {
-            "0".to_string()
-        } else {
-            fl.join(" | ")
-        };
+        let fl = if fl.is_empty() { "0".to_string() } else { fl.join(" | ") };
 
         writeln!(
             s,
@@ -528,11 +460,7 @@ pub fn render_target(
     for name in all_ops.keys() {
         let mut m = mods.get(name).cloned().unwrap_or_default();
         m.sort();
-        let m = if m.is_empty() {
-            "0".to_string()
-        } else {
-            m.join(" | ")
-        };
+        let m = if m.is_empty() { "0".to_string() } else { m.join(" | ") };
         writeln!(s, "    {m}, // {name}").unwrap();
     }
     s.push_str("];\n\n");
@@ -574,13 +502,7 @@ pub fn render_target(
                     2 => "E32 | DPP",
                     _ => "E32 | SDWA | DPP",
                 };
-                write!(
-                    s,
-                    " 0x{:03x} => ({}, {f}),",
-                    p.opcode,
-                    variant(base_name(mn))
-                )
-                .unwrap();
+                write!(s, " 0x{:03x} => ({}, {f}),", p.opcode, variant(base_name(mn))).unwrap();
             }
             s.push('\n');
         }

@@ -51,31 +51,17 @@ fn with(p: &Probe, edits: &[(usize, u32, u32, u32)]) -> Vec<u32> {
 }
 
 /// Scalar source operands worth covering (8-bit SSRC codes).
-const SCALAR_SRCS: [u32; 22] = [
-    0, 5, 101, 102, 103, 104, 105, 106, 107, 108, 111, 123, 124, 126, 127, 0x80, 0x81, 0xc0, 0xc1,
-    0xd0, 0xf2, 0xf8,
-];
+const SCALAR_SRCS: [u32; 22] =
+    [0, 5, 101, 102, 103, 104, 105, 106, 107, 108, 111, 123, 124, 126, 127, 0x80, 0x81, 0xc0, 0xc1, 0xd0, 0xf2, 0xf8];
 /// 9-bit source operand codes beyond the scalar ones.
-const VECTOR_SRCS: [u32; 14] = [
-    0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 235, 236, 237, 238, 239, 251, 253,
-];
+const VECTOR_SRCS: [u32; 14] = [0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 235, 236, 237, 238, 239, 251, 253];
 const MORE_SRCS: [u32; 3] = [252, 254, 511];
-const LITERALS: [u32; 10] = [
-    0x1234_5678,
-    0x3f80_0000,
-    0x40,
-    0xffff,
-    0x3c00,
-    0x3118,
-    0xc000_0000,
-    0x3ff0_0000,
-    0xffff_fff0,
-    0x3e22_f983,
-];
+const LITERALS: [u32; 10] =
+    [0x1234_5678, 0x3f80_0000, 0x40, 0xffff, 0x3c00, 0x3118, 0xc000_0000, 0x3ff0_0000, 0xffff_fff0, 0x3e22_f983];
 
 const DPP_CTRLS: [u32; 24] = [
-    0x000, 0x01b, 0x0e4, 0x0ff, 0x100, 0x101, 0x10f, 0x110, 0x111, 0x11f, 0x121, 0x12f, 0x130,
-    0x134, 0x138, 0x13c, 0x140, 0x141, 0x142, 0x143, 0x144, 0x150, 0x15f, 0x160,
+    0x000, 0x01b, 0x0e4, 0x0ff, 0x100, 0x101, 0x10f, 0x110, 0x111, 0x11f, 0x121, 0x12f, 0x130, 0x134, 0x138, 0x13c,
+    0x140, 0x141, 0x142, 0x143, 0x144, 0x150, 0x15f, 0x160,
 ];
 
 /// (modifier flag, baseline word, baseline with the modifier's bits set) for every modifier the
@@ -158,9 +144,7 @@ fn mutations(p: &Probe) -> Vec<Vec<u32>> {
             }
         }
         Enc::Sopk => {
-            for imm in [
-                0, 1, 0x7fff, 0x8000, 0xffff, 0x0801, 0x1881, 0xf8c1, 0x0004, 0x0817,
-            ] {
+            for imm in [0, 1, 0x7fff, 0x8000, 0xffff, 0x0801, 0x1881, 0xf8c1, 0x0004, 0x0817] {
                 out.push(with(p, &[(0, 0, 16, imm)]));
             }
             // Every hwreg id, whole register and a bit field.
@@ -180,11 +164,10 @@ fn mutations(p: &Probe) -> Vec<Vec<u32>> {
         }
         Enc::Sopp => {
             for imm in [
-                0, 1, 2, 0xf, 0x7fff, 0x8000, 0xffff, 0x1234, 0x0f70, 0x0070, 0xc07f, 0x3f0f,
-                0x0001, 0x0002, 0x0003, 0x0012, 0x0022, 0x0032, 0x0009, 0x000a, 0x000f, 0x0004,
-                0x0008, 0x0005, 0x0006, 0x0007, 0x0013, 0x0033, 0x0133, 0x0312, 0x001f, 0x002f,
-                0x003f, 0x004f, 0x010f, 0x0b, 0x0c, 0x0e, 0x0f7f, 0x3f7f, 0xcf7f, 0x007f, 0x0f0f,
-                0x4000, 0x0c70, 0x0300,
+                0, 1, 2, 0xf, 0x7fff, 0x8000, 0xffff, 0x1234, 0x0f70, 0x0070, 0xc07f, 0x3f0f, 0x0001, 0x0002, 0x0003,
+                0x0012, 0x0022, 0x0032, 0x0009, 0x000a, 0x000f, 0x0004, 0x0008, 0x0005, 0x0006, 0x0007, 0x0013, 0x0033,
+                0x0133, 0x0312, 0x001f, 0x002f, 0x003f, 0x004f, 0x010f, 0x0b, 0x0c, 0x0e, 0x0f7f, 0x3f7f, 0xcf7f,
+                0x007f, 0x0f0f, 0x4000, 0x0c70, 0x0300,
             ] {
                 out.push(with(p, &[(0, 0, 16, imm)]));
             }
@@ -241,9 +224,7 @@ fn mutations(p: &Probe) -> Vec<Vec<u32>> {
         }
         Enc::Vop3 | Enc::Vop3p => {
             for i in 0..3 {
-                for s in [
-                    0x80, 0xc1, 0xf2, 0xf8, 106, 126, 124, 5, 253, 0xff, 511, 256,
-                ] {
+                for s in [0x80, 0xc1, 0xf2, 0xf8, 106, 126, 124, 5, 253, 0xff, 511, 256] {
                     out.extend(with_src(p, i, s, None));
                 }
             }
@@ -265,22 +246,13 @@ fn mutations(p: &Probe) -> Vec<Vec<u32>> {
             out.push(with(p, &[(0, 0, 8, 255)]));
             out.push(with(p, &[(0, 0, 8, 106)]));
             // Modifiers on constants and scalar sources.
-            for (s0, abs, neg) in [
-                (0xf2, 1, 1),
-                (0xc1, 0, 1),
-                (0x81, 1, 0),
-                (5, 1, 1),
-                (0xf8, 0, 1),
-            ] {
+            for (s0, abs, neg) in [(0xf2, 1, 1), (0xc1, 0, 1), (0x81, 1, 0), (5, 1, 1), (0xf8, 0, 1)] {
                 let mut w = with_src(p, 0, s0, None).unwrap_or_else(|| p.words.clone());
                 set(&mut w, 0, 8, 1, abs);
                 set(&mut w, 1, 29, 1, neg);
                 out.push(w);
             }
-            out.push(with(
-                p,
-                &[(0, 15, 1, 1), (1, 27, 2, 2), (1, 29, 3, 3), (0, 8, 3, 5)],
-            ));
+            out.push(with(p, &[(0, 15, 1, 1), (1, 27, 2, 2), (1, 29, 3, 3), (0, 8, 3, 5)]));
         }
         Enc::Ds => {
             for e in [
@@ -417,10 +389,7 @@ fn sdwa(p: &Probe) -> Vec<Vec<u32>> {
     ] {
         v.push(sdwa((6 << 8) | (6 << 16) | (6 << 24) | x));
     }
-    v.push(vec![
-        w0,
-        0xf2 | (1 << 23) | (6 << 8) | (6 << 16) | (6 << 24),
-    ]);
+    v.push(vec![w0, 0xf2 | (1 << 23) | (6 << 8) | (6 << 16) | (6 << 24)]);
     v.push(vec![w0, 5 | (1 << 23) | (6 << 8) | (6 << 16) | (6 << 24)]);
     v
 }
@@ -432,15 +401,7 @@ fn dpp(p: &Probe) -> Vec<Vec<u32>> {
     for ctrl in DPP_CTRLS {
         v.push(vec![w0, 32 | (ctrl << 8) | (0xf << 24) | (0xf << 28)]);
     }
-    for x in [
-        1 << 19,
-        1 << 20,
-        1 << 21,
-        1 << 22,
-        1 << 23,
-        (0x5 << 24) | (0xa << 28),
-        0,
-    ] {
+    for x in [1 << 19, 1 << 20, 1 << 21, 1 << 22, 1 << 23, (0x5 << 24) | (0xa << 28), 0] {
         v.push(vec![w0, 32 | (0x1b << 8) | (0xf << 24) | (0xf << 28) | x]);
     }
     v
@@ -486,11 +447,7 @@ fn random_words(enc: Enc, n: usize) -> Vec<Vec<u32>> {
 }
 
 fn hex(words: &[u32]) -> String {
-    words
-        .iter()
-        .map(|w| format!("{w:08x}"))
-        .collect::<Vec<_>>()
-        .join(" ")
+    words.iter().map(|w| format!("{w:08x}")).collect::<Vec<_>>().join(" ")
 }
 
 /// Accepted candidates per encoding: words -> LLVM's text.
@@ -532,12 +489,7 @@ pub fn write_vectors(mc: &Mc, probes: &[Probe], dir: &Path) -> anyhow::Result<Ac
             writeln!(s, "{}\t{}", hex(c), t).unwrap();
         }
         total += acc.len();
-        eprintln!(
-            "  {}: {} vectors, {} rejected kept",
-            e.name(),
-            acc.len(),
-            rej
-        );
+        eprintln!("  {}: {} vectors, {} rejected kept", e.name(), acc.len(), rej);
         std::fs::write(dir.join(format!("{}.txt", e.name())), s)?;
         all.insert(e, acc);
     }

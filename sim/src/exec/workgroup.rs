@@ -1,0 +1,101 @@
+//! Running one workgroup: its waves share LDS and barriers, so they are
+//! stepped together on one worker thread, round-robin in quanta.
+
+use super::code::CodeCache;
+use super::dispatch::DispatchInfo;
+use super::memory::{PrivateMem, WaveMem};
+use super::{Ctx, ExecError, Flow, Wave, WaveStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Instructions a wave runs before the next wave of its group gets a turn
+/// (small enough that waves spinning on each other make progress).
+const QUANTUM: usize = 512;
+
+/// A wave that could not continue, with where and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaveFailure {
+    pub error: ExecError,
+    pub pc: u64,
+    /// The instruction, disassembled (empty if it could not be decoded).
+    pub inst: String,
+}
+
+/// Per-worker storage reused across workgroups (allocation-free steady state).
+pub struct WorkerState {
+    pub code: CodeCache,
+    pub waves: Vec<Wave>,
+    pub private: Vec<PrivateMem>,
+    pub lds: Vec<u8>,
+}
+
+impl WorkerState {
+    pub fn new(target: crate::isa::Target) -> Self {
+        WorkerState { code: CodeCache::new(target), waves: Vec::new(), private: Vec::new(), lds: Vec::new() }
+    }
+}
+
+/// Why a workgroup stopped early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupError {
+    Failed(WaveFailure),
+    Aborted,
+}
+
+/// Runs the waves in `state.waves` (already initialised for one workgroup)
+/// to completion.
+pub fn run(
+    info: &DispatchInfo,
+    state: &mut WorkerState,
+    mem: &WaveMem<'_>,
+    abort: &AtomicBool,
+) -> Result<(), GroupError> {
+    let WorkerState { code, waves, private, lds } = state;
+    loop {
+        let mut running = 0;
+        for (w, p) in waves.iter_mut().zip(private.iter_mut()) {
+            if w.status != WaveStatus::Running {
+                continue;
+            }
+            running += 1;
+            let mut ctx = Ctx { mem, lds: &mut lds[..], private: p, dispatch: info };
+            step_quantum(w, code, &mut ctx).map_err(GroupError::Failed)?;
+        }
+        if abort.load(Ordering::Relaxed) {
+            return Err(GroupError::Aborted);
+        }
+        if running == 0 {
+            // Everyone ended or waits at the barrier: release the barrier
+            // (waves that ended do not count), or finish.
+            let mut released = false;
+            for w in waves.iter_mut().filter(|w| w.status == WaveStatus::AtBarrier) {
+                w.status = WaveStatus::Running;
+                released = true;
+            }
+            if !released {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Runs up to [`QUANTUM`] instructions of one wave.
+fn step_quantum(w: &mut Wave, code: &mut CodeCache, ctx: &mut Ctx<'_>) -> Result<(), WaveFailure> {
+    for _ in 0..QUANTUM {
+        let d = code.fetch(w.pc, ctx.mem).map_err(|error| WaveFailure { error, pc: w.pc, inst: String::new() })?;
+        match (d.handler)(w, &d.inst, ctx) {
+            Ok(Flow::Next) => w.pc += d.inst.len as u64,
+            Ok(Flow::Jump(target)) => w.pc = target,
+            Ok(Flow::End) => {
+                w.status = WaveStatus::Ended;
+                return Ok(());
+            }
+            Ok(Flow::Barrier) => {
+                w.pc += d.inst.len as u64;
+                w.status = WaveStatus::AtBarrier;
+                return Ok(());
+            }
+            Err(error) => return Err(WaveFailure { error, pc: w.pc, inst: d.inst.to_string() }),
+        }
+    }
+    Ok(())
+}
