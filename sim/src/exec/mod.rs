@@ -13,6 +13,7 @@ pub mod dispatch;
 pub mod kd;
 pub mod memory;
 pub mod ops;
+pub mod testing;
 pub mod wave;
 pub mod workgroup;
 

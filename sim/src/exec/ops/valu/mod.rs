@@ -1,10 +1,24 @@
 //! Vector ALU: VOP1, VOP2, VOPC, VOP3 and VOP3P (except MFMA), with their
-//! DPP and SDWA forms.
+//! DPP and SDWA forms. [`common`] holds the operand plumbing every op uses;
+//! the other modules hold the semantics, by kind of op.
+
+pub mod cmp;
+pub mod common;
+pub mod conv;
+pub mod float;
+pub mod int;
+pub mod lane;
+pub mod packed;
 
 use crate::exec::Handler;
 use crate::isa::Op;
 
 /// The handler of `op`, if a VALU module implements it.
-pub fn handler(_op: Op) -> Option<Handler> {
-    None
+pub fn handler(op: Op) -> Option<Handler> {
+    int::handler(op)
+        .or_else(|| cmp::handler(op))
+        .or_else(|| lane::handler(op))
+        .or_else(|| float::handler(op))
+        .or_else(|| conv::handler(op))
+        .or_else(|| packed::handler(op))
 }

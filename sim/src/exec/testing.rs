@@ -1,0 +1,161 @@
+//! A harness for instruction tests: one wave, a block of GPU memory, LDS and
+//! private memory, and a way to run a few encoded instructions on them.
+//!
+//! ```
+//! use sim::exec::testing::Harness;
+//! let mut h = Harness::new();
+//! h.wave.sgpr[0] = 5;
+//! // s_add_u32 s1, s0, 3 (assembled with llvm-mc-15 -mcpu=gfx90a)
+//! # let _ = || -> Result<(), sim::exec::ExecError> {
+//! h.run(&[0x8001_8300])?;
+//! # Ok(()) };
+//! ```
+
+use super::code::CodeCache;
+use super::dispatch::DispatchInfo;
+use super::kd::KernelDescriptor;
+use super::memory::{PrivateMem, WaveMem};
+use super::{Ctx, ExecError, Flow, Wave};
+use crate::cp::aql::KernelDispatch;
+use crate::isa::{decode, Inst, Target};
+use crate::kfd::{KfdProcess, UserptrMode};
+use crate::machine::Machine;
+use crate::memory::GpuMem;
+use proto::abi::kfd::alloc_flags;
+use std::sync::Arc;
+
+/// GPU VA of the harness's memory block.
+pub const MEM_BASE: u64 = 0x1000_0000;
+/// Size of the memory block.
+pub const MEM_BYTES: u64 = 1 << 20;
+
+/// One wave and the memory around it.
+pub struct Harness {
+    pub wave: Wave,
+    pub lds: Vec<u8>,
+    pub private: PrivateMem,
+    pub target: Target,
+    info: DispatchInfo,
+    process: Arc<KfdProcess>,
+    _machine: Machine,
+}
+
+impl Default for Harness {
+    fn default() -> Self {
+        Harness::new()
+    }
+}
+
+impl Harness {
+    /// A gfx90a wave with 64 VGPRs, 32 AGPRs, EXEC all ones, 64 KiB of LDS,
+    /// 256 bytes of private memory per lane, and [`MEM_BYTES`] of zeroed
+    /// memory at [`MEM_BASE`].
+    pub fn new() -> Harness {
+        Harness::for_target(Target::Gfx90a)
+    }
+
+    pub fn for_target(target: Target) -> Harness {
+        let machine = Machine::new(crate::config::default_config());
+        let process = machine.open_process(0, UserptrMode::Direct).expect("a KFD process");
+        let flags = alloc_flags::VRAM | alloc_flags::WRITABLE | alloc_flags::EXECUTABLE | alloc_flags::PUBLIC;
+        process.alloc_and_map(0, MEM_BASE, MEM_BYTES, flags).expect("harness memory");
+        let kd = KernelDescriptor::parse(&[0; 64]);
+        let info = DispatchInfo {
+            target,
+            process: process.clone(),
+            gpu: 0,
+            packet: KernelDispatch::default(),
+            packet_va: 0,
+            queue_va: 0,
+            dispatch_id: 0,
+            kd,
+            entry_pc: 0,
+            grid: [64, 1, 1],
+            wg_size: [64, 1, 1],
+            groups: [1, 1, 1],
+            lds_bytes: 64 * 1024,
+            private_per_lane: 256,
+            vgprs: 64,
+            agprs: 32,
+        };
+        Harness {
+            wave: Wave::new(64, 32),
+            lds: vec![0; 64 * 1024],
+            private: PrivateMem::new(256),
+            target,
+            info,
+            process,
+            _machine: machine,
+        }
+    }
+
+    /// Decodes one instruction.
+    pub fn decode(&self, words: &[u32]) -> Result<Inst, ExecError> {
+        Ok(decode(words, self.target)?)
+    }
+
+    /// Runs the encoded instructions in `words` in order, starting at
+    /// pc 0; branches move within `words`. Stops at the end of `words` or at
+    /// `s_endpgm`, and returns the first error.
+    pub fn run(&mut self, words: &[u32]) -> Result<(), ExecError> {
+        let vm = self.process.vm();
+        let mem = WaveMem::new(&vm);
+        self.wave.pc = 0;
+        let mut steps = 0;
+        while (self.wave.pc as usize) < words.len() * 4 {
+            steps += 1;
+            if steps > 100_000 {
+                return Err(ExecError::Invalid("the test program does not terminate".into()));
+            }
+            let at = self.wave.pc as usize / 4;
+            let inst = decode(&words[at..], self.target)?;
+            let handler = super::ops::handler(inst.op);
+            let mut ctx = Ctx { mem: &mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
+            match handler(&mut self.wave, &inst, &mut ctx)? {
+                Flow::Next | Flow::Barrier => self.wave.pc += inst.len as u64,
+                Flow::Jump(t) => self.wave.pc = t,
+                Flow::End => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `data` into the memory block at GPU VA `va`.
+    pub fn write_mem(&self, va: u64, data: &[u8]) {
+        let vm = self.process.vm();
+        GpuMem::new(&vm).write_bytes(va, data).expect("inside the harness memory");
+    }
+
+    /// Reads the memory block at GPU VA `va`.
+    pub fn read_mem(&self, va: u64, out: &mut [u8]) {
+        let vm = self.process.vm();
+        GpuMem::new(&vm).read_bytes(va, out).expect("inside the harness memory");
+    }
+
+    /// Reads one u32 of the memory block.
+    pub fn read_u32(&self, va: u64) -> u32 {
+        let mut b = [0u8; 4];
+        self.read_mem(va, &mut b);
+        u32::from_le_bytes(b)
+    }
+
+    /// A decode cache for the harness's target (for tests of `code`).
+    pub fn code_cache(&self) -> CodeCache {
+        CodeCache::new(self.target)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_program_control_and_reports_missing_ops() {
+        let mut h = Harness::new();
+        // s_branch 1; s_trap 2; s_endpgm
+        h.run(&[0xbf82_0001, 0xbf92_0002, 0xbf81_0000]).unwrap();
+        assert_eq!(h.run(&[0xbf92_0002]), Err(ExecError::Trap(2)));
+        h.write_mem(MEM_BASE + 8, &7u32.to_le_bytes());
+        assert_eq!(h.read_u32(MEM_BASE + 8), 7);
+    }
+}
