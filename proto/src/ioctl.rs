@@ -180,6 +180,9 @@ pub const ETIMEDOUT: i32 = 110;
 /// Access to the memory of the process that issued the ioctl. In local mode
 /// this is the process's own memory (the preload library implements it with
 /// raw copies); tests implement it over a map.
+// `()` errors: the only failure is "that address is not accessible", which
+// the codec turns into `IoctlError::Fault` with the address.
+#[allow(clippy::result_unit_err)]
 pub trait UserMemory {
     /// Copies `out.len()` bytes from `addr`.
     fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), ()>;
@@ -631,7 +634,7 @@ impl ArrayField {
             }
             Count::U32Bits { offset } => {
                 let bits = read_u32(args, offset) as u64;
-                if bits % 32 != 0 {
+                if bits & 31 != 0 {
                     return Err(IoctlError::BadCount {
                         name: spec_name,
                         field: self.name,
@@ -704,6 +707,29 @@ impl IoctlView<'_> {
     pub fn set<T: bytemuck::Pod>(&mut self, value: &T) {
         self.args[..size_of::<T>()].copy_from_slice(bytemuck::bytes_of(value));
     }
+}
+
+/// Checks, without modifying or splitting it, that `payload` is exactly the
+/// argument struct of `cmd` plus the arrays it describes. This is the check
+/// [`split_payload`] makes; the protocol layer runs it when a request arrives.
+pub fn check_payload(cmd: u32, payload: &[u8]) -> Result<IoctlSpec, IoctlError> {
+    let spec = spec(cmd).ok_or(IoctlError::Unknown(cmd))?;
+    if payload.len() < spec.arg_size {
+        return Err(IoctlError::PayloadSize {
+            name: spec.name,
+            expected: spec.arg_size,
+            got: payload.len(),
+        });
+    }
+    let expected = payload_len(&spec, &payload[..spec.arg_size])?;
+    if expected != payload.len() {
+        return Err(IoctlError::PayloadSize {
+            name: spec.name,
+            expected,
+            got: payload.len(),
+        });
+    }
+    Ok(spec)
 }
 
 /// Daemon/simulator side: checks that `payload` is exactly the struct plus the
