@@ -19,7 +19,7 @@
 
 use crate::abi::kfd;
 use crate::error::{FrameError, MessageError, SessionError};
-use crate::header::{Header, Opcode, RawHeader, HEADER_LEN, MAX_FRAME_BYTES};
+use crate::header::{Header, Opcode, HEADER_LEN, MAX_FRAME_BYTES};
 use crate::ioctl::UserMemory;
 use crate::message::{Reply, Request};
 use crate::payload::{
@@ -392,7 +392,11 @@ impl ServerSession {
     /// refused (echoing its request id when the header has one), and leaves
     /// the session failed. The daemon sends it, logs `err`, and closes.
     pub fn encode_rejection(&mut self, frame: &[u8], err: &SessionError, out: &mut Vec<u8>) {
-        let request_id = RawHeader::decode(frame).map_or(0, |h| h.request_id);
+        // The id is at bytes 4..8 even when the rest of the header is bad.
+        let request_id = frame
+            .get(4..8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u32::from_le_bytes);
         let body = ProtocolErrorBody {
             code: error_code(err),
             daemon_version: PROTOCOL_VERSION,
