@@ -16,9 +16,9 @@
 //! - [`client`]: the synchronous [`RpcClient`] the preload library uses.
 //!
 //! Edges:
-//! - [`framing::std_io`] (feature `std-io`, default): blocking Unix-socket
+//! - `framing::std_io` (feature `std-io`, default): blocking Unix-socket
 //!   transport with SCM_RIGHTS, for the preload library. No tokio.
-//! - [`framing::tokio_io`] (feature `tokio-io`): the tokio-util codec and an
+//! - `framing::tokio_io` (feature `tokio-io`): the tokio-util codec and an
 //!   fd-passing async connection, for the daemon.
 
 #![deny(unsafe_op_in_unsafe_fn)]

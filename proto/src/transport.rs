@@ -4,7 +4,7 @@
 //! The RPC layer ([`crate::client::RpcClient`]) is written against this trait
 //! only, so another platform's transport (a Windows named pipe passing
 //! handles with `DuplicateHandle`) can be added without touching it. The Unix
-//! implementation is [`crate::framing::std_io::UnixTransport`] (feature
+//! implementation is `framing::std_io::UnixTransport` (feature
 //! `std-io`).
 
 use crate::error::TransportError;
