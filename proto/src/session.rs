@@ -164,6 +164,14 @@ impl ServerSession {
         self.phase
     }
 
+    /// The role of a ready connection (a wait connection only once attached).
+    pub fn role(&self) -> Option<Role> {
+        match self.phase {
+            Phase::Ready(role) => Some(role),
+            _ => None,
+        }
+    }
+
     /// The pid the client declared in its handshake.
     pub fn client_pid(&self) -> Option<u32> {
         self.client_pid
@@ -731,6 +739,7 @@ mod tests {
         assert_eq!(c.phase(), Phase::Ready(Role::Process));
         assert_eq!(s.phase(), Phase::Ready(Role::Process));
         assert_eq!(s.client_pid(), Some(42));
+        assert_eq!(s.role(), Some(Role::Process));
         let r = exchange(
             &mut c,
             &mut s,

@@ -449,7 +449,7 @@ fn every_ioctl_round_trips_with_pointers_restored() {
     let cases = std::env::var("PROTO_IOCTL_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(96);
+        .unwrap_or(256);
     let mut count = 0;
     for spec in ioctl::all_specs() {
         let mut runner = TestRunner::new(Config {
