@@ -51,6 +51,21 @@ pub enum Count {
     /// A u32 count of *bits* at this offset; the array holds `bits / 32` u32s.
     /// The count must be a multiple of 32.
     U32Bits { offset: usize },
+    /// A u32 byte length at this offset of which the kernel copies at most
+    /// `cap` bytes (DBG_TRAP's runtime and exception info): larger values are
+    /// clamped like the kernel does, not rejected.
+    U32BytesAtMost { offset: usize, cap: u64 },
+}
+
+/// Makes an array exist only for some values of a selector field (DBG_TRAP's
+/// `op`: the same `ptr` is a queue-id array for one op, a snapshot buffer for
+/// another and a plain address for a third).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct When {
+    /// Byte offset of the u32 selector in the argument struct.
+    pub offset: usize,
+    /// The selector values for which the array exists.
+    pub values: &'static [u32],
 }
 
 /// Where an array's address lives.
@@ -73,6 +88,8 @@ pub struct ArrayField {
     /// The most elements we accept; more is an error, never a truncation.
     pub max_elems: u64,
     pub dir: Direction,
+    /// `None`: always present. Otherwise present only when the selector matches.
+    pub when: Option<When>,
 }
 
 /// Everything the codec knows about one ioctl.
@@ -150,7 +167,8 @@ pub trait UserMemory {
     fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadAddress>;
 }
 
-/// The caller's memory cannot be read or written at that address.
+/// The caller's memory cannot be read or written at that address (the codec
+/// turns it into `IoctlError::Fault` with the address).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 #[error("bad address")]
 pub struct BadAddress;
@@ -164,6 +182,18 @@ macro_rules! arr {
             elem_size: $elem,
             max_elems: $max,
             dir: Direction::$dir,
+            when: None,
+        }
+    };
+    ($name:expr, ptr $p:expr, $count:expr, $elem:expr, max $max:expr, $dir:ident, when $sel:expr => $vals:expr) => {
+        ArrayField {
+            name: $name,
+            location: Location::Pointer { offset: $p },
+            count: $count,
+            elem_size: $elem,
+            max_elems: $max,
+            dir: Direction::$dir,
+            when: Some(When { offset: $sel, values: $vals }),
         }
     };
 }
@@ -178,6 +208,10 @@ pub const MAX_APERTURE_NODES: u64 = 256;
 pub const MAX_CU_MASK_BITS: u64 = 4096;
 /// Most bytes of one DRM string or AMDGPU_INFO return buffer.
 pub const MAX_DRM_BUFFER: u64 = 64 * 1024;
+/// Most queues one DBG_TRAP suspend/resume/snapshot may name.
+pub const MAX_DBG_QUEUES: u64 = 4096;
+/// Most bytes DBG_TRAP QUERY_EXCEPTION_INFO copies.
+pub const MAX_DBG_EXCEPTION_INFO: u64 = 4096;
 
 const fn s<T>() -> usize {
     size_of::<T>()
@@ -211,7 +245,6 @@ const KFD_PLAIN: &[(u32, &str, usize)] = &[
     (kfd::cmd::AVAILABLE_MEMORY, "AVAILABLE_MEMORY", s::<kfd::AvailableMemoryArgs>()),
     (kfd::cmd::IPC_IMPORT_HANDLE, "IPC_IMPORT_HANDLE", s::<kfd::IpcImportHandleArgs>()),
     (kfd::cmd::IPC_EXPORT_HANDLE, "IPC_EXPORT_HANDLE", s::<kfd::IpcExportHandleArgs>()),
-    (kfd::cmd::DBG_TRAP, "DBG_TRAP", s::<kfd::DbgTrapArgs>()),
     (kfd::cmd::RLC_SPM, "RLC_SPM", s::<kfd::SpmArgs>()),
 ];
 
@@ -242,6 +275,7 @@ static SVM_ARRAYS: [ArrayField; 1] = [ArrayField {
     elem_size: s::<kfd::SvmAttribute>(),
     max_elems: 1024,
     dir: Direction::InOut,
+    when: None,
 }];
 static CROSS_MEMORY_ARRAYS: [ArrayField; 2] = [
     arr!("src_mem_range_array", ptr 8, Count::U64 { offset: 16 }, s::<kfd::MemoryRange>(), max 1024, In),
@@ -250,6 +284,34 @@ static CROSS_MEMORY_ARRAYS: [ArrayField; 2] = [
 static DBG_WATCH_ARRAYS: [ArrayField; 1] = [arr!(
     "content_ptr", ptr 0, Count::U32Bytes { offset: 12 }, 1, max 4096, In
 )];
+/// Offset of DBG_TRAP's `op`, the selector of its arrays.
+const DBG_OP: usize = 20;
+/// Offsets of DBG_TRAP's `data1`, `data3` and `data4`.
+const DBG_DATA1: usize = 24;
+const DBG_DATA3: usize = 32;
+const DBG_DATA4: usize = 36;
+
+/// DBG_TRAP's `ptr` per op, as the 5.2 thunk's header documents them. Ops
+/// not listed carry no buffer (`ptr` is unused or is a plain address).
+pub static DBG_TRAP_ARRAYS: [ArrayField; 5] = [
+    arr!("ptr (runtime info)", ptr 8,
+        Count::U32BytesAtMost { offset: DBG_DATA3, cap: s::<kfd::RuntimeInfo>() as u64 },
+        1, max s::<kfd::RuntimeInfo>() as u64, Out,
+        when DBG_OP => &[kfd::dbg_trap_op::ENABLE]),
+    arr!("ptr (queue ids)", ptr 8, Count::U32 { offset: DBG_DATA1 }, 4, max MAX_DBG_QUEUES, InOut,
+        when DBG_OP => &[kfd::dbg_trap_op::NODE_SUSPEND, kfd::dbg_trap_op::NODE_RESUME]),
+    arr!("ptr (queue snapshot)", ptr 8, Count::U32 { offset: DBG_DATA1 },
+        s::<kfd::QueueSnapshotEntry>(), max MAX_DBG_QUEUES, Out,
+        when DBG_OP => &[kfd::dbg_trap_op::GET_QUEUE_SNAPSHOT]),
+    arr!("ptr (exception info)", ptr 8,
+        Count::U32BytesAtMost { offset: DBG_DATA4, cap: MAX_DBG_EXCEPTION_INFO },
+        1, max MAX_DBG_EXCEPTION_INFO, Out,
+        when DBG_OP => &[kfd::dbg_trap_op::QUERY_EXCEPTION_INFO]),
+    arr!("ptr (device snapshot)", ptr 8, Count::U32 { offset: DBG_DATA1 },
+        s::<kfd::DbgDeviceInfoEntry>(), max MAX_DEVICES, Out,
+        when DBG_OP => &[kfd::dbg_trap_op::DEVICE_SNAPSHOT]),
+];
+
 static DRM_VERSION_ARRAYS: [ArrayField; 3] = [
     arr!("name", ptr 24, Count::U64Bytes { offset: 16 }, 1, max MAX_DRM_BUFFER, Out),
     arr!("date", ptr 40, Count::U64Bytes { offset: 32 }, 1, max MAX_DRM_BUFFER, Out),
@@ -263,7 +325,7 @@ const fn with_arrays(cmd: u32, name: &'static str, arg_size: usize, arrays: &'st
     IoctlSpec { cmd, name, arg_size, arrays }
 }
 
-static SPECS_WITH_ARRAYS: [IoctlSpec; 14] = [
+static SPECS_WITH_ARRAYS: [IoctlSpec; 15] = [
     with_arrays(kfd::cmd::WAIT_EVENTS, "WAIT_EVENTS", s::<kfd::WaitEventsArgs>(), &WAIT_EVENTS_ARRAYS),
     with_arrays(kfd::cmd::MAP_MEMORY_TO_GPU, "MAP_MEMORY_TO_GPU", s::<kfd::MapMemoryToGpuArgs>(), &MAP_ARRAYS),
     with_arrays(kfd::cmd::UNMAP_MEMORY_FROM_GPU, "UNMAP_MEMORY_FROM_GPU", s::<kfd::MapMemoryToGpuArgs>(), &MAP_ARRAYS),
@@ -298,6 +360,7 @@ static SPECS_WITH_ARRAYS: [IoctlSpec; 14] = [
     with_arrays(drm::cmd::VERSION, "DRM_IOCTL_VERSION", s::<drm::DrmVersion>(), &DRM_VERSION_ARRAYS),
     with_arrays(drm::cmd::AMDGPU_INFO, "DRM_IOCTL_AMDGPU_INFO", s::<drm::AmdgpuInfo>(), &AMDGPU_INFO_ARRAYS),
     with_arrays(drm::cmd::GET_CLIENT, "DRM_IOCTL_GET_CLIENT", 40, &[]),
+    with_arrays(kfd::cmd::DBG_TRAP, "DBG_TRAP", s::<kfd::DbgTrapArgs>(), &DBG_TRAP_ARRAYS),
 ];
 
 /// Looks up an ioctl by its full request number.
@@ -355,6 +418,22 @@ fn write_u64(args: &mut [u8], offset: usize, v: u64) {
 impl ArrayField {
     /// The number of bytes this array occupies, as the struct describes it.
     pub fn byte_len(&self, spec_name: &'static str, args: &[u8]) -> Result<usize, IoctlError> {
+        if !self.is_present(args) {
+            return Ok(0);
+        }
+        self.counted_len(spec_name, args)
+    }
+
+    /// Whether this array exists for this argument struct (see [`When`]).
+    pub fn is_present(&self, args: &[u8]) -> bool {
+        match self.when {
+            None => true,
+            Some(w) => w.values.contains(&read_u32(args, w.offset)),
+        }
+    }
+
+    /// The length the count field describes, whether or not the array is present.
+    fn counted_len(&self, spec_name: &'static str, args: &[u8]) -> Result<usize, IoctlError> {
         let (elems, raw) = match self.count {
             Count::U32 { offset } => {
                 let n = read_u32(args, offset) as u64;
@@ -374,16 +453,20 @@ impl ArrayField {
             }
             Count::U32Bits { offset } => {
                 let bits = read_u32(args, offset) as u64;
-                if !bits.is_multiple_of(32) {
+                if bits & 31 != 0 {
                     return Err(IoctlError::BadCount { name: spec_name, field: self.name, count: bits });
                 }
                 (bits / 32, bits)
+            }
+            Count::U32BytesAtMost { offset, cap } => {
+                let n = read_u32(args, offset) as u64;
+                (n.min(cap), n)
             }
         };
         if elems > self.max_elems {
             return Err(IoctlError::TooMany { name: spec_name, field: self.name, count: raw, max: self.max_elems });
         }
-        // elems ≤ max_elems ≤ 64 Ki and elem_size ≤ 64, so this cannot overflow.
+        // elems ≤ max_elems ≤ 64 Ki and elem_size ≤ 128, so this cannot overflow.
         Ok(elems as usize * self.elem_size)
     }
 
@@ -429,6 +512,21 @@ impl IoctlView<'_> {
     }
 }
 
+/// Checks, without modifying or splitting it, that `payload` is exactly the
+/// argument struct of `cmd` plus the arrays it describes. This is the check
+/// [`split_payload`] makes; the protocol layer runs it when a request arrives.
+pub fn check_payload(cmd: u32, payload: &[u8]) -> Result<IoctlSpec, IoctlError> {
+    let spec = spec(cmd).ok_or(IoctlError::Unknown(cmd))?;
+    if payload.len() < spec.arg_size {
+        return Err(IoctlError::PayloadSize { name: spec.name, expected: spec.arg_size, got: payload.len() });
+    }
+    let expected = payload_len(&spec, &payload[..spec.arg_size])?;
+    if expected != payload.len() {
+        return Err(IoctlError::PayloadSize { name: spec.name, expected, got: payload.len() });
+    }
+    Ok(spec)
+}
+
 /// Daemon/simulator side: checks that `payload` is exactly the struct plus the
 /// arrays it describes, and splits it.
 pub fn split_payload(cmd: u32, payload: &mut [u8]) -> Result<IoctlView<'_>, IoctlError> {
@@ -455,23 +553,45 @@ pub fn split_payload(cmd: u32, payload: &mut [u8]) -> Result<IoctlView<'_>, Ioct
 /// `args` (the caller's struct, read out of its memory by the caller of this
 /// function) and whose trailing data, for SVM, is at `args_addr + arg_size`.
 pub fn encode_request(cmd: u32, args: &[u8], args_addr: u64, mem: &dyn UserMemory) -> Result<Vec<u8>, IoctlError> {
+    let mut payload = Vec::new();
+    encode_request_into(cmd, args, args_addr, mem, &mut payload)?;
+    Ok(payload)
+}
+
+/// [`encode_request`] appending to `out` (so a connection can reuse one
+/// buffer for every call). On error `out` keeps its original length.
+pub fn encode_request_into(
+    cmd: u32,
+    args: &[u8],
+    args_addr: u64,
+    mem: &dyn UserMemory,
+    out: &mut Vec<u8>,
+) -> Result<(), IoctlError> {
     let spec = spec(cmd).ok_or(IoctlError::Unknown(cmd))?;
     let lens = array_lengths(&spec, args)?;
     let total = spec.arg_size + lens.iter().sum::<usize>();
-    let mut payload = Vec::with_capacity(total);
-    payload.extend_from_slice(args);
+    let base = out.len();
+    out.reserve(total);
+    out.extend_from_slice(args);
     for (field, &len) in spec.arrays.iter().zip(&lens) {
-        let start = payload.len();
-        payload.resize(start + len, 0);
+        let start = out.len();
+        out.resize(start + len, 0);
         if len == 0 {
             continue;
         }
-        let addr = array_address(&spec, field, args, args_addr)?;
-        if field.dir.is_in() {
-            mem.read(addr, &mut payload[start..]).map_err(|BadAddress| IoctlError::Fault { name: spec.name, addr })?;
+        let read = array_address(&spec, field, args, args_addr).and_then(|addr| {
+            if field.dir.is_in() {
+                mem.read(addr, &mut out[start..]).map_err(|BadAddress| IoctlError::Fault { name: spec.name, addr })
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = read {
+            out.truncate(base);
+            return Err(e);
         }
     }
-    Ok(payload)
+    Ok(())
 }
 
 fn array_address(spec: &IoctlSpec, field: &ArrayField, args: &[u8], args_addr: u64) -> Result<u64, IoctlError> {
@@ -508,7 +628,7 @@ pub fn decode_reply(
     let original = args.to_vec();
     args.copy_from_slice(&reply[..spec.arg_size]);
     for field in spec.arrays {
-        if let Location::Pointer { offset } = field.location {
+        if let (Location::Pointer { offset }, true) = (field.location, field.is_present(&original)) {
             write_u64(args, offset, read_u64(&original, offset));
         }
     }
@@ -521,7 +641,7 @@ pub fn decode_reply(
         }
         // A reply may shrink a count (fewer apertures, a shorter name); it can
         // never make us write past what the caller offered.
-        let produced = field.byte_len(spec.name, args).unwrap_or(sent).min(sent);
+        let produced = field.counted_len(spec.name, args).unwrap_or(sent).min(sent);
         if produced == 0 {
             continue;
         }
@@ -674,6 +794,75 @@ mod tests {
         mem.put(0x9000 + 24, bytemuck::bytes_of(&attrs));
         let payload = encode_request(kfd::cmd::SVM, bytemuck::bytes_of(&head), 0x9000, &mem).unwrap();
         assert_eq!(&payload[24..], bytemuck::bytes_of(&attrs));
+    }
+
+    fn dbg(op: u32, ptr: u64, data1: u32, data3: u32, data4: u32) -> kfd::DbgTrapArgs {
+        kfd::DbgTrapArgs { ptr, op, data1, data3, data4, ..Default::default() }
+    }
+
+    #[test]
+    fn dbg_trap_arrays_follow_the_op() {
+        let mem = FakeMemory::default();
+        mem.put(0x8000, &[1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0]);
+        let len =
+            |a: &kfd::DbgTrapArgs| encode_request(kfd::cmd::DBG_TRAP, bytemuck::bytes_of(a), 0, &mem).unwrap().len();
+        use kfd::dbg_trap_op as op;
+        // GET_VERSION: ptr and data1 mean nothing; nothing is inlined.
+        assert_eq!(len(&dbg(op::GET_VERSION, 0x8000, 3, 0, 0)), 40);
+        // SET_ADDRESS_WATCH: ptr is the watched address, not a buffer.
+        assert_eq!(len(&dbg(op::SET_ADDRESS_WATCH, 0x8000, 3, 0, 0)), 40);
+        assert_eq!(len(&dbg(op::NODE_SUSPEND, 0x8000, 3, 0, 0)), 40 + 12);
+        assert_eq!(len(&dbg(op::NODE_RESUME, 0x8000, 3, 0, 0)), 40 + 12);
+        assert_eq!(len(&dbg(op::GET_QUEUE_SNAPSHOT, 0x8000, 3, 0, 0)), 40 + 3 * 128);
+        assert_eq!(len(&dbg(op::DEVICE_SNAPSHOT, 0x8000, 2, 0, 0)), 40 + 2 * 64);
+        // The kernel copies at most sizeof(kfd_runtime_info) = 16 bytes.
+        assert_eq!(len(&dbg(op::ENABLE, 0x8000, 1, 1000, 0)), 40 + 16);
+        assert_eq!(len(&dbg(op::ENABLE, 0x8000, 1, 8, 0)), 40 + 8);
+        assert_eq!(len(&dbg(op::QUERY_EXCEPTION_INFO, 0x8000, 0, 0, 24)), 40 + 24);
+        let too_many = dbg(op::DEVICE_SNAPSHOT, 0x8000, 65, 0, 0);
+        let err = encode_request(kfd::cmd::DBG_TRAP, bytemuck::bytes_of(&too_many), 0, &mem).unwrap_err();
+        assert!(matches!(err, IoctlError::TooMany { count: 65, max: 64, .. }));
+    }
+
+    #[test]
+    fn dbg_trap_suspend_copies_queue_ids_both_ways() {
+        let mem = FakeMemory::default();
+        mem.put(0x8000, &[1, 0, 0, 0, 2, 0, 0, 0]);
+        let a = dbg(kfd::dbg_trap_op::NODE_SUSPEND, 0x8000, 2, 0, 0);
+        let mut args = bytemuck::bytes_of(&a).to_vec();
+        let mut payload = encode_request(kfd::cmd::DBG_TRAP, &args, 0, &mem).unwrap();
+        assert_eq!(&payload[40..], &[1, 0, 0, 0, 2, 0, 0, 0]);
+        {
+            let mut view = split_payload(kfd::cmd::DBG_TRAP, &mut payload).unwrap();
+            view.arrays[1][7] = 0x80; // queue 2 invalid (KFD_DBG_QUEUE_INVALID_MASK)
+            let mut d: kfd::DbgTrapArgs = view.get();
+            d.ptr = 0x1;
+            view.set(&d);
+        }
+        decode_reply(kfd::cmd::DBG_TRAP, &mut args, 0, &payload, &mem).unwrap();
+        let back: kfd::DbgTrapArgs = bytemuck::pod_read_unaligned(&args);
+        assert_eq!(back.ptr, 0x8000);
+        assert_eq!(mem.get(0x8000, 8), [1, 0, 0, 0, 2, 0, 0, 0x80]);
+    }
+
+    #[test]
+    fn dbg_trap_without_buffer_echoes_ptr_as_a_value() {
+        // For ops whose ptr is not a buffer the daemon's value is the answer.
+        let mem = FakeMemory::default();
+        let a = dbg(kfd::dbg_trap_op::GET_VERSION, 0x1234, 0, 0, 0);
+        let mut args = bytemuck::bytes_of(&a).to_vec();
+        let mut payload = encode_request(kfd::cmd::DBG_TRAP, &args, 0, &mem).unwrap();
+        {
+            let mut view = split_payload(kfd::cmd::DBG_TRAP, &mut payload).unwrap();
+            assert!(view.arrays.iter().all(|a| a.is_empty()));
+            let mut d: kfd::DbgTrapArgs = view.get();
+            d.data1 = 10;
+            d.data2 = 3;
+            view.set(&d);
+        }
+        decode_reply(kfd::cmd::DBG_TRAP, &mut args, 0, &payload, &mem).unwrap();
+        let back: kfd::DbgTrapArgs = bytemuck::pod_read_unaligned(&args);
+        assert_eq!((back.ptr, back.data1, back.data2), (0x1234, 10, 3));
     }
 
     #[test]

@@ -149,6 +149,72 @@ kfd_struct!(GetProcessAperturesNewArgs, 16, {
 kfd_struct!(DbgRegisterArgs, 8, { gpu_id: u32, pad: u32 });
 kfd_struct!(DbgAddressWatchArgs, 16, { content_ptr: u64, gpu_id: u32, buf_size_in_bytes: u32 });
 
+/// DBG_TRAP operations of the ROCm-DKMS debug interface the 5.2 thunk's
+/// header describes (debug API 10.3). The meaning of `ptr` and `data1..4`
+/// depends on the op; the ones that point at caller memory are inlined by the
+/// codec (see `ioctl::DBG_TRAP_ARRAYS`).
+pub mod dbg_trap_op {
+    /// `ptr` → runtime info (out, `min(data3, 16)` bytes); `data2` ← an fd.
+    pub const ENABLE: u32 = 0;
+    pub const SET_WAVE_LAUNCH_OVERRIDE: u32 = 1;
+    pub const SET_WAVE_LAUNCH_MODE: u32 = 2;
+    /// `ptr` → `data1` queue ids (in/out, u32 each).
+    pub const NODE_SUSPEND: u32 = 3;
+    /// `ptr` → `data1` queue ids (in/out, u32 each).
+    pub const NODE_RESUME: u32 = 4;
+    pub const QUERY_DEBUG_EVENT: u32 = 5;
+    /// `ptr` → `data1` [`super::QueueSnapshotEntry`] (out).
+    pub const GET_QUEUE_SNAPSHOT: u32 = 6;
+    /// The only op the 5.2 stack issues without a debugger (at open and close).
+    pub const GET_VERSION: u32 = 7;
+    pub const CLEAR_ADDRESS_WATCH: u32 = 8;
+    /// `ptr` is the watched address itself, not a buffer.
+    pub const SET_ADDRESS_WATCH: u32 = 9;
+    pub const SET_PRECISE_MEM_OPS: u32 = 10;
+    /// `ptr` → exception info (out, `min(data4, 4096)` bytes).
+    pub const QUERY_EXCEPTION_INFO: u32 = 11;
+    /// `ptr` → `data1` [`super::DbgDeviceInfoEntry`] (out).
+    pub const DEVICE_SNAPSHOT: u32 = 12;
+    /// `ptr` is the r_debug address to remember, not a buffer.
+    pub const RUNTIME_ENABLE: u32 = 13;
+    pub const SEND_RUNTIME_EVENT: u32 = 14;
+    pub const SET_EXCEPTIONS_ENABLED: u32 = 15;
+}
+
+kfd_struct!(
+    /// `struct kfd_runtime_info`: what DBG_TRAP ENABLE copies to `ptr`.
+    RuntimeInfo, 16, { r_debug: u64, runtime_state: u32, ttmp_setup: u32 });
+
+kfd_struct!(
+    /// `struct kfd_queue_snapshot_entry` (GET_QUEUE_SNAPSHOT).
+    QueueSnapshotEntry, 128, {
+    exception_status: u64,
+    ring_base_address: u64,
+    write_pointer_address: u64,
+    read_pointer_address: u64,
+    ctx_save_restore_address: u64,
+    queue_id: u32,
+    gpu_id: u32,
+    ring_size: u32,
+    queue_type: u32,
+    ctx_save_restore_area_size: u32,
+    reserved: [u32; 17],
+});
+
+kfd_struct!(
+    /// `struct kfd_dbg_device_info_entry` (DEVICE_SNAPSHOT).
+    DbgDeviceInfoEntry, 64, {
+    exception_status: u64,
+    lds_base: u64,
+    lds_limit: u64,
+    scratch_base: u64,
+    scratch_limit: u64,
+    gpuvm_base: u64,
+    gpuvm_limit: u64,
+    gpu_id: u32,
+    pad: u32,
+});
+
 kfd_struct!(DbgTrapArgs, 40, {
     exception_mask: u64,
     ptr: u64,

@@ -1,0 +1,315 @@
+//! Requests and replies as whole messages: the payload of each opcode,
+//! chosen by the header, with the rules that tie a payload to its header
+//! (a request's `result` is 0; a failed reply has no body except IOCTL's;
+//! replies never carry a positive result).
+
+use crate::error::MessageError;
+use crate::header::Opcode;
+use crate::payload::{
+    AttachWaitRequest, FdDesc, HandshakeReply, HandshakeRequest, IoctlContext, IoctlReply, IoctlRequest, MmapReply,
+    MmapRequest, MunmapRequest, StatusReply,
+};
+
+/// A request, client to daemon. Requests never carry descriptors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    Handshake(HandshakeRequest),
+    Close,
+    Mmap(MmapRequest),
+    Munmap(MunmapRequest),
+    Ioctl(IoctlRequest),
+    AttachWait(AttachWaitRequest),
+    Status,
+}
+
+impl Request {
+    pub fn opcode(&self) -> Opcode {
+        match self {
+            Request::Handshake(_) => Opcode::Handshake,
+            Request::Close => Opcode::Close,
+            Request::Mmap(_) => Opcode::Mmap,
+            Request::Munmap(_) => Opcode::Munmap,
+            Request::Ioctl(_) => Opcode::Ioctl,
+            Request::AttachWait(_) => Opcode::AttachWait,
+            Request::Status => Opcode::Status,
+        }
+    }
+
+    /// The ioctl number of an IOCTL request.
+    pub fn ioctl_cmd(&self) -> Option<u32> {
+        match self {
+            Request::Ioctl(r) => Some(r.cmd),
+            _ => None,
+        }
+    }
+
+    /// Appends the payload (not the header).
+    pub fn encode_payload(&self, out: &mut Vec<u8>) -> Result<(), MessageError> {
+        match self {
+            Request::Handshake(h) => h.encode(out),
+            Request::Close | Request::Status => {}
+            Request::Mmap(m) => m.encode(out),
+            Request::Munmap(m) => m.encode(out),
+            Request::Ioctl(i) => i.encode(out)?,
+            Request::AttachWait(a) => a.encode(out),
+        }
+        Ok(())
+    }
+
+    /// Parses the payload of a request with this opcode.
+    pub fn decode(opcode: Opcode, payload: &[u8]) -> Result<Request, MessageError> {
+        let empty = |what| {
+            if payload.is_empty() {
+                Ok(())
+            } else {
+                Err(MessageError::PayloadSize { what, expected: 0, got: payload.len() })
+            }
+        };
+        Ok(match opcode {
+            Opcode::Handshake => Request::Handshake(HandshakeRequest::decode(payload)?),
+            Opcode::Close => {
+                empty("CLOSE request")?;
+                Request::Close
+            }
+            Opcode::Mmap => Request::Mmap(MmapRequest::decode(payload)?),
+            Opcode::Munmap => Request::Munmap(MunmapRequest::decode(payload)?),
+            Opcode::Ioctl => Request::Ioctl(IoctlRequest::decode(payload)?),
+            Opcode::AttachWait => Request::AttachWait(AttachWaitRequest::decode(payload)?),
+            Opcode::Status => {
+                empty("STATUS request")?;
+                Request::Status
+            }
+            Opcode::Open => return Err(MessageError::ReservedOpcode { opcode }),
+            Opcode::ProtocolError => return Err(MessageError::NotARequest { opcode }),
+        })
+    }
+}
+
+/// A reply, daemon to client. The header's `result` travels beside it
+/// (see [`crate::session::Response`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    Handshake(HandshakeReply),
+    Close,
+    Mmap(MmapReply),
+    Munmap,
+    /// An ioctl's reply, whether the ioctl succeeded or failed.
+    Ioctl(IoctlReply),
+    AttachWait,
+    Status(StatusReply),
+    /// The request failed (negative result) and the reply has no body; used
+    /// for every opcode but IOCTL.
+    Failed(Opcode),
+}
+
+impl Reply {
+    pub fn opcode(&self) -> Opcode {
+        match self {
+            Reply::Handshake(_) => Opcode::Handshake,
+            Reply::Close => Opcode::Close,
+            Reply::Mmap(_) => Opcode::Mmap,
+            Reply::Munmap => Opcode::Munmap,
+            Reply::Ioctl(_) => Opcode::Ioctl,
+            Reply::AttachWait => Opcode::AttachWait,
+            Reply::Status(_) => Opcode::Status,
+            Reply::Failed(op) => *op,
+        }
+    }
+
+    /// The descriptors this reply says it carries.
+    pub fn fds(&self) -> &[FdDesc] {
+        match self {
+            Reply::Mmap(m) => &m.fds,
+            Reply::Ioctl(i) => &i.fds,
+            _ => &[],
+        }
+    }
+
+    /// Checks that this body fits `result` (a failure has no body except
+    /// IOCTL's, a success is never `Failed`, no fds on a failure), then
+    /// appends the payload.
+    pub fn encode_payload(&self, result: i32, out: &mut Vec<u8>) -> Result<(), MessageError> {
+        if result > 0 {
+            return Err(MessageError::PositiveResult(result));
+        }
+        match (self, result < 0) {
+            (Reply::Failed(_), true) => return Ok(()),
+            (Reply::Ioctl(i), _) => {
+                if result < 0 && !i.fds.is_empty() {
+                    return Err(MessageError::FdsOnFailure { opcode: Opcode::Ioctl, result, count: i.fds.len() });
+                }
+                return i.encode(out);
+            }
+            (Reply::Failed(opcode), false) => {
+                return Err(MessageError::BodyOnFailure { opcode: *opcode, result, len: 0 })
+            }
+            (body, true) => return Err(MessageError::BodyOnFailure { opcode: body.opcode(), result, len: 1 }),
+            (_, false) => {}
+        }
+        match self {
+            Reply::Handshake(h) => h.encode(out)?,
+            Reply::Mmap(m) => m.encode(out)?,
+            Reply::Status(s) => s.encode(out)?,
+            Reply::Close | Reply::Munmap | Reply::AttachWait => {}
+            Reply::Ioctl(_) | Reply::Failed(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Parses the payload of a reply with this opcode and result. `ioctl`
+    /// describes the request an IOCTL reply answers.
+    pub fn decode(
+        opcode: Opcode,
+        result: i32,
+        payload: &[u8],
+        ioctl: Option<IoctlContext>,
+    ) -> Result<Reply, MessageError> {
+        if result > 0 {
+            return Err(MessageError::PositiveResult(result));
+        }
+        match opcode {
+            Opcode::Open => return Err(MessageError::ReservedOpcode { opcode }),
+            Opcode::ProtocolError => return Err(MessageError::NotAReply { opcode }),
+            Opcode::Ioctl => {
+                let ctx = ioctl.ok_or(MessageError::NotAReply { opcode })?;
+                return Ok(Reply::Ioctl(IoctlReply::decode(payload, result, ctx)?));
+            }
+            _ => {}
+        }
+        if result < 0 {
+            if !payload.is_empty() {
+                return Err(MessageError::BodyOnFailure { opcode, result, len: payload.len() });
+            }
+            return Ok(Reply::Failed(opcode));
+        }
+        let empty = |what, body| {
+            if payload.is_empty() {
+                Ok(body)
+            } else {
+                Err(MessageError::PayloadSize { what, expected: 0, got: payload.len() })
+            }
+        };
+        match opcode {
+            Opcode::Handshake => Ok(Reply::Handshake(HandshakeReply::decode(payload)?)),
+            Opcode::Close => empty("CLOSE reply", Reply::Close),
+            Opcode::Mmap => Ok(Reply::Mmap(MmapReply::decode(payload)?)),
+            Opcode::Munmap => empty("MUNMAP reply", Reply::Munmap),
+            Opcode::AttachWait => empty("ATTACH_WAIT reply", Reply::AttachWait),
+            Opcode::Status => Ok(Reply::Status(StatusReply::decode(payload)?)),
+            Opcode::Open | Opcode::ProtocolError | Opcode::Ioctl => Err(MessageError::NotAReply { opcode }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::kfd;
+    use crate::payload::{fd_access, FdKind};
+
+    #[test]
+    fn open_is_reserved_and_protocol_error_is_no_request() {
+        assert_eq!(Request::decode(Opcode::Open, &[]), Err(MessageError::ReservedOpcode { opcode: Opcode::Open }));
+        assert!(matches!(Request::decode(Opcode::ProtocolError, &[]), Err(MessageError::NotARequest { .. })));
+    }
+
+    #[test]
+    fn bodiless_requests_must_be_empty() {
+        assert_eq!(Request::decode(Opcode::Close, &[]), Ok(Request::Close));
+        assert!(Request::decode(Opcode::Close, &[0]).is_err());
+        assert!(Request::decode(Opcode::Status, &[0]).is_err());
+    }
+
+    #[test]
+    fn ioctl_request_size_is_exact_for_the_ioctl() {
+        let args = kfd::WaitEventsArgs { events_ptr: 0x1000, num_events: 2, ..Default::default() };
+        let mut payload = bytemuck::bytes_of(&args).to_vec();
+        payload.extend_from_slice(&[0; 96]);
+        let req = Request::Ioctl(IoctlRequest { cmd: kfd::cmd::WAIT_EVENTS, payload: payload.clone() });
+        let mut v = Vec::new();
+        req.encode_payload(&mut v).unwrap();
+        assert_eq!(v.len(), 8 + 24 + 96);
+        assert_eq!(Request::decode(Opcode::Ioctl, &v).unwrap(), req);
+        // One event's worth missing: args_bytes and the array disagree.
+        let mut short = Vec::new();
+        Request::Ioctl(IoctlRequest { cmd: kfd::cmd::WAIT_EVENTS, payload: payload[..24 + 48].to_vec() })
+            .encode_payload(&mut short)
+            .unwrap();
+        assert!(matches!(
+            Request::decode(Opcode::Ioctl, &short),
+            Err(MessageError::Ioctl(crate::ioctl::IoctlError::PayloadSize { .. }))
+        ));
+        // args_bytes larger than the payload.
+        let mut lying = v.clone();
+        lying[4] = lying[4].wrapping_add(1);
+        assert!(matches!(Request::decode(Opcode::Ioctl, &lying), Err(MessageError::PayloadSize { .. })));
+        // A byte after the arguments.
+        let mut long = v.clone();
+        long.push(0);
+        assert!(matches!(Request::decode(Opcode::Ioctl, &long), Err(MessageError::PayloadSize { .. })));
+    }
+
+    #[test]
+    fn too_many_events_or_devices_are_refused() {
+        for (cmd, args) in [
+            (
+                kfd::cmd::WAIT_EVENTS,
+                bytemuck::bytes_of(&kfd::WaitEventsArgs { events_ptr: 8, num_events: 4097, ..Default::default() })
+                    .to_vec(),
+            ),
+            (
+                kfd::cmd::MAP_MEMORY_TO_GPU,
+                bytemuck::bytes_of(&kfd::MapMemoryToGpuArgs {
+                    device_ids_array_ptr: 8,
+                    n_devices: 65,
+                    ..Default::default()
+                })
+                .to_vec(),
+            ),
+        ] {
+            let mut v = Vec::new();
+            IoctlRequest { cmd, payload: args }.encode(&mut v).unwrap();
+            assert!(matches!(
+                Request::decode(Opcode::Ioctl, &v),
+                Err(MessageError::Ioctl(crate::ioctl::IoctlError::TooMany { .. }))
+            ));
+        }
+    }
+
+    #[test]
+    fn reply_bodies_must_fit_their_result() {
+        let mut v = Vec::new();
+        assert!(Reply::Failed(Opcode::Mmap).encode_payload(0, &mut v).is_err());
+        assert!(Reply::Munmap.encode_payload(-2, &mut v).is_err());
+        assert!(Reply::Munmap.encode_payload(1, &mut v).is_err());
+        assert!(Reply::Failed(Opcode::Munmap).encode_payload(-2, &mut v).is_ok());
+        assert!(v.is_empty());
+        assert_eq!(Reply::decode(Opcode::Munmap, -2, &[], None), Ok(Reply::Failed(Opcode::Munmap)));
+        assert!(Reply::decode(Opcode::Munmap, -2, &[0], None).is_err());
+        assert!(Reply::decode(Opcode::Munmap, 5, &[], None).is_err());
+        let fd = FdDesc { kind: FdKind::Allocation, access: fd_access::READ, offset: 0, length: 4096 };
+        let failed_with_fd =
+            Reply::Ioctl(IoctlReply { cmd: kfd::cmd::ALLOC_MEMORY_OF_GPU, payload: vec![], fds: vec![fd] });
+        assert!(matches!(failed_with_fd.encode_payload(-12, &mut v), Err(MessageError::FdsOnFailure { .. })));
+    }
+
+    #[test]
+    fn ioctl_reply_must_answer_the_request() {
+        let ctx = IoctlContext { cmd: kfd::cmd::ALLOC_MEMORY_OF_GPU, args_len: 40 };
+        let mut v = Vec::new();
+        crate::payload::encode_ioctl_reply(&mut v, ctx.cmd, &[0; 40], &[]).unwrap();
+        assert!(Reply::decode(Opcode::Ioctl, 0, &v, Some(ctx)).is_ok());
+        assert!(matches!(
+            Reply::decode(Opcode::Ioctl, 0, &v, Some(IoctlContext { cmd: kfd::cmd::FREE_MEMORY_OF_GPU, ..ctx })),
+            Err(MessageError::WrongIoctl { .. })
+        ));
+        // A failed ioctl may omit its arguments; a successful one may not.
+        let mut empty = Vec::new();
+        crate::payload::encode_ioctl_reply(&mut empty, ctx.cmd, &[], &[]).unwrap();
+        assert!(Reply::decode(Opcode::Ioctl, -12, &empty, Some(ctx)).is_ok());
+        assert!(matches!(
+            Reply::decode(Opcode::Ioctl, 0, &empty, Some(ctx)),
+            Err(MessageError::ReplyArgsSize { expected: 40, got: 0 })
+        ));
+    }
+}

@@ -1,0 +1,1069 @@
+//! The typed payload of each opcode, with its exact wire layout.
+//!
+//! Every payload has a size that follows from its own fields, and decoding
+//! insists on exactly that size: a byte too many is as wrong as a byte too few.
+//! All counts are bounded before anything is allocated.
+//!
+//! | opcode | request | reply (result 0) |
+//! |---|---|---|
+//! | HANDSHAKE | [`HandshakeRequest`] (16) | [`HandshakeReply`] (40 + 4 × GPUs + path) |
+//! | CLOSE | empty | empty |
+//! | MMAP | [`MmapRequest`] (32) | [`MmapReply`]: fd trailer |
+//! | MUNMAP | [`MunmapRequest`] (16) | empty |
+//! | IOCTL | [`IoctlRequest`]: 8 + ioctl payload | [`IoctlReply`]: 8 + ioctl payload + fd trailer |
+//! | ATTACH_WAIT | [`AttachWaitRequest`] (16) | empty |
+//! | STATUS | empty | [`StatusReply`] (24 + 40 × records) |
+//! | PROTOCOL_ERROR | never | [`ProtocolErrorBody`] (16 + reason) |
+//!
+//! A reply whose `result` is negative has an empty payload, except IOCTL,
+//! whose reply keeps its shape (the kernel copies an ioctl's arguments back
+//! even when it fails) but may leave out the arguments (`args_bytes` 0: "do
+//! not touch the caller's struct") and carries no fds.
+
+use crate::error::{MessageError, EPROTONOSUPPORT};
+use crate::header::{Opcode, MAX_PAYLOAD_BYTES};
+use crate::ioctl::EPROTO;
+use crate::wire::{Put, Reader};
+
+/// "RJSU": first field of the handshake in both directions, so a peer that
+/// is not rocjitsu (or AMD's C++ rocjitsu, whose handshake is empty) is told
+/// so instead of being misread.
+pub const PROTOCOL_MAGIC: u32 = u32::from_le_bytes(*b"RJSU");
+/// Our protocol version. Both sides check it and report both values.
+pub const PROTOCOL_VERSION: u32 = 1;
+/// Most descriptors one message may carry (as AMD's transport).
+pub const MAX_FDS: usize = 4;
+/// Most GPUs a handshake may describe.
+pub const MAX_GPUS: usize = 64;
+/// Longest topology directory path.
+pub const MAX_PATH_BYTES: usize = 4096;
+/// Longest reason text in a [`ProtocolErrorBody`].
+pub const MAX_REASON_BYTES: usize = 1024;
+/// Granularity of fd offsets and of the lengths handed to `mmap`.
+pub const FD_PAGE_SIZE: u64 = 4096;
+
+/// What a connection is for, declared in its handshake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// A client process's main connection: a new session (one KFD process).
+    Process,
+    /// An extra connection of an existing session that carries only
+    /// WAIT_EVENTS (after ATTACH_WAIT), one per blocked application thread.
+    Wait,
+    /// A tool (`rocjitsu status`): STATUS only, no session.
+    Tool,
+}
+
+impl Role {
+    const MASK: u32 = 0b11;
+
+    fn flags(self) -> u32 {
+        match self {
+            Role::Process => 0,
+            Role::Wait => 1,
+            Role::Tool => 2,
+        }
+    }
+
+    fn from_flags(flags: u32) -> Result<Role, MessageError> {
+        match (flags & !Role::MASK, flags & Role::MASK) {
+            (0, 0) => Ok(Role::Process),
+            (0, 1) => Ok(Role::Wait),
+            (0, 2) => Ok(Role::Tool),
+            _ => Err(MessageError::UnknownFlags(flags)),
+        }
+    }
+
+    /// The name used in errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Process => "process",
+            Role::Wait => "wait",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+fn exact(what: &'static str, payload: &[u8], expected: usize) -> Result<(), MessageError> {
+    if payload.len() != expected {
+        return Err(MessageError::PayloadSize { what, expected, got: payload.len() });
+    }
+    Ok(())
+}
+
+/// Reads magic and version, the two fields every handshake layout (past and
+/// future) starts with, and checks them before the size: a peer of another
+/// version is told about versions, not about a size it cannot know.
+fn magic_and_version<'a>(what: &'static str, payload: &'a [u8]) -> Result<(Reader<'a>, u32), MessageError> {
+    let mut r = Reader::new(payload);
+    let (Some(magic), Some(version)) = (r.u32(), r.u32()) else {
+        return Err(MessageError::PayloadTooShort { what, min: 8, got: payload.len() });
+    };
+    if magic != PROTOCOL_MAGIC {
+        return Err(MessageError::BadMagic { what, got: magic, expected: PROTOCOL_MAGIC });
+    }
+    Ok((r, version))
+}
+
+fn reserved(what: &'static str, value: u64) -> Result<(), MessageError> {
+    if value != 0 {
+        return Err(MessageError::ReservedNonZero { what, value });
+    }
+    Ok(())
+}
+
+/// HANDSHAKE request: `magic u32, version u32, client_pid u32, flags u32`.
+/// `flags` bits 0–1 are the [`Role`]; the other bits must be 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HandshakeRequest {
+    pub version: u32,
+    pub client_pid: u32,
+    pub role: Role,
+}
+
+impl HandshakeRequest {
+    pub const SIZE: usize = 16;
+
+    /// A request of our protocol version.
+    pub fn new(client_pid: u32, role: Role) -> Self {
+        Self { version: PROTOCOL_VERSION, client_pid, role }
+    }
+
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.put_u32(PROTOCOL_MAGIC);
+        out.put_u32(self.version);
+        out.put_u32(self.client_pid);
+        out.put_u32(self.role.flags());
+    }
+
+    /// Daemon side: refuses another protocol version (reporting both).
+    pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
+        let (mut r, version) = magic_and_version("HANDSHAKE request", payload)?;
+        if version != PROTOCOL_VERSION {
+            return Err(MessageError::VersionMismatch { client: version, daemon: PROTOCOL_VERSION });
+        }
+        exact("HANDSHAKE request", payload, Self::SIZE)?;
+        let (Some(client_pid), Some(flags)) = (r.u32(), r.u32()) else { unreachable_size()? };
+        Ok(Self { version, client_pid, role: Role::from_flags(flags)? })
+    }
+}
+
+/// A size check already passed, so a field read cannot fail; this keeps the
+/// code free of `unwrap` all the same (and of panics on any input).
+fn unreachable_size<T>() -> Result<T, MessageError> {
+    Err(MessageError::PayloadTooShort { what: "payload", min: 0, got: 0 })
+}
+
+/// HANDSHAKE reply: what the client needs to build its view of the machine.
+///
+/// Wire: `magic u32, version u32, session_id u64, attach_token u64,
+/// daemon_pid u32, gpu_count u32, topology_dir_len u32, reserved u32` (40),
+/// then `gpu_count` render minors (u32 each), then the topology directory
+/// (UTF-8, no NUL, no terminator).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HandshakeReply {
+    pub version: u32,
+    /// The session (KFD process) this connection created; 0 for wait and
+    /// tool connections, which create none.
+    pub session_id: u64,
+    /// Secret that a wait connection must present to attach to this session
+    /// (ATTACH_WAIT), so one client cannot wait on another's events.
+    pub attach_token: u64,
+    pub daemon_pid: u32,
+    /// The DRM render minor of each GPU, in topology order (GPU count = len).
+    pub render_minors: Vec<u32>,
+    /// The directory holding the sysfs topology tree the daemon wrote.
+    pub topology_dir: String,
+}
+
+impl HandshakeReply {
+    pub const FIXED_SIZE: usize = 40;
+
+    /// The number of GPUs.
+    pub fn gpu_count(&self) -> usize {
+        self.render_minors.len()
+    }
+
+    pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), MessageError> {
+        check_count("render_minors", self.render_minors.len(), MAX_GPUS)?;
+        check_text("topology_dir", &self.topology_dir, MAX_PATH_BYTES)?;
+        out.put_u32(PROTOCOL_MAGIC);
+        out.put_u32(self.version);
+        out.put_u64(self.session_id);
+        out.put_u64(self.attach_token);
+        out.put_u32(self.daemon_pid);
+        out.put_u32(self.render_minors.len() as u32);
+        out.put_u32(self.topology_dir.len() as u32);
+        out.put_u32(0);
+        for m in &self.render_minors {
+            out.put_u32(*m);
+        }
+        out.extend_from_slice(self.topology_dir.as_bytes());
+        Ok(())
+    }
+
+    /// Client side: refuses another protocol version (reporting both).
+    pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
+        const WHAT: &str = "HANDSHAKE reply";
+        let (mut r, version) = magic_and_version(WHAT, payload)?;
+        if version != PROTOCOL_VERSION {
+            return Err(MessageError::VersionMismatch { client: PROTOCOL_VERSION, daemon: version });
+        }
+        let (Some(session_id), Some(attach_token), Some(daemon_pid), Some(gpus), Some(dir_len), Some(res)) =
+            (r.u64(), r.u64(), r.u32(), r.u32(), r.u32(), r.u32())
+        else {
+            return Err(MessageError::PayloadTooShort { what: WHAT, min: Self::FIXED_SIZE, got: payload.len() });
+        };
+        reserved("HANDSHAKE reply reserved", res.into())?;
+        check_count("render_minors", gpus as usize, MAX_GPUS)?;
+        check_count("topology_dir bytes", dir_len as usize, MAX_PATH_BYTES)?;
+        exact(WHAT, payload, Self::FIXED_SIZE + 4 * gpus as usize + dir_len as usize)?;
+        let mut render_minors = Vec::with_capacity(gpus as usize);
+        for _ in 0..gpus {
+            render_minors.push(r.u32().map_or_else(unreachable_size, Ok)?);
+        }
+        let topology_dir = text("topology_dir", r.rest())?;
+        Ok(Self { version, session_id, attach_token, daemon_pid, render_minors, topology_dir })
+    }
+}
+
+fn check_count(what: &'static str, count: usize, max: usize) -> Result<(), MessageError> {
+    if count > max {
+        return Err(MessageError::TooMany { what, count: count as u64, max: max as u64 });
+    }
+    Ok(())
+}
+
+fn check_text(what: &'static str, s: &str, max: usize) -> Result<(), MessageError> {
+    check_count(what, s.len(), max)?;
+    if s.as_bytes().contains(&0) {
+        return Err(MessageError::InteriorNul { what });
+    }
+    Ok(())
+}
+
+fn text(what: &'static str, bytes: &[u8]) -> Result<String, MessageError> {
+    let s = core::str::from_utf8(bytes).map_err(|_| MessageError::NotUtf8 { what })?;
+    check_text(what, s, usize::MAX)?;
+    Ok(s.to_owned())
+}
+
+/// MMAP request: `addr u64, length u64, prot i32, flags i32, offset i64`, the
+/// arguments of the application's `mmap` of the kfd or render fd.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MmapRequest {
+    pub addr: u64,
+    pub length: u64,
+    pub prot: i32,
+    pub flags: i32,
+    pub offset: i64,
+}
+
+impl MmapRequest {
+    pub const SIZE: usize = 32;
+
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.put_u64(self.addr);
+        out.put_u64(self.length);
+        out.put_i32(self.prot);
+        out.put_i32(self.flags);
+        out.put_i64(self.offset);
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
+        exact("MMAP request", payload, Self::SIZE)?;
+        let mut r = Reader::new(payload);
+        match (r.u64(), r.u64(), r.i32(), r.i32(), r.i64()) {
+            (Some(addr), Some(length), Some(prot), Some(flags), Some(offset)) => {
+                Ok(Self { addr, length, prot, flags, offset })
+            }
+            _ => unreachable_size(),
+        }
+    }
+}
+
+/// MUNMAP request: `addr u64, length u64`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MunmapRequest {
+    pub addr: u64,
+    pub length: u64,
+}
+
+impl MunmapRequest {
+    pub const SIZE: usize = 16;
+
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.put_u64(self.addr);
+        out.put_u64(self.length);
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
+        exact("MUNMAP request", payload, Self::SIZE)?;
+        let mut r = Reader::new(payload);
+        match (r.u64(), r.u64()) {
+            (Some(addr), Some(length)) => Ok(Self { addr, length }),
+            _ => unreachable_size(),
+        }
+    }
+}
+
+/// ATTACH_WAIT request: `session_id u64, attach_token u64`, both from the
+/// session's HANDSHAKE reply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AttachWaitRequest {
+    pub session_id: u64,
+    pub attach_token: u64,
+}
+
+impl AttachWaitRequest {
+    pub const SIZE: usize = 16;
+
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.put_u64(self.session_id);
+        out.put_u64(self.attach_token);
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
+        exact("ATTACH_WAIT request", payload, Self::SIZE)?;
+        let mut r = Reader::new(payload);
+        match (r.u64(), r.u64()) {
+            (Some(session_id), Some(attach_token)) => Ok(Self { session_id, attach_token }),
+            _ => unreachable_size(),
+        }
+    }
+}
+
+/// Which memory a descriptor in a reply is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u16)]
+pub enum FdKind {
+    /// The memfd backing a VRAM or GTT allocation (ALLOC reply, or the MMAP
+    /// of the render fd at the BO's offset).
+    Allocation = 1,
+    /// A memfd to move a USERPTR range into (copy the resident pages, then map
+    /// it over the range), so the daemon sees the same pages.
+    Userptr = 2,
+    /// The process's doorbell page of one GPU (MMAP of the kfd fd).
+    Doorbell = 3,
+    /// The events page (MMAP of the kfd fd with the EVENTS type).
+    Events = 4,
+    /// The MMIO remap page (HDP flush registers).
+    Mmio = 5,
+}
+
+impl FdKind {
+    pub const ALL: [FdKind; 5] = [FdKind::Allocation, FdKind::Userptr, FdKind::Doorbell, FdKind::Events, FdKind::Mmio];
+
+    fn from_u16(v: u16) -> Option<FdKind> {
+        FdKind::ALL.into_iter().find(|k| *k as u16 == v)
+    }
+}
+
+/// The most a client may map a descriptor with (`FdDesc::access` bits).
+pub mod fd_access {
+    pub const READ: u16 = 1;
+    pub const WRITE: u16 = 2;
+    pub const EXEC: u16 = 4;
+    pub const ALL: u16 = READ | WRITE | EXEC;
+}
+
+/// Says what the i-th descriptor of a message is and which part of it to
+/// map: `mmap(addr, length, prot, MAP_SHARED | MAP_FIXED, fd, offset)`.
+/// Several allocations may share one memfd at different offsets.
+///
+/// Wire (24): `kind u16, access u16, reserved u32, offset u64, length u64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FdDesc {
+    pub kind: FdKind,
+    /// [`fd_access`] bits.
+    pub access: u16,
+    /// Page-aligned offset of the memory within the fd.
+    pub offset: u64,
+    /// Length of the memory, non-zero; `offset + length` must not overflow.
+    pub length: u64,
+}
+
+impl FdDesc {
+    pub const SIZE: usize = 24;
+
+    fn validate(&self, index: usize) -> Result<(), MessageError> {
+        if self.access & !fd_access::ALL != 0 {
+            return Err(MessageError::UnknownFdAccess { index, access: self.access });
+        }
+        let ok =
+            self.offset & (FD_PAGE_SIZE - 1) == 0 && self.length != 0 && self.offset.checked_add(self.length).is_some();
+        if !ok {
+            return Err(MessageError::BadFdRange { index, offset: self.offset, length: self.length });
+        }
+        Ok(())
+    }
+}
+
+/// Wire size of a trailer describing `n` descriptors.
+pub fn fd_trailer_len(n: usize) -> usize {
+    8 + n * FdDesc::SIZE
+}
+
+/// Appends the fd trailer: `count u32, reserved u32`, then `count` [`FdDesc`].
+pub fn put_fd_trailer(out: &mut Vec<u8>, fds: &[FdDesc]) -> Result<(), MessageError> {
+    check_count("fds", fds.len(), MAX_FDS)?;
+    for (i, d) in fds.iter().enumerate() {
+        d.validate(i)?;
+    }
+    out.put_u32(fds.len() as u32);
+    out.put_u32(0);
+    for d in fds {
+        out.put_u16(d.kind as u16);
+        out.put_u16(d.access);
+        out.put_u32(0);
+        out.put_u64(d.offset);
+        out.put_u64(d.length);
+    }
+    Ok(())
+}
+
+/// Reads an fd trailer that must be exactly the rest of the payload.
+fn read_fd_trailer(what: &'static str, r: &mut Reader<'_>) -> Result<Vec<FdDesc>, MessageError> {
+    let rest = r.remaining();
+    let (Some(count), Some(res)) = (r.u32(), r.u32()) else {
+        return Err(MessageError::PayloadTooShort { what, min: 8, got: rest });
+    };
+    reserved("fd trailer reserved", res.into())?;
+    check_count("fds", count as usize, MAX_FDS)?;
+    if rest != fd_trailer_len(count as usize) {
+        return Err(MessageError::PayloadSize { what, expected: fd_trailer_len(count as usize), got: rest });
+    }
+    let mut fds = Vec::with_capacity(count as usize);
+    for index in 0..count as usize {
+        let (Some(kind), Some(access), Some(res), Some(offset), Some(length)) =
+            (r.u16(), r.u16(), r.u32(), r.u64(), r.u64())
+        else {
+            return unreachable_size();
+        };
+        reserved("fd reserved", res.into())?;
+        let kind = FdKind::from_u16(kind).ok_or(MessageError::UnknownFdKind { index, kind })?;
+        let d = FdDesc { kind, access, offset, length };
+        d.validate(index)?;
+        fds.push(d);
+    }
+    Ok(fds)
+}
+
+/// MMAP reply: which descriptor to map (none: nothing to map, e.g. the
+/// daemon answered the call on its own).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MmapReply {
+    pub fds: Vec<FdDesc>,
+}
+
+impl MmapReply {
+    pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), MessageError> {
+        put_fd_trailer(out, &self.fds)
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
+        let mut r = Reader::new(payload);
+        Ok(Self { fds: read_fd_trailer("MMAP reply", &mut r)? })
+    }
+}
+
+/// IOCTL request: `cmd u32, args_bytes u32`, then the ioctl payload (the
+/// argument struct and the arrays it points at, see [`crate::ioctl`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IoctlRequest {
+    pub cmd: u32,
+    pub payload: Vec<u8>,
+}
+
+/// Size of the `cmd, args_bytes` head of IOCTL requests and replies.
+pub const IOCTL_HEAD_SIZE: usize = 8;
+
+impl IoctlRequest {
+    pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), MessageError> {
+        put_ioctl_head(out, self.cmd, self.payload.len())?;
+        out.extend_from_slice(&self.payload);
+        Ok(())
+    }
+
+    /// Daemon side: the ioctl must be known and its payload exactly the size
+    /// its argument struct describes.
+    pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
+        let (cmd, args) = read_ioctl_head("IOCTL request", payload)?;
+        exact("IOCTL request", payload, IOCTL_HEAD_SIZE + args.len())?;
+        crate::ioctl::check_payload(cmd, args)?;
+        Ok(Self { cmd, payload: args.to_vec() })
+    }
+}
+
+pub(crate) fn put_ioctl_head(out: &mut Vec<u8>, cmd: u32, args_len: usize) -> Result<(), MessageError> {
+    let args_bytes = u32::try_from(args_len)
+        .ok()
+        .filter(|n| *n <= MAX_PAYLOAD_BYTES)
+        .ok_or(MessageError::TooLarge { bytes: args_len })?;
+    out.put_u32(cmd);
+    out.put_u32(args_bytes);
+    Ok(())
+}
+
+/// Reads `cmd, args_bytes` and returns the cmd and the `args_bytes` that
+/// follow (checked to be present, not to be all that follows).
+fn read_ioctl_head<'a>(what: &'static str, payload: &'a [u8]) -> Result<(u32, &'a [u8]), MessageError> {
+    let mut r = Reader::new(payload);
+    let (Some(cmd), Some(args_bytes)) = (r.u32(), r.u32()) else {
+        return Err(MessageError::PayloadTooShort { what, min: IOCTL_HEAD_SIZE, got: payload.len() });
+    };
+    let args = r.bytes(args_bytes as usize).ok_or(MessageError::PayloadSize {
+        what,
+        expected: IOCTL_HEAD_SIZE.saturating_add(args_bytes as usize),
+        got: payload.len(),
+    })?;
+    Ok((cmd, args))
+}
+
+/// IOCTL reply: `cmd u32, args_bytes u32`, the ioctl payload as the daemon
+/// left it (or nothing: `args_bytes` 0, allowed only when the call failed),
+/// then the fd trailer (e.g. an ALLOC reply's memfd with the offset of the
+/// BO in it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IoctlReply {
+    pub cmd: u32,
+    pub payload: Vec<u8>,
+    pub fds: Vec<FdDesc>,
+}
+
+/// What an IOCTL reply must match: the request it answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoctlContext {
+    pub cmd: u32,
+    pub args_len: usize,
+}
+
+impl IoctlReply {
+    pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), MessageError> {
+        encode_ioctl_reply(out, self.cmd, &self.payload, &self.fds)
+    }
+
+    /// Client side: the reply must be for the ioctl that was sent, carry the
+    /// same number of argument bytes (or none after a failure), and no fds
+    /// after a failure.
+    pub fn decode(payload: &[u8], result: i32, ctx: IoctlContext) -> Result<Self, MessageError> {
+        const WHAT: &str = "IOCTL reply";
+        let (cmd, args) = read_ioctl_head(WHAT, payload)?;
+        if cmd != ctx.cmd {
+            return Err(MessageError::WrongIoctl { expected: ctx.cmd, got: cmd });
+        }
+        if args.len() != ctx.args_len && !(result < 0 && args.is_empty()) {
+            return Err(MessageError::ReplyArgsSize { expected: ctx.args_len, got: args.len() });
+        }
+        let mut r = Reader::new(&payload[IOCTL_HEAD_SIZE + args.len()..]);
+        let fds = read_fd_trailer(WHAT, &mut r)?;
+        if result < 0 && !fds.is_empty() {
+            return Err(MessageError::FdsOnFailure { opcode: Opcode::Ioctl, result, count: fds.len() });
+        }
+        Ok(Self { cmd, payload: args.to_vec(), fds })
+    }
+}
+
+/// Appends an IOCTL reply payload built from borrowed parts (the daemon
+/// replies with the buffer it modified in place; no copy into a struct).
+pub fn encode_ioctl_reply(out: &mut Vec<u8>, cmd: u32, payload: &[u8], fds: &[FdDesc]) -> Result<(), MessageError> {
+    put_ioctl_head(out, cmd, payload.len())?;
+    out.extend_from_slice(payload);
+    put_fd_trailer(out, fds)
+}
+
+/// One session in a [`StatusReply`] (40 bytes on the wire:
+/// `session_id u64, client_pid u32, wait_connections u32, allocations u32,
+/// queues u32, events u32, reserved u32, bytes_allocated u64`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionStatus {
+    pub session_id: u64,
+    pub client_pid: u32,
+    pub wait_connections: u32,
+    pub allocations: u32,
+    pub queues: u32,
+    pub events: u32,
+    pub bytes_allocated: u64,
+}
+
+/// One allocation in a [`StatusReply`] (40 bytes: `session_id u64, va u64,
+/// size u64, handle u64, gpu_id u32, flags u32`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AllocationStatus {
+    pub session_id: u64,
+    pub va: u64,
+    pub size: u64,
+    pub handle: u64,
+    pub gpu_id: u32,
+    /// KFD allocation flags (`abi::kfd::alloc_flags`).
+    pub flags: u32,
+}
+
+/// One queue in a [`StatusReply`] (40 bytes: `session_id u64,
+/// ring_base_address u64, packets_consumed u64, queue_id u32, gpu_id u32,
+/// queue_type u32, ring_size u32`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueStatus {
+    pub session_id: u64,
+    pub ring_base_address: u64,
+    pub packets_consumed: u64,
+    pub queue_id: u32,
+    pub gpu_id: u32,
+    pub queue_type: u32,
+    pub ring_size: u32,
+}
+
+/// STATUS reply: the daemon's sessions, allocations and queues.
+///
+/// Wire: `daemon_pid u32, sessions u32, allocations u32, queues u32,
+/// uptime_ms u64` (24), then the three record arrays in that order, 40 bytes
+/// per record. The counts are bounded by the frame size.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatusReply {
+    pub daemon_pid: u32,
+    pub uptime_ms: u64,
+    pub sessions: Vec<SessionStatus>,
+    pub allocations: Vec<AllocationStatus>,
+    pub queues: Vec<QueueStatus>,
+}
+
+impl StatusReply {
+    pub const FIXED_SIZE: usize = 24;
+    pub const RECORD_SIZE: usize = 40;
+
+    /// The most records of all three kinds one reply can carry.
+    pub const MAX_RECORDS: usize = (MAX_PAYLOAD_BYTES as usize - Self::FIXED_SIZE) / Self::RECORD_SIZE;
+
+    pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), MessageError> {
+        let records = self.sessions.len() + self.allocations.len() + self.queues.len();
+        check_count("status records", records, Self::MAX_RECORDS)?;
+        out.put_u32(self.daemon_pid);
+        out.put_u32(self.sessions.len() as u32);
+        out.put_u32(self.allocations.len() as u32);
+        out.put_u32(self.queues.len() as u32);
+        out.put_u64(self.uptime_ms);
+        for s in &self.sessions {
+            out.put_u64(s.session_id);
+            out.put_u32(s.client_pid);
+            out.put_u32(s.wait_connections);
+            out.put_u32(s.allocations);
+            out.put_u32(s.queues);
+            out.put_u32(s.events);
+            out.put_u32(0);
+            out.put_u64(s.bytes_allocated);
+        }
+        for a in &self.allocations {
+            out.put_u64(a.session_id);
+            out.put_u64(a.va);
+            out.put_u64(a.size);
+            out.put_u64(a.handle);
+            out.put_u32(a.gpu_id);
+            out.put_u32(a.flags);
+        }
+        for q in &self.queues {
+            out.put_u64(q.session_id);
+            out.put_u64(q.ring_base_address);
+            out.put_u64(q.packets_consumed);
+            out.put_u32(q.queue_id);
+            out.put_u32(q.gpu_id);
+            out.put_u32(q.queue_type);
+            out.put_u32(q.ring_size);
+        }
+        Ok(())
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
+        const WHAT: &str = "STATUS reply";
+        let mut r = Reader::new(payload);
+        let (Some(daemon_pid), Some(ns), Some(na), Some(nq), Some(uptime_ms)) =
+            (r.u32(), r.u32(), r.u32(), r.u32(), r.u64())
+        else {
+            return Err(MessageError::PayloadTooShort { what: WHAT, min: Self::FIXED_SIZE, got: payload.len() });
+        };
+        // u64 arithmetic on u32 counts cannot overflow; the exact-size check
+        // then bounds every count by the (already bounded) payload length.
+        let records = ns as u64 + na as u64 + nq as u64;
+        let expected = Self::FIXED_SIZE as u64 + records * Self::RECORD_SIZE as u64;
+        if expected != payload.len() as u64 {
+            return Err(MessageError::PayloadSize {
+                what: WHAT,
+                expected: usize::try_from(expected).unwrap_or(usize::MAX),
+                got: payload.len(),
+            });
+        }
+        let mut out = StatusReply {
+            daemon_pid,
+            uptime_ms,
+            sessions: Vec::with_capacity(ns as usize),
+            allocations: Vec::with_capacity(na as usize),
+            queues: Vec::with_capacity(nq as usize),
+        };
+        for _ in 0..ns {
+            let (
+                Some(session_id),
+                Some(client_pid),
+                Some(wait_connections),
+                Some(allocations),
+                Some(queues),
+                Some(events),
+                Some(res),
+                Some(bytes_allocated),
+            ) = (r.u64(), r.u32(), r.u32(), r.u32(), r.u32(), r.u32(), r.u32(), r.u64())
+            else {
+                return unreachable_size();
+            };
+            reserved("session status reserved", res.into())?;
+            out.sessions.push(SessionStatus {
+                session_id,
+                client_pid,
+                wait_connections,
+                allocations,
+                queues,
+                events,
+                bytes_allocated,
+            });
+        }
+        for _ in 0..na {
+            let (Some(session_id), Some(va), Some(size), Some(handle), Some(gpu_id), Some(flags)) =
+                (r.u64(), r.u64(), r.u64(), r.u64(), r.u32(), r.u32())
+            else {
+                return unreachable_size();
+            };
+            out.allocations.push(AllocationStatus { session_id, va, size, handle, gpu_id, flags });
+        }
+        for _ in 0..nq {
+            let (
+                Some(session_id),
+                Some(ring_base_address),
+                Some(packets_consumed),
+                Some(queue_id),
+                Some(gpu_id),
+                Some(queue_type),
+                Some(ring_size),
+            ) = (r.u64(), r.u64(), r.u64(), r.u32(), r.u32(), r.u32(), r.u32())
+            else {
+                return unreachable_size();
+            };
+            out.queues.push(QueueStatus {
+                session_id,
+                ring_base_address,
+                packets_consumed,
+                queue_id,
+                gpu_id,
+                queue_type,
+                ring_size,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Why the daemon refused a frame ([`ProtocolErrorBody::code`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum ErrorCode {
+    VersionMismatch = 1,
+    BadMagic = 2,
+    MalformedFrame = 3,
+    MalformedPayload = 4,
+    HandshakeRequired = 5,
+    DuplicateHandshake = 6,
+    HandshakeFailed = 7,
+    NotAllowed = 8,
+    RequestPending = 9,
+    UnexpectedFds = 10,
+    Closed = 11,
+    Internal = 12,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 12] = [
+        ErrorCode::VersionMismatch,
+        ErrorCode::BadMagic,
+        ErrorCode::MalformedFrame,
+        ErrorCode::MalformedPayload,
+        ErrorCode::HandshakeRequired,
+        ErrorCode::DuplicateHandshake,
+        ErrorCode::HandshakeFailed,
+        ErrorCode::NotAllowed,
+        ErrorCode::RequestPending,
+        ErrorCode::UnexpectedFds,
+        ErrorCode::Closed,
+        ErrorCode::Internal,
+    ];
+
+    fn from_u32(v: u32) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| *c as u32 == v)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorCode::VersionMismatch => "protocol version mismatch",
+            ErrorCode::BadMagic => "not a rocjitsu client",
+            ErrorCode::MalformedFrame => "malformed frame",
+            ErrorCode::MalformedPayload => "malformed payload",
+            ErrorCode::HandshakeRequired => "handshake required",
+            ErrorCode::DuplicateHandshake => "duplicate handshake",
+            ErrorCode::HandshakeFailed => "handshake failed",
+            ErrorCode::NotAllowed => "request not allowed",
+            ErrorCode::RequestPending => "request while another is pending",
+            ErrorCode::UnexpectedFds => "unexpected descriptors",
+            ErrorCode::Closed => "session closed",
+            ErrorCode::Internal => "internal daemon error",
+        }
+    }
+}
+
+/// PROTOCOL_ERROR payload: `code u32, daemon_version u32, client_version u32,
+/// reason_len u32`, then the reason (UTF-8). `client_version` is what the
+/// daemon read from the client's handshake (0 if it never got that far), so
+/// the client can print both versions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProtocolErrorBody {
+    pub code: ErrorCode,
+    pub daemon_version: u32,
+    pub client_version: u32,
+    pub reason: String,
+}
+
+impl core::fmt::Display for ProtocolErrorBody {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "{}: {} (client protocol {}, daemon protocol {})",
+            self.code.name(),
+            self.reason,
+            self.client_version,
+            self.daemon_version
+        )
+    }
+}
+
+impl ProtocolErrorBody {
+    pub const FIXED_SIZE: usize = 16;
+
+    /// The errno a client reports for it.
+    pub fn errno(&self) -> i32 {
+        match self.code {
+            ErrorCode::VersionMismatch => EPROTONOSUPPORT,
+            _ => EPROTO,
+        }
+    }
+
+    /// Appends the body; a reason longer than [`MAX_REASON_BYTES`] is cut at
+    /// a character boundary (it is a diagnostic, not data).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let mut end = self.reason.len().min(MAX_REASON_BYTES);
+        while !self.reason.is_char_boundary(end) {
+            end -= 1;
+        }
+        let reason = self.reason[..end].replace('\0', " ");
+        out.put_u32(self.code as u32);
+        out.put_u32(self.daemon_version);
+        out.put_u32(self.client_version);
+        out.put_u32(reason.len() as u32);
+        out.extend_from_slice(reason.as_bytes());
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
+        const WHAT: &str = "PROTOCOL_ERROR";
+        let mut r = Reader::new(payload);
+        let (Some(code), Some(daemon_version), Some(client_version), Some(len)) = (r.u32(), r.u32(), r.u32(), r.u32())
+        else {
+            return Err(MessageError::PayloadTooShort { what: WHAT, min: Self::FIXED_SIZE, got: payload.len() });
+        };
+        check_count("reason bytes", len as usize, MAX_REASON_BYTES)?;
+        exact(WHAT, payload, Self::FIXED_SIZE + len as usize)?;
+        let code = ErrorCode::from_u32(code).ok_or(MessageError::UnknownErrorCode(code))?;
+        Ok(Self { code, daemon_version, client_version, reason: text("reason", r.rest())? })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handshake_request_layout() {
+        let mut v = Vec::new();
+        HandshakeRequest::new(0x1234, Role::Wait).encode(&mut v);
+        assert_eq!(v.len(), HandshakeRequest::SIZE);
+        assert_eq!(&v[..4], b"RJSU");
+        assert_eq!(&v[4..8], &PROTOCOL_VERSION.to_le_bytes());
+        assert_eq!(&v[8..12], &0x1234u32.to_le_bytes());
+        assert_eq!(&v[12..16], &1u32.to_le_bytes());
+        assert_eq!(HandshakeRequest::decode(&v).unwrap(), HandshakeRequest::new(0x1234, Role::Wait));
+    }
+
+    #[test]
+    fn handshake_request_checks_version_before_size() {
+        // A future client with a longer handshake is told about versions.
+        let mut v = Vec::new();
+        HandshakeRequest { version: PROTOCOL_VERSION + 1, client_pid: 1, role: Role::Process }.encode(&mut v);
+        v.extend_from_slice(&[0; 8]);
+        assert_eq!(
+            HandshakeRequest::decode(&v),
+            Err(MessageError::VersionMismatch { client: PROTOCOL_VERSION + 1, daemon: PROTOCOL_VERSION })
+        );
+        // AMD's client sends an empty handshake.
+        assert!(matches!(HandshakeRequest::decode(&[]), Err(MessageError::PayloadTooShort { min: 8, got: 0, .. })));
+        let mut v = Vec::new();
+        HandshakeRequest::new(1, Role::Process).encode(&mut v);
+        v.push(0);
+        assert!(matches!(HandshakeRequest::decode(&v), Err(MessageError::PayloadSize { expected: 16, got: 17, .. })));
+        v.pop();
+        v[0] ^= 1;
+        assert!(matches!(HandshakeRequest::decode(&v), Err(MessageError::BadMagic { .. })));
+    }
+
+    #[test]
+    fn handshake_flags_must_be_known() {
+        for (flags, ok) in [(0, true), (1, true), (2, true), (3, false), (4, false), (1 << 31, false)] {
+            let mut v = Vec::new();
+            HandshakeRequest::new(1, Role::Process).encode(&mut v);
+            v[12..16].copy_from_slice(&(flags as u32).to_le_bytes());
+            assert_eq!(HandshakeRequest::decode(&v).is_ok(), ok, "flags {flags:#x}");
+        }
+    }
+
+    fn reply() -> HandshakeReply {
+        HandshakeReply {
+            version: PROTOCOL_VERSION,
+            session_id: 7,
+            attach_token: 0xfeed,
+            daemon_pid: 99,
+            render_minors: vec![128, 129],
+            topology_dir: "/run/rocjitsu/1/topology".into(),
+        }
+    }
+
+    #[test]
+    fn handshake_reply_round_trips_and_is_exact() {
+        let mut v = Vec::new();
+        reply().encode(&mut v).unwrap();
+        assert_eq!(v.len(), 40 + 8 + 24);
+        assert_eq!(HandshakeReply::decode(&v).unwrap(), reply());
+        v.push(b'x');
+        assert!(matches!(HandshakeReply::decode(&v), Err(MessageError::PayloadSize { .. })));
+    }
+
+    #[test]
+    fn handshake_reply_refuses_too_many_gpus_and_bad_paths() {
+        let mut r = reply();
+        r.render_minors = vec![128; MAX_GPUS + 1];
+        assert!(matches!(r.encode(&mut Vec::new()), Err(MessageError::TooMany { count: 65, max: 64, .. })));
+        let mut v = Vec::new();
+        reply().encode(&mut v).unwrap();
+        v[28..32].copy_from_slice(&65u32.to_le_bytes());
+        assert!(matches!(HandshakeReply::decode(&v), Err(MessageError::TooMany { count: 65, max: 64, .. })));
+        let mut r = reply();
+        r.topology_dir = "a\0b".into();
+        assert!(matches!(r.encode(&mut Vec::new()), Err(MessageError::InteriorNul { .. })));
+        let mut v = Vec::new();
+        reply().encode(&mut v).unwrap();
+        let last = v.len() - 1;
+        v[last] = 0xff;
+        assert!(matches!(HandshakeReply::decode(&v), Err(MessageError::NotUtf8 { .. })));
+    }
+
+    #[test]
+    fn client_reports_a_daemon_of_another_version() {
+        let mut r = reply();
+        r.version = 9;
+        let mut v = Vec::new();
+        r.encode(&mut v).unwrap();
+        assert_eq!(
+            HandshakeReply::decode(&v),
+            Err(MessageError::VersionMismatch { client: PROTOCOL_VERSION, daemon: 9 })
+        );
+    }
+
+    #[test]
+    fn fixed_requests_are_exact() {
+        let m = MmapRequest { addr: 1, length: 2, prot: 3, flags: -4, offset: -5 };
+        let mut v = Vec::new();
+        m.encode(&mut v);
+        assert_eq!(v.len(), 32);
+        assert_eq!(MmapRequest::decode(&v).unwrap(), m);
+        assert!(MmapRequest::decode(&v[..31]).is_err());
+        v.push(0);
+        assert!(MmapRequest::decode(&v).is_err());
+        let mut v = Vec::new();
+        MunmapRequest { addr: 1, length: 2 }.encode(&mut v);
+        assert_eq!(v.len(), 16);
+        assert!(MunmapRequest::decode(&v[..15]).is_err());
+        let mut v = Vec::new();
+        AttachWaitRequest { session_id: 1, attach_token: 2 }.encode(&mut v);
+        assert_eq!(v.len(), 16);
+        assert!(AttachWaitRequest::decode(&[v.as_slice(), &[0]].concat()).is_err());
+    }
+
+    #[test]
+    fn fd_trailer_validates_every_field() {
+        let good = FdDesc {
+            kind: FdKind::Allocation,
+            access: fd_access::READ | fd_access::WRITE,
+            offset: 0x20_0000,
+            length: 0x1000,
+        };
+        let mut v = Vec::new();
+        put_fd_trailer(&mut v, &[good, good]).unwrap();
+        assert_eq!(v.len(), fd_trailer_len(2));
+        assert_eq!(MmapReply::decode(&v).unwrap().fds, vec![good, good]);
+        assert!(put_fd_trailer(&mut Vec::new(), &[good; 5]).is_err());
+        for bad in [
+            FdDesc { offset: 1, ..good },
+            FdDesc { length: 0, ..good },
+            FdDesc { offset: !0xfff, length: 0x2000, ..good },
+            FdDesc { access: 8, ..good },
+        ] {
+            assert!(put_fd_trailer(&mut Vec::new(), &[bad]).is_err(), "{bad:?}");
+        }
+        let mut bad_kind = v.clone();
+        bad_kind[8] = 9;
+        assert!(matches!(MmapReply::decode(&bad_kind), Err(MessageError::UnknownFdKind { index: 0, kind: 9 })));
+        let mut five = v.clone();
+        five[0] = 5;
+        assert!(matches!(MmapReply::decode(&five), Err(MessageError::TooMany { count: 5, .. })));
+        let mut short = v.clone();
+        short.pop();
+        assert!(MmapReply::decode(&short).is_err());
+    }
+
+    #[test]
+    fn status_counts_are_bounded_by_the_payload() {
+        let s = StatusReply {
+            daemon_pid: 1,
+            uptime_ms: 2,
+            sessions: vec![SessionStatus { session_id: 3, ..Default::default() }],
+            allocations: vec![AllocationStatus::default(); 2],
+            queues: vec![QueueStatus { ring_size: 4096, ..Default::default() }],
+        };
+        let mut v = Vec::new();
+        s.encode(&mut v).unwrap();
+        assert_eq!(v.len(), 24 + 4 * 40);
+        assert_eq!(StatusReply::decode(&v).unwrap(), s);
+        // A count of 4 billion with a small payload is a size error, not an
+        // allocation.
+        v[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(StatusReply::decode(&v), Err(MessageError::PayloadSize { .. })));
+    }
+
+    #[test]
+    fn protocol_error_body_round_trips_and_bounds_its_reason() {
+        let b = ProtocolErrorBody {
+            code: ErrorCode::VersionMismatch,
+            daemon_version: 1,
+            client_version: 2,
+            reason: "é".repeat(600),
+        };
+        let mut v = Vec::new();
+        b.encode(&mut v);
+        let back = ProtocolErrorBody::decode(&v).unwrap();
+        assert_eq!(back.reason.len(), MAX_REASON_BYTES);
+        assert_eq!(back.errno(), EPROTONOSUPPORT);
+        assert!(back.to_string().contains("client protocol 2, daemon protocol 1"));
+        v[0] = 99;
+        assert_eq!(ProtocolErrorBody::decode(&v), Err(MessageError::UnknownErrorCode(99)));
+    }
+}
