@@ -1,28 +1,69 @@
 //! The seam between the hooks and whatever simulates the GPU. Local mode
-//! runs `sim` in this process; daemon mode (later) forwards the same calls to
-//! rocjitsud. The hooks only ever see these traits.
+//! ([`LocalDriver`]) runs `sim` in this process; daemon mode
+//! ([`crate::remote::RemoteDriver`]) forwards the same calls to rocjitsud.
+//! The hooks only ever see these traits.
 
+use proto::ioctl::{decode_reply, encode_request, UserMemory};
 use sim::kfd::{DeviceFile, KfdProcess, UserptrMode};
 use sim::Machine;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
 /// An errno value to hand back to the application.
 pub type Errno = i32;
 
+/// The memory file an mmap of a device file maps.
+#[derive(Debug)]
+pub enum MapFd {
+    /// The driver's own fd (local mode): map it, do not close it.
+    Borrowed(RawFd),
+    /// A descriptor received for this mapping (daemon mode): closed after.
+    Owned(OwnedFd),
+}
+
 /// Where an mmap of a device file lands: a range of a memory file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct MapSource {
-    pub fd: RawFd,
+    pub fd: MapFd,
+    pub offset: u64,
+}
+
+impl MapSource {
+    pub fn raw_fd(&self) -> RawFd {
+        match &self.fd {
+            MapFd::Borrowed(fd) => *fd,
+            MapFd::Owned(fd) => fd.as_raw_fd(),
+        }
+    }
+}
+
+/// An application's mmap of a device file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmapArgs {
+    pub addr: u64,
+    pub len: u64,
+    pub prot: i32,
+    pub flags: i32,
     pub offset: u64,
 }
 
 /// One KFD process (what an open of `/dev/kfd` creates).
 pub trait KfdSession: Send + Sync {
-    /// Runs a KFD ioctl on a `proto::ioctl` payload.
-    fn ioctl(&self, cmd: u32, payload: &mut [u8]) -> Result<(), Errno>;
+    /// Runs a KFD ioctl. `args` is the caller's argument struct as read from
+    /// `args_addr`; the arrays it points at are read and written through
+    /// `mem`. On return `args` holds what to copy back to the caller — even
+    /// when the ioctl fails, as the kernel copies arguments back regardless.
+    fn ioctl(&self, cmd: u32, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory) -> Result<(), Errno>;
     /// Resolves an mmap of a device file.
-    fn mmap_source(&self, file: DeviceFile, offset: u64, len: u64) -> Result<MapSource, Errno>;
+    fn mmap_source(&self, file: DeviceFile, req: &MmapArgs) -> Result<MapSource, Errno>;
+    /// The application unmapped `[addr, addr + len)` (daemon mode tracks
+    /// shared ranges; local mode has nothing to do).
+    fn munmapped(&self, _addr: u64, _len: u64) {}
+    /// Whether `[addr, addr + len)` is memory shared with the simulator,
+    /// on which `madvise` hints must not be applied.
+    fn is_shared_range(&self, _addr: u64, _len: u64) -> bool {
+        false
+    }
     /// The process's last fd closed: fail blocked waits, release everything.
     fn close(&self);
     /// Whether `fd` is one of the driver's own (never the application's to close).
@@ -33,8 +74,9 @@ pub trait KfdSession: Send + Sync {
 pub trait Driver: Send + Sync {
     /// A new KFD process for this application process.
     fn open_kfd(&self) -> Result<Arc<dyn KfdSession>, Errno>;
-    /// An ioctl on render node `minor`.
-    fn drm_ioctl(&self, minor: u32, cmd: u32, payload: &mut [u8]) -> Result<(), Errno>;
+    /// An ioctl on render node `minor` (arguments as for [`KfdSession::ioctl`]).
+    fn drm_ioctl(&self, minor: u32, cmd: u32, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory)
+        -> Result<(), Errno>;
     /// Whether render node `minor` exists.
     fn has_render_node(&self, minor: u32) -> bool;
 }
@@ -54,24 +96,44 @@ struct LocalSession {
     process: Arc<KfdProcess>,
 }
 
+/// Runs an ioctl in process: inline the arrays, run `f` on the payload,
+/// copy the results back (also on failure, like the kernel).
+pub fn run_inline(
+    cmd: u32,
+    args: &mut [u8],
+    args_addr: u64,
+    mem: &dyn UserMemory,
+    f: impl FnOnce(&mut [u8]) -> Result<(), Errno>,
+) -> Result<(), Errno> {
+    let mut payload = encode_request(cmd, args, args_addr, mem).map_err(|e| {
+        tracing::debug!("{}: {e}", proto::ioctl::name_of(cmd));
+        e.errno()
+    })?;
+    let result = f(&mut payload);
+    decode_reply(cmd, args, args_addr, &payload, mem).map_err(|e| e.errno())?;
+    result
+}
+
 impl KfdSession for LocalSession {
-    fn ioctl(&self, cmd: u32, payload: &mut [u8]) -> Result<(), Errno> {
-        self.process.ioctl(cmd, payload).map_err(|e| {
-            if e.is_unsupported_request() {
-                tracing::warn!("{}: {e} (returning errno {})", proto::ioctl::name_of(cmd), e.errno());
-            } else {
-                tracing::debug!("{}: {e}", proto::ioctl::name_of(cmd));
-            }
-            e.errno()
+    fn ioctl(&self, cmd: u32, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory) -> Result<(), Errno> {
+        run_inline(cmd, args, args_addr, mem, |payload| {
+            self.process.ioctl(cmd, payload).map_err(|e| {
+                if e.is_unsupported_request() {
+                    tracing::warn!("{}: {e} (returning errno {})", proto::ioctl::name_of(cmd), e.errno());
+                } else {
+                    tracing::debug!("{}: {e}", proto::ioctl::name_of(cmd));
+                }
+                e.errno()
+            })
         })
     }
 
-    fn mmap_source(&self, file: DeviceFile, offset: u64, len: u64) -> Result<MapSource, Errno> {
-        let t = self.process.mmap_target(file, offset, len).map_err(|e| {
-            tracing::warn!("mmap of {file:?} at offset {offset:#x}: {e}");
+    fn mmap_source(&self, file: DeviceFile, req: &MmapArgs) -> Result<MapSource, Errno> {
+        let t = self.process.mmap_target(file, req.offset, req.len).map_err(|e| {
+            tracing::warn!("mmap of {file:?} at offset {:#x}: {e}", req.offset);
             e.errno()
         })?;
-        Ok(MapSource { fd: self.process.arena_fd().as_raw_fd(), offset: t.file_offset })
+        Ok(MapSource { fd: MapFd::Borrowed(self.process.arena_fd().as_raw_fd()), offset: t.file_offset })
     }
 
     fn close(&self) {
@@ -92,10 +154,19 @@ impl Driver for LocalDriver {
         Ok(Arc::new(LocalSession { process }))
     }
 
-    fn drm_ioctl(&self, minor: u32, cmd: u32, payload: &mut [u8]) -> Result<(), Errno> {
-        self.machine.drm_ioctl(minor, cmd, payload).map_err(|e| {
-            tracing::warn!("render node {minor}: {}: {e}", proto::ioctl::name_of(cmd));
-            e.errno()
+    fn drm_ioctl(
+        &self,
+        minor: u32,
+        cmd: u32,
+        args: &mut [u8],
+        args_addr: u64,
+        mem: &dyn UserMemory,
+    ) -> Result<(), Errno> {
+        run_inline(cmd, args, args_addr, mem, |payload| {
+            self.machine.drm_ioctl(minor, cmd, payload).map_err(|e| {
+                tracing::warn!("render node {minor}: {}: {e}", proto::ioctl::name_of(cmd));
+                e.errno()
+            })
         })
     }
 

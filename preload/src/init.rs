@@ -2,7 +2,6 @@
 
 use crate::driver::{Errno, LocalDriver};
 use crate::state::State;
-use crate::tree;
 use sim::Machine;
 use std::collections::HashSet;
 use std::os::fd::RawFd;
@@ -15,7 +14,7 @@ pub fn build_state(inherited: HashSet<RawFd>) -> Result<State, Errno> {
         eprintln!("rocjitsu: {msg}");
         libc::ENODEV
     })?;
-    let root = write_tree(&config).map_err(|e| {
+    let root = sim::sysfs::write_machine_tree(&config).map_err(|e| {
         eprintln!("rocjitsu: cannot write the simulated sysfs tree: {e}");
         libc::ENODEV
     })?;
@@ -51,19 +50,4 @@ fn load_config() -> Result<sim::config::Config, String> {
         tracing::info!("config keys not used by this simulator: {}", config.ignored_keys().join(", "));
     }
     Ok(config)
-}
-
-/// The KFD topology (from the config and the real host) and the support
-/// files, as one tree on disk.
-fn write_tree(config: &sim::config::Config) -> std::io::Result<std::path::PathBuf> {
-    let topology = sim::topology::build(config, &sim::host::HostInfo::detect());
-    let mut entries: Vec<tree::Entry> =
-        topology.dirs().iter().map(|d| tree::Entry::Dir(format!("kfd/topology/{d}"))).collect();
-    entries.extend(
-        topology.files().iter().map(|f| tree::Entry::File(format!("kfd/topology/{}", f.path), f.contents.clone())),
-    );
-    let minors: Vec<(u32, u32, u32, u32)> =
-        config.gpus().iter().map(|g| (g.drm_render_minor, g.vendor_id, g.device_id, g.pci_revision_id)).collect();
-    entries.extend(tree::support_entries(&minors));
-    tree::materialize(&tree::runtime_dir()?, &entries)
 }

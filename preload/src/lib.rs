@@ -19,5 +19,4 @@ pub mod init;
 pub mod paths;
 pub mod real;
 pub mod state;
-pub mod tree;
 pub mod usermem;

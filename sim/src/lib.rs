@@ -19,6 +19,7 @@ pub mod machine;
 pub mod memory;
 pub mod sdma;
 pub mod session;
+pub mod sysfs;
 pub mod topology;
 
 pub use machine::Machine;

@@ -12,7 +12,7 @@ use crate::state::{FakeFd, State};
 use crate::usermem::SelfMemory;
 use libc::{c_int, c_ulong, c_void};
 use proto::abi::{ioc_dir, ioc_type, IOC_READ};
-use proto::ioctl::{decode_reply, encode_request, spec, UserMemory};
+use proto::ioctl::{spec, UserMemory};
 
 /// Interposed; the third argument is declared fixed (see `fcntl`).
 ///
@@ -41,21 +41,12 @@ fn device_ioctl(st: &State, fake: FakeFd, cmd: u32, arg: u64) -> c_int {
     if mem.read(arg, &mut args).is_err() {
         return fail_errno(libc::EFAULT);
     }
-    let mut payload = match encode_request(cmd, &args, arg, &mem) {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::debug!("{}: {e}", spec.name);
-            return fail_errno(e.errno());
-        }
-    };
+    let original = args.clone();
     let result = match &fake {
-        FakeFd::Kfd(h) => h.session.ioctl(cmd, &mut payload),
-        FakeFd::Render(minor) => st.driver.drm_ioctl(*minor, cmd, &mut payload),
+        FakeFd::Kfd(h) => h.session.ioctl(cmd, &mut args, arg, &mem),
+        FakeFd::Render(minor) => st.driver.drm_ioctl(*minor, cmd, &mut args, arg, &mem),
     };
-    if let Err(e) = decode_reply(cmd, &mut args, arg, &payload, &mem) {
-        return fail_errno(e.errno());
-    }
-    if ioc_dir(cmd) & IOC_READ != 0 && mem.write(arg, &args).is_err() {
+    if ioc_dir(cmd) & IOC_READ != 0 && args != original && mem.write(arg, &args).is_err() {
         return fail_errno(libc::EFAULT);
     }
     match result {

@@ -29,11 +29,12 @@ fn map_fake(
             }
         },
     };
-    match session.mmap_source(file, off as u64, len as u64) {
+    let req = crate::driver::MmapArgs { addr: addr as u64, len: len as u64, prot, flags, offset: off as u64 };
+    match session.mmap_source(file, &req) {
         // SAFETY: mapping the driver's memory file as the application asked
         // (same address, length, protection and flags); MAP_FIXED replaces
         // the reservation libhsakmt made for this buffer.
-        Ok(src) => unsafe { real::mmap(addr, len, prot, flags, src.fd, src.offset as off_t) },
+        Ok(src) => unsafe { real::mmap(addr, len, prot, flags, src.raw_fd(), src.offset as off_t) },
         Err(e) => {
             crate::real::set_errno(e);
             libc::MAP_FAILED

@@ -1,6 +1,8 @@
-//! The fake sysfs/procfs tree: real files in a directory of ours, so that
-//! every way of reading them (fopen, glibc-internal openat, opendir/readdir,
-//! openat relative to a directory fd, Python's os.listdir) works unchanged.
+//! The simulated machine's sysfs/procfs files as real files in a directory
+//! (the KFD topology plus what libdrm and rocminfo look at), so that every
+//! way of reading them (fopen, glibc-internal openat, opendir/readdir,
+//! openat relative to a directory fd, Python's os.listdir) works unchanged
+//! once the preload library redirects the paths there.
 //!
 //! The directory is content-addressed (`tree-<hash>` under the runtime
 //! directory) and created atomically (write to a temporary name, then
@@ -71,6 +73,19 @@ pub fn runtime_dir() -> io::Result<PathBuf> {
         ));
     }
     Ok(dir)
+}
+
+/// Writes the whole tree of a machine (KFD topology from the config and the
+/// real host, DRM sysfs, module files) under the runtime directory and
+/// returns its path.
+pub fn write_machine_tree(config: &crate::config::Config) -> io::Result<PathBuf> {
+    let topology = crate::topology::build(config, &crate::host::HostInfo::detect());
+    let mut entries: Vec<Entry> = topology.dirs().iter().map(|d| Entry::Dir(format!("kfd/topology/{d}"))).collect();
+    entries.extend(topology.files().iter().map(|f| Entry::File(format!("kfd/topology/{}", f.path), f.contents.clone())));
+    let minors: Vec<(u32, u32, u32, u32)> =
+        config.gpus().iter().map(|g| (g.drm_render_minor, g.vendor_id, g.device_id, g.pci_revision_id)).collect();
+    entries.extend(support_entries(&minors));
+    materialize(&runtime_dir()?, &entries)
 }
 
 /// Makes sure the tree with these entries exists under `base` and returns
