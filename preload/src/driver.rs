@@ -75,8 +75,14 @@ pub trait Driver: Send + Sync {
     /// A new KFD process for this application process.
     fn open_kfd(&self) -> Result<Arc<dyn KfdSession>, Errno>;
     /// An ioctl on render node `minor` (arguments as for [`KfdSession::ioctl`]).
-    fn drm_ioctl(&self, minor: u32, cmd: u32, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory)
-        -> Result<(), Errno>;
+    fn drm_ioctl(
+        &self,
+        minor: u32,
+        cmd: u32,
+        args: &mut [u8],
+        args_addr: u64,
+        mem: &dyn UserMemory,
+    ) -> Result<(), Errno>;
     /// Whether render node `minor` exists.
     fn has_render_node(&self, minor: u32) -> bool;
 }

@@ -5,11 +5,15 @@ use crate::state::State;
 use sim::Machine;
 use std::collections::HashSet;
 use std::os::fd::RawFd;
+use std::path::PathBuf;
 
 /// Builds the process state. Runs inside a hook, with the re-entrancy guard
 /// held, so its own file operations go straight to libc.
 pub fn build_state(inherited: HashSet<RawFd>) -> Result<State, Errno> {
     init_logging();
+    if let Some(socket) = std::env::var_os("ROCJITSU_SOCKET").filter(|s| !s.is_empty()) {
+        return remote_state(PathBuf::from(socket), inherited);
+    }
     let config = load_config().map_err(|msg| {
         eprintln!("rocjitsu: {msg}");
         libc::ENODEV
@@ -22,7 +26,18 @@ pub fn build_state(inherited: HashSet<RawFd>) -> Result<State, Errno> {
     // Simulator threads (GPU engines, workers) bypass our hooks for good.
     let hook: sim::cp::engine::ThreadHook = std::sync::Arc::new(crate::guard::enter_forever);
     let machine = Machine::with_thread_hook(config, Some(hook));
-    Ok(State::new(root, LocalDriver::new(machine), inherited))
+    Ok(State::new(root, Box::new(LocalDriver::new(machine)), inherited))
+}
+
+/// Daemon mode: the daemon simulates the machine and wrote its sysfs tree.
+fn remote_state(socket: PathBuf, inherited: HashSet<RawFd>) -> Result<State, Errno> {
+    let machine = crate::remote::query_machine(&socket).map_err(|msg| {
+        eprintln!("rocjitsu: {msg}");
+        libc::ENODEV
+    })?;
+    tracing::debug!("daemon at {} simulates the tree at {}", socket.display(), machine.topology_dir.display());
+    let root = machine.topology_dir.clone();
+    Ok(State::new(root, Box::new(crate::remote::RemoteDriver::new(socket, machine)), inherited))
 }
 
 /// Log lines go to stderr; `ROCJITSU_LOG` (or `RUST_LOG`) sets the filter,

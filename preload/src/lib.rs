@@ -18,5 +18,6 @@ pub mod hooks;
 pub mod init;
 pub mod paths;
 pub mod real;
+pub mod remote;
 pub mod state;
 pub mod usermem;

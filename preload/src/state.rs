@@ -5,7 +5,7 @@
 //! libnuma's constructor calls `fopen` before ours would run), and recreated
 //! in a forked child, where the parent's KFD process is not ours to use.
 
-use crate::driver::{Driver, Errno, KfdSession, LocalDriver};
+use crate::driver::{Driver, Errno, KfdSession};
 use crate::paths::DeviceNode;
 use crate::real;
 use std::collections::{HashMap, HashSet};
@@ -99,11 +99,11 @@ pub fn get_or_init() -> Result<&'static State, Errno> {
 }
 
 impl State {
-    pub fn new(root: PathBuf, driver: LocalDriver, inherited: HashSet<RawFd>) -> State {
+    pub fn new(root: PathBuf, driver: Box<dyn Driver>, inherited: HashSet<RawFd>) -> State {
         State {
             pid: std::process::id(),
             root,
-            driver: Box::new(driver),
+            driver,
             kfd: Mutex::new(Weak::new()),
             fds: RwLock::new(HashMap::new()),
             inherited: Mutex::new(inherited),

@@ -20,6 +20,8 @@ pub const ENV_PRELOAD_LIB: &str = "ROCJITSU_PRELOAD_LIB";
 pub const ENV_CONFIG: &str = "ROCJITSU_CONFIG";
 /// The dynamic loader's preload list.
 pub const ENV_LD_PRELOAD: &str = "LD_PRELOAD";
+/// Daemon mode: the socket of the daemon the interposer talks to.
+pub const ENV_SOCKET: &str = "ROCJITSU_SOCKET";
 
 /// Why the application could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -105,10 +107,17 @@ pub fn preload_value(lib: &Path, existing: Option<&OsStr>) -> OsString {
 }
 
 /// Replaces this process with `app` (searched in `PATH` like `execvp`) with the launch
-/// environment set. Returns only if the exec failed.
-pub fn exec_app(app: &OsStr, args: &[OsString], lib: &Path, config_spec: &OsStr) -> LaunchError {
+/// environment set: local mode without `socket`, daemon mode with it. Returns only if the
+/// exec failed.
+pub fn exec_app(app: &OsStr, args: &[OsString], lib: &Path, config_spec: &OsStr, socket: Option<&Path>) -> LaunchError {
     let preload = preload_value(lib, std::env::var_os(ENV_LD_PRELOAD).as_deref());
-    let err = Command::new(app).args(args).env(ENV_LD_PRELOAD, preload).env(ENV_CONFIG, config_spec).exec();
+    let mut cmd = Command::new(app);
+    cmd.args(args).env(ENV_LD_PRELOAD, preload).env(ENV_CONFIG, config_spec);
+    match socket {
+        Some(s) => cmd.env(ENV_SOCKET, s),
+        None => cmd.env_remove(ENV_SOCKET),
+    };
+    let err = cmd.exec();
     match err.kind() {
         io::ErrorKind::NotFound => LaunchError::AppNotFound { app: app.to_owned() },
         _ => LaunchError::Exec { app: app.to_owned(), source: err },

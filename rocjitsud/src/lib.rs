@@ -1,3 +1,5 @@
-//! The rocjitsu launcher and daemon.
+//! The rocjitsu launcher and the rocjitsud daemon.
 
+pub mod daemon;
 pub mod launch;
+pub mod modes;

@@ -81,7 +81,8 @@ pub fn runtime_dir() -> io::Result<PathBuf> {
 pub fn write_machine_tree(config: &crate::config::Config) -> io::Result<PathBuf> {
     let topology = crate::topology::build(config, &crate::host::HostInfo::detect());
     let mut entries: Vec<Entry> = topology.dirs().iter().map(|d| Entry::Dir(format!("kfd/topology/{d}"))).collect();
-    entries.extend(topology.files().iter().map(|f| Entry::File(format!("kfd/topology/{}", f.path), f.contents.clone())));
+    entries
+        .extend(topology.files().iter().map(|f| Entry::File(format!("kfd/topology/{}", f.path), f.contents.clone())));
     let minors: Vec<(u32, u32, u32, u32)> =
         config.gpus().iter().map(|g| (g.drm_render_minor, g.vendor_id, g.device_id, g.pci_revision_id)).collect();
     entries.extend(support_entries(&minors));

@@ -84,15 +84,29 @@ pub unsafe extern "C" fn mmap64(
     with_fake_fd(fd, pass, libc::MAP_FAILED, |st, fake| map_fake(st, fake, addr, len, prot, flags, off))
 }
 
-/// Interposed so daemon mode can track shared ranges; in local mode the
-/// application's mappings are its own business.
+/// The session whose shared ranges a memory call may concern, if any
+/// (only daemon mode shares ranges; the lookup never initialises state).
+fn current_session() -> Option<std::sync::Arc<crate::state::KfdHandle>> {
+    if crate::guard::inside() {
+        return None;
+    }
+    crate::state::get()?.current_kfd()
+}
+
+/// Interposed so daemon mode can forget ranges shared with the daemon.
 ///
 /// # Safety
 /// Called by C code with the libc function's contract.
 #[no_mangle]
 pub unsafe extern "C" fn munmap(addr: *mut c_void, len: size_t) -> c_int {
     // SAFETY: forwarding the caller's arguments unchanged.
-    unsafe { real::munmap(addr, len) }
+    let r = unsafe { real::munmap(addr, len) };
+    if r == 0 {
+        if let Some(h) = current_session() {
+            crate::guard::hook(|| (), || h.session.munmapped(addr as u64, len as u64), || ());
+        }
+    }
+    r
 }
 
 /// Interposed like [`munmap`].
@@ -105,12 +119,21 @@ pub unsafe extern "C" fn mprotect(addr: *mut c_void, len: size_t, prot: c_int) -
     unsafe { real::mprotect(addr, len, prot) }
 }
 
-/// Interposed like [`munmap`].
+/// Interposed: on memory shared with the daemon, `MADV_HUGEPAGE` and
+/// `MADV_DONTFORK` are not applied (shared-memory folios misbehave with
+/// them on some kernels; see the design notes). Everything else passes.
 ///
 /// # Safety
 /// Called by C code with the libc function's contract.
 #[no_mangle]
 pub unsafe extern "C" fn madvise(addr: *mut c_void, len: size_t, advice: c_int) -> c_int {
+    if advice == libc::MADV_HUGEPAGE || advice == libc::MADV_DONTFORK {
+        if let Some(h) = current_session() {
+            if crate::guard::hook(|| false, || h.session.is_shared_range(addr as u64, len as u64), || false) {
+                return 0;
+            }
+        }
+    }
     // SAFETY: forwarding the caller's arguments unchanged.
     unsafe { real::madvise(addr, len, advice) }
 }

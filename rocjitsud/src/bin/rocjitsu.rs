@@ -1,7 +1,13 @@
-//! `rocjitsu`: run an unmodified ROCm application on the simulated GPU (local mode).
+//! `rocjitsu`: run an unmodified ROCm application on the simulated GPU.
+//!
+//! - `rocjitsu [--config C] -- app …`: local mode (the simulator runs in the application).
+//! - `rocjitsu --daemon [--config C] -- app …`: a private daemon for this application.
+//! - `rocjitsu --daemon [--config C]`: run the daemon in the foreground.
+//! - `rocjitsu --attach -- app …`: use a running daemon.
 //!
 //! Exit status: the application's own; 2 for a usage or config error; 1 when the interposer
-//! cannot be found; 127/126 when the application is missing or cannot be executed.
+//! or the daemon cannot be found or started; 127/126 when the application is missing or
+//! cannot be executed.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -9,6 +15,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::{ArgAction, Parser};
 use rocjitsud::launch::{self, LaunchError, ENV_PRELOAD_LIB};
+use rocjitsud::modes;
 use sim::config::{self, DEFAULT_BUILTIN};
 
 const USAGE_EXIT: u8 = 2;
@@ -20,10 +27,12 @@ const CONFIG_EXIT: u8 = 2;
     version,
     disable_version_flag = true,
     about = "Run an unmodified ROCm application on a simulated AMD GPU.",
-    override_usage = "rocjitsu [--config <CONFIG>] [--] <APP> [ARGS]...",
+    override_usage = "rocjitsu [--config <CONFIG>] [--daemon | --attach] [--] <APP> [ARGS]...\n       rocjitsu --daemon [--config <CONFIG>] [--socket <PATH>] [--idle-exit <SECONDS>]",
     after_help = concat!(
-        "CONFIG is a JSON file or a built-in: mi210 (default), mi300x, mi350x, mi350x-2gpu.\n",
-        "Environment: ROCJITSU_PRELOAD_LIB overrides where librocjitsu.so is found."
+        "CONFIG is a JSON file or a built-in: mi210 (default), mi210-2gpu, mi300x, mi350x, mi350x-2gpu.\n",
+        "The daemon socket is $ROCJITSU_RUNTIME_DIR/daemon.sock, else $XDG_RUNTIME_DIR/rocjitsu/daemon.sock,\n",
+        "else /tmp/rocjitsu-<uid>/daemon.sock (or --socket / $ROCJITSU_SOCKET).\n",
+        "Environment: ROCJITSU_PRELOAD_LIB overrides where librocjitsu.so is found; ROCJITSU_LOG sets logging."
     )
 )]
 struct Cli {
@@ -31,9 +40,25 @@ struct Cli {
     #[arg(short = 'v', long = "version", action = ArgAction::Version)]
     version: Option<bool>,
 
-    /// Simulation config: a JSON file or a built-in name.
-    #[arg(long, value_name = "CONFIG", default_value = DEFAULT_BUILTIN)]
-    config: String,
+    /// Simulation config: a JSON file or a built-in name (default: mi210).
+    #[arg(long, value_name = "CONFIG")]
+    config: Option<String>,
+
+    /// Simulate in a daemon: for the application given, or alone in the foreground.
+    #[arg(long, conflicts_with = "attach")]
+    daemon: bool,
+
+    /// Use the daemon already running on the socket.
+    #[arg(long)]
+    attach: bool,
+
+    /// The daemon's socket (default: the well-known path, see below).
+    #[arg(long, value_name = "PATH")]
+    socket: Option<std::path::PathBuf>,
+
+    /// With --daemon alone: exit after SECONDS without any client.
+    #[arg(long, value_name = "SECONDS", requires = "daemon")]
+    idle_exit: Option<u64>,
 
     /// The application and its arguments.
     #[arg(value_name = "APP", trailing_var_arg = true)]
@@ -50,11 +75,8 @@ fn main() -> ExitCode {
         }
         Err(e) => return usage_error(&first_line(&e.to_string())),
     };
-    let Some((app, args)) = cli.app.split_first() else {
-        return usage_error("no application given");
-    };
-
-    let config = match config::load(&cli.config) {
+    let config_spec = cli.config.clone().unwrap_or_else(|| DEFAULT_BUILTIN.to_string());
+    let config = match config::load(&config_spec) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("rocjitsu: {e}");
@@ -65,7 +87,44 @@ fn main() -> ExitCode {
         eprintln!("rocjitsu: {}: not used by this simulator: {}", config.source(), config.ignored_keys().join(", "));
     }
 
-    match launch_app(app, args, &config) {
+    let Some((app, args)) = cli.app.split_first() else {
+        if cli.daemon {
+            return run_foreground_daemon(&cli, config);
+        }
+        return usage_error("no application given");
+    };
+    let socket = if cli.daemon {
+        let socket = match cli.socket.clone().map(Ok).unwrap_or_else(modes::invocation_socket) {
+            Ok(s) => s,
+            Err(e) => return runtime_error(&format!("{e:#}")),
+        };
+        if let Err(e) = modes::spawn_daemon(&config, &socket) {
+            return runtime_error(&format!("{e:#}"));
+        }
+        Some(socket)
+    } else if cli.attach {
+        let socket = match attach_socket(&cli) {
+            Ok(s) => s,
+            Err(e) => return runtime_error(&format!("{e:#}")),
+        };
+        match modes::check_daemon(&socket) {
+            Ok(tree) => {
+                if cli.config.is_some() && !modes::same_machine(&config, &tree) {
+                    eprintln!(
+                        "rocjitsu: the daemon on {} simulates another machine than {}; the daemon's is used",
+                        socket.display(),
+                        config.source()
+                    );
+                }
+            }
+            Err(e) => return runtime_error(&format!("{e:#}")),
+        }
+        Some(socket)
+    } else {
+        None
+    };
+
+    match launch_app(app, args, &config, socket.as_deref()) {
         Ok(never) => match never {},
         Err(e) => {
             eprintln!("rocjitsu: {e}");
@@ -74,15 +133,50 @@ fn main() -> ExitCode {
     }
 }
 
+/// `--socket`, else `$ROCJITSU_SOCKET`, else the well-known socket.
+fn attach_socket(cli: &Cli) -> anyhow::Result<std::path::PathBuf> {
+    if let Some(s) = &cli.socket {
+        return Ok(s.clone());
+    }
+    if let Some(s) = std::env::var_os(launch::ENV_SOCKET).filter(|s| !s.is_empty()) {
+        return Ok(s.into());
+    }
+    modes::default_socket()
+}
+
+fn run_foreground_daemon(cli: &Cli, config: config::Config) -> ExitCode {
+    modes::init_daemon_logging("info");
+    let socket = match cli.socket.clone().map(Ok).unwrap_or_else(modes::default_socket) {
+        Ok(s) => s,
+        Err(e) => return runtime_error(&format!("{e:#}")),
+    };
+    let options = rocjitsud::daemon::Options {
+        config,
+        socket,
+        ready: None,
+        idle_exit: cli.idle_exit.map(std::time::Duration::from_secs),
+    };
+    match rocjitsud::daemon::run(options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => runtime_error(&format!("{e:#}")),
+    }
+}
+
+fn runtime_error(what: &str) -> ExitCode {
+    eprintln!("rocjitsu: {what}");
+    ExitCode::from(1)
+}
+
 /// Finds the interposer and execs the application; returns only on failure.
 fn launch_app(
     app: &OsString,
     args: &[OsString],
     config: &config::Config,
+    socket: Option<&std::path::Path>,
 ) -> Result<std::convert::Infallible, LaunchError> {
     let exe = std::env::current_exe().map_err(LaunchError::NoExe)?;
     let lib = launch::find_preload_lib(&exe, std::env::var_os(ENV_PRELOAD_LIB).as_deref())?;
-    Err(launch::exec_app(app, args, &lib, &config.source().spec()))
+    Err(launch::exec_app(app, args, &lib, &config.source().spec(), socket))
 }
 
 /// `ROCJITSU_LOG` asks for diagnostics; then the launcher reports the config keys it ignores.
@@ -91,7 +185,9 @@ fn logging_requested() -> bool {
 }
 
 fn usage_error(what: &str) -> ExitCode {
-    eprintln!("rocjitsu: {what} (usage: rocjitsu [--config <CONFIG>] [--] <APP> [ARGS]...; see --help)");
+    eprintln!(
+        "rocjitsu: {what} (usage: rocjitsu [--config <CONFIG>] [--daemon | --attach] [--] <APP> [ARGS]...; see --help)"
+    );
     ExitCode::from(USAGE_EXIT)
 }
 

@@ -63,6 +63,16 @@ impl Allocation {
     }
 }
 
+/// What a mapping of the arena is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapKind {
+    /// A VRAM/GTT buffer object.
+    Allocation,
+    Doorbell,
+    Events,
+    Mmio,
+}
+
 /// What an mmap of a device file maps: a range of the arena memfd.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MapTarget {
@@ -72,6 +82,7 @@ pub struct MapTarget {
     /// The allocation is writable by the CPU (doorbells, MMIO and
     /// host-visible buffers).
     pub writable: bool,
+    pub kind: MapKind,
 }
 
 /// Which device file an mmap came through.
@@ -79,6 +90,19 @@ pub struct MapTarget {
 pub enum DeviceFile {
     Kfd,
     Render { minor: u32 },
+}
+
+impl DeviceFile {
+    /// Which file an mmap offset belongs to, when only the offset is known
+    /// (daemon mode): buffer-object offsets are `[BO_MMAP_BASE, 2^46)`,
+    /// KFD offsets carry a gpu_id at bit 46 or a type in bits 63:62.
+    pub fn for_offset(offset: u64) -> DeviceFile {
+        if (BO_MMAP_BASE..1 << mmap_offset::GPU_ID_SHIFT).contains(&offset) {
+            DeviceFile::Render { minor: 0 }
+        } else {
+            DeviceFile::Kfd
+        }
+    }
 }
 
 /// The allocations of one process and their accounting.
@@ -348,6 +372,17 @@ impl KfdProcess {
         result
     }
 
+    /// Where the arena pages behind a USERPTR allocation are (daemon mode,
+    /// where the client moves its pages there): `(file offset, length)`.
+    pub fn userptr_backing(&self, handle: u64) -> Option<(u64, u64)> {
+        let table = self.allocs();
+        let a = table.get(handle)?;
+        match (a.flags & alloc_flags::KIND_MASK, a.backing) {
+            (alloc_flags::USERPTR, Backing::Arena { offset, .. }) => Some((offset, a.size)),
+            _ => None,
+        }
+    }
+
     /// Allocates `size` bytes of `flags` memory at GPU VA `va` on GPU `gpu`
     /// and maps it there (what ALLOC + MAP do, for in-process users such as
     /// the embedding API). Returns the handle.
@@ -383,22 +418,25 @@ impl KfdProcess {
                 if within + len > alloc.size {
                     return Err(KfdError::BadMmap { offset, len });
                 }
-                Ok(MapTarget { file_offset: base + within, len, writable: true })
+                Ok(MapTarget { file_offset: base + within, len, writable: true, kind: MapKind::Allocation })
             }
             DeviceFile::Kfd => {
                 let gpu = self.gpu_index(mmap_offset::gpu_id(offset)).ok();
-                let (page, size) = match (offset & mmap_offset::TYPE_MASK, gpu) {
+                let (page, size, kind) = match (offset & mmap_offset::TYPE_MASK, gpu) {
                     (mmap_offset::TYPE_DOORBELL, Some(g)) => (
                         AllocTable::shared_page(&mut table.doorbell_pages, g, &self.arena, kfd::DOORBELL_PAGE_SIZE)?,
                         kfd::DOORBELL_PAGE_SIZE,
+                        MapKind::Doorbell,
                     ),
-                    (mmap_offset::TYPE_MMIO, Some(g)) => {
-                        (AllocTable::shared_page(&mut table.mmio_pages, g, &self.arena, PAGE_SIZE)?, PAGE_SIZE)
-                    }
+                    (mmap_offset::TYPE_MMIO, Some(g)) => (
+                        AllocTable::shared_page(&mut table.mmio_pages, g, &self.arena, PAGE_SIZE)?,
+                        PAGE_SIZE,
+                        MapKind::Mmio,
+                    ),
                     (mmap_offset::TYPE_EVENTS, _) => {
                         if let Some(a) = table.event_page.and_then(|h| table.allocs.get(&h)) {
                             match a.backing {
-                                Backing::Arena { offset, .. } => (offset, a.size),
+                                Backing::Arena { offset, .. } => (offset, a.size, MapKind::Events),
                                 Backing::User { .. } => return Err(KfdError::BadMmap { offset, len }),
                             }
                         } else {
@@ -410,7 +448,7 @@ impl KfdProcess {
                                     off
                                 }
                             };
-                            (off, EVENT_PAGE_BYTES)
+                            (off, EVENT_PAGE_BYTES, MapKind::Events)
                         }
                     }
                     _ => return Err(KfdError::BadMmap { offset, len }),
@@ -418,7 +456,7 @@ impl KfdProcess {
                 if len > size {
                     return Err(KfdError::BadMmap { offset, len });
                 }
-                Ok(MapTarget { file_offset: page, len, writable: true })
+                Ok(MapTarget { file_offset: page, len, writable: true, kind })
             }
         }
     }

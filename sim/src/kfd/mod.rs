@@ -8,7 +8,7 @@ pub mod process;
 pub mod queues;
 
 pub use events::{EventError, EventTable, WaitResult};
-pub use mem::{Allocation, Backing, DeviceFile, MapTarget, UserptrMode};
+pub use mem::{Allocation, Backing, DeviceFile, MapKind, MapTarget, UserptrMode};
 pub use process::KfdProcess;
 
 use crate::memory::{MemoryError, VmError};

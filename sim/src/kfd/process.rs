@@ -33,6 +33,33 @@ pub const LDS_APERTURE_BASE: u64 = 1 << 48;
 pub const SCRATCH_APERTURE_BASE: u64 = 2 << 48;
 const APERTURE_SIZE_MASK: u64 = 0xffff_ffff;
 
+/// What a process holds, for status reports.
+#[derive(Debug, Clone, Default)]
+pub struct ProcessSummary {
+    pub allocations: Vec<AllocationSummary>,
+    pub queues: Vec<QueueSummary>,
+    pub events: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct AllocationSummary {
+    pub handle: u64,
+    pub va: u64,
+    pub size: u64,
+    pub gpu_id: u32,
+    pub flags: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct QueueSummary {
+    pub id: u32,
+    pub gpu_id: u32,
+    /// KFD queue type (2 AQL, 1 SDMA).
+    pub queue_type: u32,
+    pub ring_base: u64,
+    pub ring_bytes: u64,
+}
+
 /// Per-process, per-GPU settings the runtime makes once.
 #[derive(Debug, Default, Clone)]
 pub struct DeviceSettings {
@@ -169,6 +196,40 @@ impl KfdProcess {
     /// The live queues of this process on GPU `gpu`.
     pub fn queues_on(&self, gpu: usize) -> Vec<Arc<Queue>> {
         self.queues().all().into_iter().filter(|q| q.gpu == gpu).collect()
+    }
+
+    /// Its allocations, queues and events, for status reports.
+    pub fn summary(&self) -> ProcessSummary {
+        let allocations = self
+            .allocs()
+            .iter()
+            .map(|a| AllocationSummary {
+                handle: a.handle,
+                va: a.va,
+                size: a.size,
+                gpu_id: self.gpus[a.gpu].gpu_id,
+                flags: a.flags,
+            })
+            .collect();
+        let queues = self
+            .queues()
+            .all()
+            .iter()
+            .map(|q| {
+                let (ring_base, ring_bytes) = q.ring();
+                QueueSummary {
+                    id: q.id,
+                    gpu_id: self.gpus[q.gpu].gpu_id,
+                    queue_type: match q.kind {
+                        crate::cp::queue::QueueKind::Aql => kfd::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
+                        crate::cp::queue::QueueKind::Sdma => kfd::KFD_IOC_QUEUE_TYPE_SDMA,
+                    },
+                    ring_base,
+                    ring_bytes,
+                }
+            })
+            .collect();
+        ProcessSummary { allocations, queues, events: self.events.len() }
     }
 
     /// Whether the process is going away (running kernels should stop).

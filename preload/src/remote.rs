@@ -1,0 +1,419 @@
+//! Daemon mode: the driver is rocjitsud, reached over `proto` on a Unix
+//! socket. Synchronous and blocking, like the kernel calls it replaces.
+//!
+//! - One connection is one KFD process in the daemon. It is opened when
+//!   `/dev/kfd` is first opened (or a render-node ioctl needs the daemon)
+//!   and closed (CLOSE) when the last kfd fd closes.
+//! - A thread that blocks in WAIT_EVENTS does so on its own wait connection
+//!   attached to the session, so it never holds the connection other
+//!   threads need — no polling.
+//! - Memory: mmaps of device files map the memfd the daemon sends at the
+//!   address the application asked for; USERPTR ranges are moved into a
+//!   daemon memfd (resident pages copied, then the shared mapping replaces
+//!   the private one), and moved back to private memory before they are
+//!   freed, so both sides always see the same bytes.
+//! - A lost daemon or a broken stream fails every later call with an error
+//!   (the RPC client is poisoned); nothing waits forever on a dead peer.
+
+use crate::driver::{Driver, Errno, KfdSession, MapFd, MapSource, MmapArgs};
+use proto::abi::kfd::{self, alloc_flags, cmd};
+use proto::framing::std_io::UnixTransport;
+use proto::ioctl::UserMemory;
+use proto::payload::{FdKind, MmapRequest, MunmapRequest};
+use proto::RpcClient;
+use sim::kfd::DeviceFile;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+type Client = RpcClient<UnixTransport>;
+
+/// What the daemon told us about the machine.
+#[derive(Debug, Clone)]
+pub struct MachineInfo {
+    pub topology_dir: PathBuf,
+    pub render_minors: Vec<u32>,
+}
+
+/// Asks the daemon at `socket` what it simulates (a tool connection: no
+/// KFD process is created).
+pub fn query_machine(socket: &Path) -> Result<MachineInfo, String> {
+    let t = UnixTransport::connect(socket).map_err(|e| format!("cannot connect to {}: {e}", socket.display()))?;
+    let c =
+        Client::connect_tool(t, std::process::id()).map_err(|e| format!("handshake with {}: {e}", socket.display()))?;
+    let h = c.handshake();
+    Ok(MachineInfo { topology_dir: PathBuf::from(&h.topology_dir), render_minors: h.render_minors.clone() })
+}
+
+/// Ranges of the application's address space shared with the daemon.
+#[derive(Debug, Default)]
+struct SharedRanges(BTreeMap<u64, u64>);
+
+impl SharedRanges {
+    fn add(&mut self, start: u64, len: u64) {
+        self.remove(start, len);
+        self.0.insert(start, len);
+    }
+
+    /// Forgets every range overlapping `[start, start + len)`.
+    fn remove(&mut self, start: u64, len: u64) {
+        let end = start.saturating_add(len);
+        let doomed: Vec<u64> =
+            self.0.range(..end).filter(|(&s, &l)| s.saturating_add(l) > start).map(|(&s, _)| s).collect();
+        for s in doomed {
+            self.0.remove(&s);
+        }
+    }
+
+    fn overlaps(&self, start: u64, len: u64) -> bool {
+        let end = start.saturating_add(len);
+        self.0.range(..end).next_back().is_some_and(|(&s, &l)| s.saturating_add(l) > start)
+    }
+}
+
+struct Inner {
+    socket: PathBuf,
+    machine: MachineInfo,
+    /// The connection of the current KFD process, if any.
+    conn: Mutex<Option<Client>>,
+    shared: Mutex<SharedRanges>,
+    /// USERPTR handles and the CPU ranges moved into shared memory for them.
+    userptrs: Mutex<BTreeMap<u64, (u64, u64)>>,
+}
+
+impl Inner {
+    fn lock_conn(&self) -> MutexGuard<'_, Option<Client>> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The process connection, opened if needed.
+    fn with_conn<R>(&self, f: impl FnOnce(&mut Client) -> Result<R, Errno>) -> Result<R, Errno> {
+        let mut guard = self.lock_conn();
+        if guard.is_none() {
+            let t = UnixTransport::connect(&self.socket).map_err(|e| {
+                eprintln!("rocjitsu: cannot connect to the daemon at {}: {e}", self.socket.display());
+                libc::ENODEV
+            })?;
+            let c = Client::connect(t, std::process::id()).map_err(|e| {
+                eprintln!("rocjitsu: handshake with the daemon at {} failed: {e}", self.socket.display());
+                e.errno()
+            })?;
+            *guard = Some(c);
+        }
+        f(guard.as_mut().expect("just opened"))
+    }
+}
+
+/// Reports a failed exchange once per connection and maps it to an errno.
+fn rpc_errno(e: proto::error::RpcError) -> Errno {
+    if !matches!(e, proto::error::RpcError::Poisoned | proto::error::RpcError::Ioctl(_)) {
+        tracing::error!("rocjitsu: the daemon connection failed: {e}");
+    }
+    e.errno()
+}
+
+/// The daemon as the driver.
+pub struct RemoteDriver {
+    inner: Arc<Inner>,
+}
+
+impl RemoteDriver {
+    pub fn new(socket: PathBuf, machine: MachineInfo) -> Self {
+        RemoteDriver {
+            inner: Arc::new(Inner {
+                socket,
+                machine,
+                conn: Mutex::new(None),
+                shared: Mutex::new(SharedRanges::default()),
+                userptrs: Mutex::new(BTreeMap::new()),
+            }),
+        }
+    }
+
+    pub fn machine(&self) -> &MachineInfo {
+        &self.inner.machine
+    }
+}
+
+impl Driver for RemoteDriver {
+    fn open_kfd(&self) -> Result<Arc<dyn KfdSession>, Errno> {
+        self.inner.with_conn(|_| Ok(()))?;
+        Ok(Arc::new(RemoteSession { inner: self.inner.clone() }))
+    }
+
+    fn drm_ioctl(
+        &self,
+        _minor: u32,
+        cmd: u32,
+        args: &mut [u8],
+        args_addr: u64,
+        mem: &dyn UserMemory,
+    ) -> Result<(), Errno> {
+        // All GPUs of a config are the same device, so the daemon answers
+        // render-node queries from its GPU 0 (the request carries no minor).
+        self.inner.with_conn(|c| {
+            let out = c.ioctl(cmd, args, args_addr, mem).map_err(rpc_errno)?;
+            if out.result < 0 {
+                Err(-out.result)
+            } else {
+                Ok(())
+            }
+        })
+    }
+
+    fn has_render_node(&self, minor: u32) -> bool {
+        self.inner.machine.render_minors.contains(&minor)
+    }
+}
+
+struct RemoteSession {
+    inner: Arc<Inner>,
+}
+
+thread_local! {
+    /// This thread's wait connection: (session id, client).
+    static WAIT: RefCell<Option<(u64, Client)>> = const { RefCell::new(None) };
+}
+
+impl RemoteSession {
+    /// A blocking WAIT_EVENTS, on this thread's own wait connection.
+    fn wait_events(&self, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory) -> Result<(), Errno> {
+        let (session, token) = self.inner.with_conn(|c| Ok((c.handshake().session_id, c.handshake().attach_token)))?;
+        WAIT.with(|w| {
+            let mut w = w.borrow_mut();
+            if w.as_ref().is_none_or(|(s, c)| *s != session || c.is_poisoned()) {
+                let t = UnixTransport::connect(&self.inner.socket).map_err(|_| libc::ENODEV)?;
+                let c = Client::connect_wait(t, std::process::id(), session, token).map_err(rpc_errno)?;
+                *w = Some((session, c));
+            }
+            let (_, c) = w.as_mut().expect("just set");
+            let out = c.ioctl(cmd::WAIT_EVENTS, args, args_addr, mem).map_err(rpc_errno)?;
+            if out.result < 0 {
+                Err(-out.result)
+            } else {
+                Ok(())
+            }
+        })
+    }
+}
+
+impl KfdSession for RemoteSession {
+    fn ioctl(&self, request: u32, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory) -> Result<(), Errno> {
+        if request == cmd::WAIT_EVENTS {
+            let w: kfd::WaitEventsArgs = bytemuck::pod_read_unaligned(args);
+            if w.timeout != 0 {
+                return self.wait_events(args, args_addr, mem);
+            }
+        }
+        // What an ALLOC of USERPTR memory is about to register, and what a
+        // FREE is about to release.
+        let userptr = (request == cmd::ALLOC_MEMORY_OF_GPU)
+            .then(|| bytemuck::pod_read_unaligned::<kfd::AllocMemoryOfGpuArgs>(args))
+            .filter(|a| a.flags & alloc_flags::USERPTR != 0);
+        if request == cmd::FREE_MEMORY_OF_GPU {
+            let handle = bytemuck::pod_read_unaligned::<kfd::FreeMemoryOfGpuArgs>(args).handle;
+            self.unshare_userptr(handle);
+        }
+        let out = self.inner.with_conn(|c| c.ioctl(request, args, args_addr, mem).map_err(rpc_errno))?;
+        for (desc, fd) in out.fds {
+            if let (FdKind::Userptr, Some(a)) = (desc.kind, userptr) {
+                let reply: kfd::AllocMemoryOfGpuArgs = bytemuck::pod_read_unaligned(args);
+                let len = desc.length.min(a.size.div_ceil(4096) * 4096);
+                if let Err(e) = share_range(&fd, desc.offset, a.mmap_offset, len) {
+                    tracing::error!("cannot share USERPTR range {:#x}+{len:#x} with the daemon: {e}", a.mmap_offset);
+                    return Err(libc::ENOMEM);
+                }
+                self.inner.shared.lock().unwrap_or_else(|e| e.into_inner()).add(a.mmap_offset, len);
+                self.inner
+                    .userptrs
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(reply.handle, (a.mmap_offset, len));
+            }
+        }
+        if out.result < 0 {
+            Err(-out.result)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn mmap_source(&self, _file: DeviceFile, req: &MmapArgs) -> Result<MapSource, Errno> {
+        let request = MmapRequest {
+            addr: req.addr,
+            length: req.len,
+            prot: req.prot,
+            flags: req.flags,
+            offset: req.offset as i64,
+        };
+        let out = self.inner.with_conn(|c| c.mmap(request).map_err(rpc_errno))?;
+        if out.result < 0 {
+            return Err(-out.result);
+        }
+        let (desc, fd) = out.fds.into_iter().next().ok_or(libc::EIO)?;
+        if req.flags & libc::MAP_SHARED != 0 {
+            self.inner.shared.lock().unwrap_or_else(|e| e.into_inner()).add(req.addr, req.len);
+        }
+        Ok(MapSource { fd: MapFd::Owned(fd), offset: desc.offset })
+    }
+
+    fn munmapped(&self, addr: u64, len: u64) {
+        let was_shared = {
+            let mut shared = self.inner.shared.lock().unwrap_or_else(|e| e.into_inner());
+            let overlaps = shared.overlaps(addr, len);
+            shared.remove(addr, len);
+            overlaps
+        };
+        if was_shared {
+            // Tell the daemon (for its bookkeeping); a failure changes nothing here.
+            let _ = self.inner.with_conn(|c| c.munmap(MunmapRequest { addr, length: len }).map_err(rpc_errno));
+        }
+    }
+
+    fn is_shared_range(&self, addr: u64, len: u64) -> bool {
+        self.inner.shared.lock().unwrap_or_else(|e| e.into_inner()).overlaps(addr, len)
+    }
+
+    fn close(&self) {
+        if let Some(c) = self.inner.lock_conn().take() {
+            let _ = c.close();
+        }
+        self.inner.userptrs.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    fn owns_fd(&self, fd: std::os::fd::RawFd) -> bool {
+        self.inner.lock_conn().as_ref().is_some_and(|c| c.transport().stream().as_raw_fd() == fd)
+    }
+}
+
+impl RemoteSession {
+    /// Before a USERPTR buffer is freed (its daemon pages are then
+    /// released), gives the application back private pages with the same
+    /// contents.
+    fn unshare_userptr(&self, handle: u64) {
+        let Some((addr, len)) = self.inner.userptrs.lock().unwrap_or_else(|e| e.into_inner()).remove(&handle) else {
+            return;
+        };
+        if let Err(e) = unshare_range(addr, len) {
+            tracing::error!("cannot give USERPTR range {addr:#x}+{len:#x} back to the application: {e}");
+        }
+        self.inner.shared.lock().unwrap_or_else(|e| e.into_inner()).remove(addr, len);
+    }
+}
+
+/// Moves `[addr, addr + len)` (the application's private pages) into
+/// `fd` at `offset`: copies the resident pages, then maps the shared range
+/// over the private one.
+fn share_range(fd: &OwnedFd, offset: u64, addr: u64, len: u64) -> std::io::Result<()> {
+    use rustix::mm::{mmap, munmap, MapFlags, ProtFlags};
+    let len_usize = len as usize;
+    // SAFETY: a fresh shared mapping at an address the kernel picks.
+    let tmp = unsafe {
+        mmap(std::ptr::null_mut(), len_usize, ProtFlags::READ | ProtFlags::WRITE, MapFlags::SHARED, fd, offset)
+    }?;
+    let pages = len_usize.div_ceil(4096);
+    let mut resident = vec![0u8; pages];
+    // SAFETY: mincore only reads page tables for the range; `resident` has
+    // one byte per page.
+    let known = unsafe { libc::mincore(addr as *mut libc::c_void, len_usize, resident.as_mut_ptr()) } == 0;
+    for (i, r) in resident.iter().enumerate() {
+        if known && r & 1 == 0 {
+            // Never touched anonymous memory reads as zero: nothing to copy.
+            continue;
+        }
+        let n = 4096.min(len_usize - i * 4096);
+        let mut page = vec![0u8; n];
+        // Copy through the kernel so an unmapped page cannot crash us.
+        if crate::usermem::SelfMemory.read(addr + (i * 4096) as u64, &mut page).is_ok() {
+            // SAFETY: `tmp` maps `len` bytes; page i lies inside.
+            unsafe { std::ptr::copy_nonoverlapping(page.as_ptr(), (tmp as *mut u8).add(i * 4096), n) };
+        }
+    }
+    // SAFETY: replaces the application's private pages at `addr` (their
+    // contents were copied above) with the shared mapping of the same bytes.
+    unsafe {
+        mmap(
+            addr as *mut libc::c_void,
+            len_usize,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::SHARED | MapFlags::FIXED,
+            fd,
+            offset,
+        )
+    }?;
+    // SAFETY: `tmp` is our temporary mapping of `len` bytes.
+    unsafe { munmap(tmp, len_usize) }?;
+    Ok(())
+}
+
+/// Replaces the shared mapping at `[addr, addr + len)` with private pages
+/// holding the same bytes.
+fn unshare_range(addr: u64, len: u64) -> std::io::Result<()> {
+    use rustix::mm::{mmap_anonymous, mremap_fixed, MapFlags, MremapFlags, ProtFlags};
+    let len = len as usize;
+    // SAFETY: a fresh private mapping at an address the kernel picks.
+    let tmp =
+        unsafe { mmap_anonymous(std::ptr::null_mut(), len, ProtFlags::READ | ProtFlags::WRITE, MapFlags::PRIVATE) }?;
+    // SAFETY: both ranges are `len` bytes and mapped (the shared one is ours).
+    unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, tmp as *mut u8, len) };
+    // SAFETY: atomically moves the private copy over the shared range.
+    unsafe { mremap_fixed(tmp, len, len, MremapFlags::MAYMOVE, addr as *mut libc::c_void) }?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_ranges_track_overlaps() {
+        let mut s = SharedRanges::default();
+        s.add(0x1000, 0x2000);
+        s.add(0x8000, 0x1000);
+        assert!(s.overlaps(0x2fff, 1));
+        assert!(!s.overlaps(0x3000, 0x1000));
+        assert!(s.overlaps(0x7000, 0x1001));
+        s.remove(0x2000, 0x10);
+        assert!(!s.overlaps(0x1000, 0x2000), "a partial unmap forgets the whole range");
+        assert!(s.overlaps(0x8000, 1));
+    }
+
+    #[test]
+    fn share_and_unshare_keep_contents() {
+        use rustix::mm::{mmap_anonymous, MapFlags, ProtFlags};
+        let len = 3 * 4096;
+        // SAFETY: a fresh private mapping for the test.
+        let p = unsafe {
+            mmap_anonymous(std::ptr::null_mut(), len, ProtFlags::READ | ProtFlags::WRITE, MapFlags::PRIVATE).unwrap()
+        } as *mut u8;
+        // SAFETY: writing inside the mapping; page 1 stays untouched.
+        unsafe {
+            *p = 7;
+            *p.add(2 * 4096 + 5) = 9;
+        }
+        let fd = rustix::fs::memfd_create("test-userptr", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
+        rustix::fs::ftruncate(&fd, 1 << 20).unwrap();
+        share_range(&fd, 0x10000, p as u64, len as u64).unwrap();
+        // The memfd holds the contents, and writes through the application's
+        // address reach it.
+        let mut b = [0u8; 1];
+        rustix::io::pread(&fd, &mut b, 0x10000).unwrap();
+        assert_eq!(b[0], 7);
+        // SAFETY: inside the (now shared) mapping.
+        unsafe { *p.add(4096) = 3 };
+        rustix::io::pread(&fd, &mut b, 0x10000 + 4096).unwrap();
+        assert_eq!(b[0], 3);
+        unshare_range(p as u64, len as u64).unwrap();
+        rustix::fs::fallocate(
+            &fd,
+            rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
+            0,
+            1 << 20,
+        )
+        .unwrap();
+        // SAFETY: reading inside the private mapping again.
+        unsafe { assert_eq!((*p, *p.add(4096), *p.add(2 * 4096 + 5)), (7, 3, 9)) };
+    }
+}

@@ -1,0 +1,285 @@
+//! The engine thread: owns the simulated machine and the table of sessions
+//! (one KFD process per client connection). Connection tasks send it jobs
+//! and await the answers on oneshot channels; it never blocks on a client.
+//! (Blocking WAIT_EVENTS never comes here: connection tasks run it on a
+//! blocking thread against the session's process directly.)
+
+use proto::abi::kfd::{self, alloc_flags};
+use proto::payload::{
+    fd_access, AllocationStatus, FdDesc, FdKind, MmapRequest, QueueStatus, SessionStatus, StatusReply,
+};
+use sim::kfd::{DeviceFile, KfdProcess, MapKind, UserptrMode};
+use sim::Machine;
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::{mpsc, oneshot};
+
+/// A descriptor to send with a reply, and its description.
+pub type FdOut = (FdDesc, OwnedFd);
+
+/// What a new session is.
+pub struct Opened {
+    pub session_id: u64,
+    pub attach_token: u64,
+    pub process: Arc<KfdProcess>,
+}
+
+/// The answer to an IOCTL.
+pub struct IoctlDone {
+    pub result: i32,
+    pub payload: Vec<u8>,
+    pub fds: Vec<FdOut>,
+}
+
+/// Work for the engine thread.
+pub enum Job {
+    Open { pid: u32, reply: oneshot::Sender<Result<Opened, i32>> },
+    Attach { session_id: u64, token: u64, reply: oneshot::Sender<Result<Arc<KfdProcess>, i32>> },
+    Ioctl { session_id: u64, cmd: u32, payload: Vec<u8>, reply: oneshot::Sender<IoctlDone> },
+    Mmap { session_id: u64, req: MmapRequest, reply: oneshot::Sender<Result<FdOut, i32>> },
+    WaitConnections { session_id: u64, delta: i32 },
+    Close { session_id: u64 },
+    Status { reply: oneshot::Sender<StatusReply> },
+}
+
+/// Facts every handshake reply carries.
+#[derive(Debug, Clone)]
+pub struct MachineFacts {
+    pub render_minors: Vec<u32>,
+    pub topology_dir: PathBuf,
+}
+
+struct Session {
+    process: Arc<KfdProcess>,
+    token: u64,
+    pid: u32,
+    wait_connections: u32,
+}
+
+struct Engine {
+    machine: Machine,
+    sessions: HashMap<u64, Session>,
+    next_id: u64,
+    started: Instant,
+}
+
+/// A handle to send jobs to the engine.
+#[derive(Clone)]
+pub struct EngineHandle {
+    tx: mpsc::UnboundedSender<Job>,
+    pub facts: Arc<MachineFacts>,
+}
+
+impl EngineHandle {
+    /// Sends a job; false if the engine is gone.
+    pub fn send(&self, job: Job) -> bool {
+        self.tx.send(job).is_ok()
+    }
+}
+
+/// Starts the engine thread for `machine`. The thread ends when every
+/// handle is dropped (after finishing the jobs it has), dropping the machine.
+pub fn start(machine: Machine, topology_dir: PathBuf) -> std::io::Result<(EngineHandle, std::thread::JoinHandle<()>)> {
+    let facts = Arc::new(MachineFacts {
+        render_minors: machine.gpus().iter().map(|g| g.drm_render_minor).collect(),
+        topology_dir,
+    });
+    let (tx, rx) = mpsc::unbounded_channel();
+    let thread = std::thread::Builder::new().name("rocjitsu-engine".into()).spawn(move || {
+        let mut e = Engine { machine, sessions: HashMap::new(), next_id: 1, started: Instant::now() };
+        e.run(rx);
+    })?;
+    Ok((EngineHandle { tx, facts }, thread))
+}
+
+/// A secret that is hard to guess (the attach token of a session).
+fn random_token() -> u64 {
+    let mut b = [0u8; 8];
+    // SAFETY: getrandom writes at most `b.len()` bytes into `b`.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n != b.len() as isize {
+        // Fall back on time and address entropy; tokens only keep clients
+        // of the same user apart.
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        return (t as u64) ^ (&b as *const _ as u64).rotate_left(17);
+    }
+    u64::from_le_bytes(b)
+}
+
+impl Engine {
+    fn run(&mut self, mut rx: mpsc::UnboundedReceiver<Job>) {
+        while let Some(job) = rx.blocking_recv() {
+            self.handle(job);
+        }
+        for (_, s) in self.sessions.drain() {
+            s.process.close();
+        }
+    }
+
+    fn handle(&mut self, job: Job) {
+        match job {
+            Job::Open { pid, reply } => {
+                let r = self.machine.open_process(pid, UserptrMode::Arena).map_err(|e| e.errno()).map(|process| {
+                    let session_id = self.next_id;
+                    self.next_id += 1;
+                    let token = random_token();
+                    self.sessions
+                        .insert(session_id, Session { process: process.clone(), token, pid, wait_connections: 0 });
+                    tracing::info!("session {session_id}: process {pid} connected");
+                    Opened { session_id, attach_token: token, process }
+                });
+                let _ = reply.send(r);
+            }
+            Job::Attach { session_id, token, reply } => {
+                let r = match self.sessions.get(&session_id) {
+                    Some(s) if s.token == token => Ok(s.process.clone()),
+                    _ => Err(libc::EACCES),
+                };
+                let _ = reply.send(r);
+            }
+            Job::WaitConnections { session_id, delta } => {
+                if let Some(s) = self.sessions.get_mut(&session_id) {
+                    s.wait_connections = s.wait_connections.saturating_add_signed(delta);
+                }
+            }
+            Job::Ioctl { session_id, cmd, mut payload, reply } => {
+                let done = match self.sessions.get(&session_id) {
+                    Some(s) => ioctl(&self.machine, &s.process, cmd, &mut payload),
+                    None => Err(libc::EBADF),
+                };
+                let _ = reply.send(match done {
+                    Ok(fds) => IoctlDone { result: 0, payload, fds },
+                    Err(errno) => IoctlDone { result: -errno, payload, fds: Vec::new() },
+                });
+            }
+            Job::Mmap { session_id, req, reply } => {
+                let r = match self.sessions.get(&session_id) {
+                    Some(s) => mmap(&s.process, &req),
+                    None => Err(libc::EBADF),
+                };
+                let _ = reply.send(r);
+            }
+            Job::Close { session_id } => {
+                if let Some(s) = self.sessions.remove(&session_id) {
+                    tracing::info!(
+                        "session {session_id}: process {} gone; its queues, events and memory are freed",
+                        s.pid
+                    );
+                    s.process.close();
+                }
+            }
+            Job::Status { reply } => {
+                let _ = reply.send(self.status());
+            }
+        }
+    }
+
+    fn status(&self) -> StatusReply {
+        let mut sessions = Vec::new();
+        let mut allocations = Vec::new();
+        let mut queues = Vec::new();
+        let mut ids: Vec<_> = self.sessions.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let s = &self.sessions[&id];
+            let p = &s.process;
+            let summary = p.summary();
+            sessions.push(SessionStatus {
+                session_id: id,
+                client_pid: s.pid,
+                wait_connections: s.wait_connections,
+                allocations: summary.allocations.len() as u32,
+                queues: summary.queues.len() as u32,
+                events: summary.events as u32,
+                bytes_allocated: summary.allocations.iter().map(|a| a.size).sum(),
+            });
+            for a in summary.allocations {
+                allocations.push(AllocationStatus {
+                    session_id: id,
+                    va: a.va,
+                    size: a.size,
+                    handle: a.handle,
+                    gpu_id: a.gpu_id,
+                    flags: a.flags,
+                });
+            }
+            for q in summary.queues {
+                queues.push(QueueStatus {
+                    session_id: id,
+                    ring_base_address: q.ring_base,
+                    packets_consumed: 0,
+                    queue_id: q.id,
+                    gpu_id: q.gpu_id,
+                    queue_type: q.queue_type,
+                    ring_size: q.ring_bytes as u32,
+                });
+            }
+        }
+        let cap = StatusReply::MAX_RECORDS;
+        allocations.truncate(cap.saturating_sub(sessions.len() + queues.len()));
+        StatusReply {
+            daemon_pid: std::process::id(),
+            uptime_ms: self.started.elapsed().as_millis() as u64,
+            sessions,
+            allocations,
+            queues,
+        }
+    }
+}
+
+/// A duplicate of the process's memory file, to send.
+fn arena_fd(process: &KfdProcess) -> Result<OwnedFd, i32> {
+    rustix::io::fcntl_dupfd_cloexec(process.arena_fd(), 3).map_err(|e| e.raw_os_error())
+}
+
+/// Runs one ioctl; a USERPTR allocation's reply carries the memory file the
+/// client moves its pages into.
+fn ioctl(machine: &Machine, process: &KfdProcess, cmd: u32, payload: &mut [u8]) -> Result<Vec<FdOut>, i32> {
+    if proto::abi::ioc_type(cmd) == proto::abi::drm::DRM_IOCTL_BASE {
+        // All GPUs of a config are the same device: answer from GPU 0.
+        let minor = machine.gpus().first().map_or(128, |g| g.drm_render_minor);
+        return machine.drm_ioctl(minor, cmd, payload).map(|()| Vec::new()).map_err(|e| {
+            tracing::warn!("{}: {e}", proto::ioctl::name_of(cmd));
+            e.errno()
+        });
+    }
+    process.ioctl(cmd, payload).map_err(|e| {
+        if e.is_unsupported_request() {
+            tracing::warn!("session of process {}: {}: {e}", process.pid(), proto::ioctl::name_of(cmd));
+        } else {
+            tracing::debug!("{}: {e}", proto::ioctl::name_of(cmd));
+        }
+        e.errno()
+    })?;
+    let mut fds = Vec::new();
+    if cmd == kfd::cmd::ALLOC_MEMORY_OF_GPU {
+        let a: kfd::AllocMemoryOfGpuArgs =
+            bytemuck::pod_read_unaligned(&payload[..size_of::<kfd::AllocMemoryOfGpuArgs>()]);
+        if a.flags & alloc_flags::USERPTR != 0 {
+            if let Some((offset, length)) = process.userptr_backing(a.handle) {
+                let desc = FdDesc { kind: FdKind::Userptr, access: fd_access::READ | fd_access::WRITE, offset, length };
+                fds.push((desc, arena_fd(process)?));
+            }
+        }
+    }
+    Ok(fds)
+}
+
+fn mmap(process: &KfdProcess, req: &MmapRequest) -> Result<FdOut, i32> {
+    let offset = req.offset as u64;
+    let target = process.mmap_target(DeviceFile::for_offset(offset), offset, req.length).map_err(|e| {
+        tracing::warn!("mmap at offset {offset:#x} (+{:#x}): {e}", req.length);
+        e.errno()
+    })?;
+    let kind = match target.kind {
+        MapKind::Allocation => FdKind::Allocation,
+        MapKind::Doorbell => FdKind::Doorbell,
+        MapKind::Events => FdKind::Events,
+        MapKind::Mmio => FdKind::Mmio,
+    };
+    let desc = FdDesc { kind, access: fd_access::ALL, offset: target.file_offset, length: target.len };
+    Ok((desc, arena_fd(process)?))
+}
