@@ -180,3 +180,93 @@ pub fn run(mut cmd: Command, deadline: Duration) -> Outcome {
 pub fn field_lines<'a>(text: &'a str, key: &str) -> Vec<&'a str> {
     text.lines().filter_map(|l| l.trim().strip_prefix(key).map(|v| v.trim_start_matches(':').trim())).collect()
 }
+
+/// A daemon-only instance (`rocjitsu --daemon`) on a socket in its own
+/// runtime directory, stopped with SIGTERM when dropped.
+pub struct Daemon {
+    child: std::process::Child,
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    log: PathBuf,
+}
+
+impl Daemon {
+    /// Starts a daemon with `config` and waits until it accepts connections.
+    pub fn start(config: &str) -> Daemon {
+        let dir = tempfile::tempdir().expect("a temporary runtime directory");
+        let socket = dir.path().join("daemon.sock");
+        let log = dir.path().join("daemon.log");
+        let child = Command::new(bin_dir().join("rocjitsu"))
+            .args(["--daemon", "--config", config, "--socket"])
+            .arg(&socket)
+            .env("ROCJITSU_RUNTIME_DIR", dir.path())
+            .env("ROCJITSU_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("the daemon log"))
+            .spawn()
+            .expect("start the daemon");
+        let d = Daemon { child, dir, socket, log };
+        let start = Instant::now();
+        while std::os::unix::net::UnixStream::connect(&d.socket).is_err() {
+            assert!(start.elapsed() < Duration::from_secs(30), "the daemon did not start:\n{}", d.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        d
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What the daemon logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// A command running `rocjitsu --attach` against this daemon.
+    pub fn attach(&self) -> Command {
+        let mut c = rocjitsu();
+        c.arg("--attach").arg("--socket").arg(&self.socket).env("ROCJITSU_RUNTIME_DIR", self.dir.path());
+        c
+    }
+
+    /// Open fds of the daemon.
+    pub fn fd_count(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid())).map(|d| d.count()).unwrap_or(0)
+    }
+
+    /// Mappings of the daemon.
+    pub fn map_count(&self) -> usize {
+        std::fs::read_to_string(format!("/proc/{}/maps", self.pid())).map(|m| m.lines().count()).unwrap_or(0)
+    }
+
+    /// Resident memory of the daemon, in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("VmRSS:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            })
+            .unwrap_or(0)
+    }
+
+    /// Sends SIGTERM and waits; returns the exit status.
+    pub fn stop(mut self) -> ExitStatus {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        self.child.wait().expect("the daemon's exit status")
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+            let _ = self.child.wait();
+        }
+    }
+}

@@ -35,7 +35,10 @@ fn help_long_and_short() {
         let o = rocjitsu(&[flag]);
         assert_eq!(o.status.code(), Some(0), "{flag}");
         let text = stdout(&o);
-        assert!(text.contains("Usage: rocjitsu [--config <CONFIG>] [--daemon | --attach] [--] <APP> [ARGS]..."), "{text}");
+        assert!(
+            text.contains("Usage: rocjitsu [--config <CONFIG>] [--daemon | --attach] [--] <APP> [ARGS]..."),
+            "{text}"
+        );
         for option in ["--config", "--daemon", "--attach", "--socket", "--idle-exit"] {
             assert!(text.contains(option), "{option} in {text}");
         }

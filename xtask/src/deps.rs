@@ -19,6 +19,8 @@ pub const PACKAGES: &[&str] = &[
     "clang-15",
     "llvm-15",
     "kmod",
+    // systemd-socket-activate, for the socket-activation test.
+    "systemd",
     "gcc",
 ];
 

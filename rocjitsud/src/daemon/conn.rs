@@ -31,11 +31,45 @@ enum Attachment {
     },
 }
 
+/// Runs the blocking WAIT_EVENTS of one connection on a thread of its own,
+/// which lives as long as the connection: no thread is created per wait,
+/// none blocks the async runtime or the engine, and when the client goes
+/// away its waiter thread goes too.
+struct WaitWorker {
+    jobs: std::sync::mpsc::Sender<WaitJob>,
+}
+
+/// A WAIT_EVENTS for the waiter thread: the process, the ioctl payload, and
+/// where to send (result, payload).
+type WaitJob = (Arc<KfdProcess>, Vec<u8>, oneshot::Sender<(i32, Vec<u8>)>);
+
+impl WaitWorker {
+    fn start() -> std::io::Result<WaitWorker> {
+        let (tx, rx) = std::sync::mpsc::channel::<WaitJob>();
+        std::thread::Builder::new().name("rocjitsu-wait".into()).stack_size(256 * 1024).spawn(move || {
+            while let Ok((process, mut payload, reply)) = rx.recv() {
+                let r = process.ioctl(kfd::cmd::WAIT_EVENTS, &mut payload);
+                let _ = reply.send((r.err().map_or(0, |e| -e.errno()), payload));
+            }
+        })?;
+        Ok(WaitWorker { jobs: tx })
+    }
+
+    async fn wait(&self, process: Arc<KfdProcess>, payload: Vec<u8>) -> (i32, Vec<u8>) {
+        let (tx, rx) = oneshot::channel();
+        if self.jobs.send((process, payload, tx)).is_err() {
+            return (-libc::EIO, Vec::new());
+        }
+        rx.await.unwrap_or((-libc::EIO, Vec::new()))
+    }
+}
+
 /// Serves one connection until it closes, errs, or the daemon shuts down.
 pub async fn serve(stream: UnixStream, peer_pid: u32, engine: EngineHandle, mut shutdown: watch::Receiver<bool>) {
     let mut conn = Connection::new(stream);
     let mut session = ServerSession::new();
     let mut attached = Attachment::None;
+    let mut waiter: Option<WaitWorker> = None;
     let mut out = Vec::new();
     loop {
         let received = tokio::select! {
@@ -45,6 +79,15 @@ pub async fn serve(stream: UnixStream, peer_pid: u32, engine: EngineHandle, mut 
         let rx = match received {
             Ok(Some(rx)) => rx,
             Ok(None) => break,
+            Err(proto::error::TransportError::Frame(e)) => {
+                // A header the framing refused (e.g. a frame over 16 MiB):
+                // explain before closing, like any other bad frame.
+                tracing::warn!("client {peer_pid}: refused frame: {e}; closing the connection");
+                out.clear();
+                session.encode_rejection(&[], &proto::error::SessionError::Frame(e), &mut out);
+                let _ = conn.send(&out, &[]).await;
+                break;
+            }
             Err(e) => {
                 log_io(peer_pid, &e);
                 break;
@@ -106,7 +149,7 @@ pub async fn serve(stream: UnixStream, peer_pid: u32, engine: EngineHandle, mut 
                 session.encode_reply(pending, result, &body, &mut out)
             }
             Request::Ioctl(r) => {
-                let (result, payload, ioctl_fds) = run_ioctl(&engine, &attached, r.cmd, r.payload).await;
+                let (result, payload, ioctl_fds) = run_ioctl(&engine, &attached, &mut waiter, r.cmd, r.payload).await;
                 fds = ioctl_fds;
                 let descs: Vec<_> = fds.iter().map(|(d, _)| *d).collect();
                 session.encode_ioctl_reply(pending, result, &payload, &descs, &mut out)
@@ -197,6 +240,7 @@ async fn call<T>(engine: &EngineHandle, make: impl FnOnce(oneshot::Sender<T>) ->
 async fn run_ioctl(
     engine: &EngineHandle,
     attached: &Attachment,
+    waiter: &mut Option<WaitWorker>,
     cmd: u32,
     mut payload: Vec<u8>,
 ) -> (i32, Vec<u8>, Vec<FdOut>) {
@@ -206,17 +250,17 @@ async fn run_ioctl(
             != 0;
     match attached {
         Attachment::Waiter { process, .. } | Attachment::Session { process, .. } if blocking_wait => {
-            let process = process.clone();
-            let r = tokio::task::spawn_blocking(move || {
-                let r = process.ioctl(cmd, &mut payload);
-                (r, payload)
-            })
-            .await;
-            match r {
-                Ok((Ok(()), payload)) => (0, payload, Vec::new()),
-                Ok((Err(e), payload)) => (-e.errno(), payload, Vec::new()),
-                Err(_) => (-libc::EIO, Vec::new(), Vec::new()),
+            if waiter.is_none() {
+                match WaitWorker::start() {
+                    Ok(w) => *waiter = Some(w),
+                    Err(e) => {
+                        tracing::error!("cannot start a waiter thread: {e}");
+                        return (-libc::EAGAIN, Vec::new(), Vec::new());
+                    }
+                }
             }
+            let (result, payload) = waiter.as_ref().expect("just started").wait(process.clone(), payload).await;
+            (result, payload, Vec::new())
         }
         // A wait connection carries nothing but WAIT_EVENTS (the session
         // layer already refused anything else).
