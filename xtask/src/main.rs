@@ -5,6 +5,7 @@
 //! - `build`: build the launcher and the preload library (release).
 //! - `test`:  deps + build + every test of the workspace.
 //! - `demo`:  deps + build + rocminfo and a HIP device query on the default config.
+//! - `install`: binaries, library and systemd user units into a prefix (default ~/.local).
 //! - `bench`: end-to-end measurements (median of N runs), printed as a table.
 //! - `isa-vectors [--target gfx90a|gfx942|all]`: probe LLVM's AMDGPU disassembler, regenerate the
 //!   decoder's opcode tables (`sim/src/isa/gen/`) and test vectors (`sim/tests/data/isa/<target>/`).
@@ -12,6 +13,7 @@
 
 mod bench;
 mod deps;
+mod install;
 mod isa_vectors;
 mod tasks;
 
@@ -30,6 +32,7 @@ fn main() -> Result<()> {
         "test" => tasks::test(rest),
         "demo" => tasks::demo(),
         "bench" => bench::run(rest),
+        "install" => install::run(rest),
         "isa-vectors" => isa_vectors::run(rest),
         "-h" | "--help" | "help" => {
             print_usage();
@@ -50,6 +53,7 @@ fn print_usage() {
          build   build rocjitsu and librocjitsu.so (release)\n  \
          test    deps + build + all tests (extra arguments go to cargo test)\n  \
          demo    deps + build + run rocminfo and a HIP device query on the default config\n  \
+         install [--prefix DIR]  install rocjitsu, librocjitsu.so and the systemd user units (default ~/.local)\n  \
          bench   end-to-end measurements, printed as a table (optional argument: runs, default 10)\n  \
          isa-vectors [--target gfx90a|gfx942|all]  regenerate decoder tables and test vectors with llvm-mc"
     );
