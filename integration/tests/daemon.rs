@@ -291,3 +291,28 @@ fn socket_activation_and_other_users_are_refused() {
     unsafe { libc::kill(activator.id() as libc::pid_t, libc::SIGTERM) };
     let _ = activator.wait();
 }
+
+#[test]
+fn a_lost_daemon_ends_its_clients_instead_of_leaving_them_spinning() {
+    let looper = c_program("sdma_loop", &["hsa-runtime64"]);
+    let d = Daemon::start("mi210");
+    let mut c = d.attach();
+    c.arg("--").arg(&looper).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut buf = [0u8; 6];
+    child.stdout.as_mut().unwrap().read_exact(&mut buf).unwrap();
+    // SAFETY: killing our own child (the daemon) without letting it clean up.
+    unsafe { libc::kill(d.pid() as libc::pid_t, libc::SIGKILL) };
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "the client outlived its daemon");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("connection to the daemon was lost"), "{err}");
+}

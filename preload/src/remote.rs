@@ -106,12 +106,23 @@ impl Inner {
     }
 }
 
-/// Reports a failed exchange once per connection and maps it to an errno.
+/// Maps a failed exchange to an errno. A lost daemon is a lost GPU: the
+/// runtime would otherwise retry its waits forever against an error, so the
+/// application ends with one clear line instead (as after a GPU reset).
 fn rpc_errno(e: proto::error::RpcError) -> Errno {
-    if !matches!(e, proto::error::RpcError::Poisoned | proto::error::RpcError::Ioctl(_)) {
-        tracing::error!("rocjitsu: the daemon connection failed: {e}");
+    use proto::error::RpcError;
+    match e {
+        RpcError::Ioctl(_) | RpcError::Refused { .. } => e.errno(),
+        RpcError::Transport(_) | RpcError::Poisoned => {
+            eprintln!("rocjitsu: the connection to the daemon was lost ({e}); the simulated GPU is gone");
+            // SAFETY: ends the process at once; nothing can use the GPU any more.
+            unsafe { libc::_exit(1) }
+        }
+        other => {
+            tracing::error!("rocjitsu: protocol failure with the daemon: {other}");
+            other.errno()
+        }
     }
-    e.errno()
 }
 
 /// The daemon as the driver.
