@@ -134,7 +134,7 @@ fn gfx90a_rejected_words_do_not_panic() {
 
 #[test]
 fn gfx90a_decodes_every_mnemonic_rocm_uses() {
-    let union = std::fs::read_to_string(data_dir().join("gfx90a_union.txt")).expect("union");
+    let union = std::fs::read_to_string(data_dir().join("coverage/gfx90a_union.txt")).expect("union");
     let ours: std::collections::BTreeSet<&str> = mnemonics(Target::Gfx90a).collect();
     let mut missing = Vec::new();
     let mut count = 0;

@@ -12,6 +12,7 @@
 //!   Needs `llvm-mc-15` (gfx90a) and `llvm-mc-19` (gfx942).
 
 mod bench;
+mod coverage;
 mod deps;
 mod install;
 mod isa_vectors;
@@ -33,6 +34,7 @@ fn main() -> Result<()> {
         "demo" => tasks::demo(),
         "bench" => bench::run(rest),
         "install" => install::run(rest),
+        "isa-coverage" => coverage::run(rest),
         "isa-vectors" => isa_vectors::run(rest),
         "-h" | "--help" | "help" => {
             print_usage();
@@ -53,6 +55,7 @@ fn print_usage() {
          build   build rocjitsu and librocjitsu.so (release)\n  \
          test    deps + build + all tests (extra arguments go to cargo test)\n  \
          demo    deps + build + run rocminfo and a HIP device query on the default config\n  \
+         isa-coverage [--missing]  implemented / total instructions per ISA coverage list\n  \
          install [--prefix DIR]  install rocjitsu, librocjitsu.so and the systemd user units (default ~/.local)\n  \
          bench   end-to-end measurements, printed as a table (optional argument: runs, default 10)\n  \
          isa-vectors [--target gfx90a|gfx942|all]  regenerate decoder tables and test vectors with llvm-mc"

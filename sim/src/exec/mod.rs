@@ -9,6 +9,7 @@
 //! - [`ops`]: the semantics of each instruction, one module per family.
 
 pub mod code;
+pub mod coverage;
 pub mod dispatch;
 pub mod kd;
 pub mod memory;
