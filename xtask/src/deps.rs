@@ -26,6 +26,7 @@ pub const PACKAGES: &[&str] = &[
     "llvm-15",
     "clang-19",
     "llvm-19",
+    "lld-19",
     "kmod",
     // systemd-socket-activate, for the socket-activation test.
     "systemd",
