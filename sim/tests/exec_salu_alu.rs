@@ -12,6 +12,9 @@ use sim::isa::Target;
 
 /// Reference: (S0, S1, SCC in) -> (D, SCC out).
 type Ref2 = fn(u32, u32, bool) -> (u32, bool);
+type Ref1 = fn(u32, bool) -> (u32, bool);
+type RefC = fn(u32, u32) -> bool;
+type RefK = fn(u32) -> bool;
 
 fn nz(v: u32) -> (u32, bool) {
     (v, v != 0)
@@ -53,7 +56,7 @@ const SOP2: &[(u32, &str, Ref2)] = &[
     (0x8402_0100, "s_max_i32", |a, b, _| ((a as i32).max(b as i32) as u32, a as i32 >= b as i32)),
     (0x8482_0100, "s_max_u32", |a, b, _| (a.max(b), a >= b)),
     // The pseudo-code subtracts in 32 bits, then negates a negative difference.
-    (0x9502_0100, "s_absdiff_i32", |a, b, _| nz(((a as i32).wrapping_sub(b as i32) as i64).abs() as u32)),
+    (0x9502_0100, "s_absdiff_i32", |a, b, _| nz(((a as i32).wrapping_sub(b as i32) as i64).unsigned_abs() as u32)),
     (0x9202_0100, "s_mul_i32", |a, b, c| ((a as u64 * b as u64) as u32, c)),
     (0x9602_0100, "s_mul_hi_u32", |a, b, c| (((a as u64 * b as u64) >> 32) as u32, c)),
     (0x9682_0100, "s_mul_hi_i32", |a, b, c| (((a as i32 as i64 * b as i32 as i64) >> 32) as u32, c)),
@@ -106,7 +109,7 @@ const SOP2: &[(u32, &str, Ref2)] = &[
 ];
 
 /// `<op> s2, s0` and its reference.
-const SOP1: &[(u32, &str, fn(u32, bool) -> (u32, bool))] = &[
+const SOP1: &[(u32, &str, Ref1)] = &[
     (0xbe82_3000, "s_abs_i32", |a, _| nz((a as i32 as i64).unsigned_abs() as u32)),
     (0xbe82_1600, "s_sext_i32_i8", |a, c| (((a << 24) as i32 >> 24) as u32, c)),
     (0xbe82_1700, "s_sext_i32_i16", |a, c| (((a << 16) as i32 >> 16) as u32, c)),
@@ -127,7 +130,7 @@ const SOP1: &[(u32, &str, fn(u32, bool) -> (u32, bool))] = &[
 ];
 
 /// `<op> s0, s1` and its reference.
-const SOPC: &[(u32, &str, fn(u32, u32) -> bool)] = &[
+const SOPC: &[(u32, &str, RefC)] = &[
     (0xbf00_0100, "s_cmp_eq_i32", |a, b| a as i32 == b as i32),
     (0xbf01_0100, "s_cmp_lg_i32", |a, b| a as i32 != b as i32),
     (0xbf02_0100, "s_cmp_gt_i32", |a, b| a as i32 > b as i32),
@@ -249,7 +252,7 @@ fn sopk_immediates() {
 #[test]
 fn sopk_compares_extend_by_signedness() {
     let mut h = Harness::new();
-    let cases: &[(u32, &str, fn(u32) -> bool)] = &[
+    let cases: &[(u32, &str, RefK)] = &[
         (0xb100_ffff, "s_cmpk_eq_i32 s0, 0xffff", |a| a as i32 == -1),
         (0xb180_ffff, "s_cmpk_lg_i32 s0, 0xffff", |a| a as i32 != -1),
         (0xb200_ffff, "s_cmpk_gt_i32 s0, 0xffff", |a| a as i32 > -1),
