@@ -123,3 +123,70 @@ fn sopc(w: &mut Wave, i: &Inst, f: impl Fn(u32, u32) -> bool) -> Result<Flow, Ex
     w.scc = f(src32(w, i, 0)?, src32(w, i, 1)?);
     Ok(Flow::Next)
 }
+
+/// Cost of the common scalar ops, handler only (decode cached), in a
+/// release build: `cargo test -p sim --release --lib salu::perf -- --ignored --nocapture`.
+#[cfg(test)]
+mod perf {
+    use crate::cp::aql::KernelDispatch;
+    use crate::exec::dispatch::DispatchInfo;
+    use crate::exec::kd::KernelDescriptor;
+    use crate::exec::memory::{PrivateMem, WaveMem};
+    use crate::exec::{Ctx, Wave};
+    use crate::isa::{decode, Target};
+    use crate::kfd::UserptrMode;
+    use crate::machine::Machine;
+    use std::time::Instant;
+
+    #[test]
+    #[ignore = "timing; run in release"]
+    fn common_scalar_ops_cost_tens_of_ns() {
+        let machine = Machine::new(crate::config::default_config());
+        let process = machine.open_process(0, UserptrMode::Direct).unwrap();
+        let info = DispatchInfo {
+            target: Target::Gfx90a,
+            process: process.clone(),
+            gpu: 0,
+            packet: KernelDispatch::default(),
+            packet_va: 0,
+            queue_va: 0,
+            dispatch_id: 0,
+            kd: KernelDescriptor::parse(&[0; 64]),
+            entry_pc: 0,
+            grid: [64, 1, 1],
+            wg_size: [64, 1, 1],
+            groups: [1, 1, 1],
+            lds_bytes: 0,
+            private_per_lane: 0,
+            vgprs: 1,
+            agprs: 0,
+        };
+        let vm = process.vm();
+        let mem = WaveMem::new(&vm);
+        let mut lds = [];
+        let mut private = PrivateMem::new(0);
+        let mut ctx = Ctx { mem: &mem, lds: &mut lds, private: &mut private, dispatch: &info };
+        let mut w = Wave::new(1, 0);
+        // s_add_u32 s1, s0, 3; s_cmp_lg_u32 s1, s2; s_cbranch_scc1 -2;
+        // s_and_saveexec_b64 s[4:5], s[0:1]; s_lshl_b64 s[6:7], s[0:1], 3
+        for (name, words) in [
+            ("s_add_u32", [0x8001_8300u32]),
+            ("s_cmp_lg_u32", [0xbf07_0201]),
+            ("s_cbranch_scc1", [0xbf85_fffe]),
+            ("s_and_saveexec_b64", [0xbe84_2000]),
+            ("s_lshl_b64", [0x8e86_8300]),
+        ] {
+            let inst = decode(&words, Target::Gfx90a).unwrap();
+            let h = crate::exec::ops::handler(inst.op);
+            let n = 10_000_000u32;
+            let t = Instant::now();
+            for k in 0..n {
+                w.sgpr[0] = k;
+                std::hint::black_box(h(&mut w, std::hint::black_box(&inst), &mut ctx).unwrap());
+            }
+            let ns = t.elapsed().as_nanos() as f64 / n as f64;
+            println!("{name}: {ns:.1} ns");
+            assert!(ns < 50.0, "{name}: {ns} ns");
+        }
+    }
+}
