@@ -280,14 +280,17 @@ fn time_counters() {
     let after = sim::clock::gpu_ticks();
     let real = h.wave.sgpr[6] as u64 | (h.wave.sgpr[7] as u64) << 32;
     assert!((before..=after).contains(&real), "{before} <= {real} <= {after}");
-    // s_memtime counts the engine clock (1700 MHz by default): 17 ticks
-    // per 100 MHz tick.
+    // s_memtime counts the GPU's max engine clock: MHz / 100 ticks per
+    // 100 MHz tick.
+    let mhz = sim::config::default_config().gpus()[0].max_engine_clk_fcompute as u64;
+    assert!(mhz >= 100);
     let time = h.wave.sgpr[4] as u64 | (h.wave.sgpr[5] as u64) << 32;
-    assert!(time / 17 >= before.saturating_sub(1) && time / 17 <= after + 1, "{time} vs {before}..{after}");
+    let as_ticks = time as u128 * 100 / mhz as u128;
+    assert!(as_ticks + 1 >= before as u128 && as_ticks <= after as u128 + 1, "{time} vs {before}..{after}");
     std::thread::sleep(std::time::Duration::from_millis(2));
     h.run(&[0xc090_0100, 0x0000_0000]).unwrap();
     let later = h.wave.sgpr[4] as u64 | (h.wave.sgpr[5] as u64) << 32;
-    assert!(later >= time + 2 * 1_700_000, "2 ms at 1.7 GHz");
+    assert!(later >= time + 2 * 1000 * mhz, "2 ms at {mhz} MHz");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! offset from S1[4:0]/S1[5:0] and the width from S1[22:16]. The searches
 //! (`s_ff0`, `s_ff1`, `s_flbit*`) return -1 when nothing is found.
 
-use super::{dst32, dst64, sop1, sop1_64, sop1_64_32, sop2, sop2_64, src32, src64, src64_signed};
+use super::{dst32, dst64, sop1, sop1_64, sop1_64_32, sop2, sop2_64, sopc, src32, src64, src64_signed};
 use crate::exec::{ExecError, Flow, Handler, Wave};
 use crate::isa::{Inst, Op, Ty};
 
@@ -48,8 +48,8 @@ pub(super) fn handler(op: Op) -> Option<Handler> {
         Op::SBfeU64 => |w, i, _| wide_by_32(w, i, |a, b, _| nz64(bfe_u64(a, b))),
         Op::SBfeI64 => |w, i, _| signed_by_32(w, i, |a, b| nz64(bfe_i64(a, b))),
 
-        Op::SBitcmp0B32 => |w, i, _| bitcmp(w, i, |a, b| a >> (b & 31) & 1 == 0),
-        Op::SBitcmp1B32 => |w, i, _| bitcmp(w, i, |a, b| a >> (b & 31) & 1 == 1),
+        Op::SBitcmp0B32 => |w, i, _| sopc(w, i, |a, b| a >> (b & 31) & 1 == 0),
+        Op::SBitcmp1B32 => |w, i, _| sopc(w, i, |a, b| a >> (b & 31) & 1 == 1),
         Op::SBitcmp0B64 => |w, i, _| {
             w.scc = src64(w, i, 0)? >> (src32(w, i, 1)? & 63) & 1 == 0;
             Ok(Flow::Next)
@@ -148,13 +148,13 @@ fn mask64(n: u32) -> u64 {
 
 /// `(S0 >> S1[4:0]) & ((1 << S1[22:16]) - 1)`; widths of 32 and more keep
 /// every shifted bit.
-pub(super) fn bfe_u32(a: u32, s1: u32) -> u32 {
+fn bfe_u32(a: u32, s1: u32) -> u32 {
     (a >> (s1 & 31)) & mask32((s1 >> 16) & 0x7f)
 }
 
 /// As `bfe_u32` from an arithmetic shift, sign-extended from bit width-1
 /// (width 0 gives 0).
-pub(super) fn bfe_i32(a: u32, s1: u32) -> u32 {
+fn bfe_i32(a: u32, s1: u32) -> u32 {
     let width = (s1 >> 16) & 0x7f;
     let v = (a as i32) >> (s1 & 31);
     match width {
@@ -164,11 +164,11 @@ pub(super) fn bfe_i32(a: u32, s1: u32) -> u32 {
     }
 }
 
-pub(super) fn bfe_u64(a: u64, s1: u32) -> u64 {
+fn bfe_u64(a: u64, s1: u32) -> u64 {
     (a >> (s1 & 63)) & mask64((s1 >> 16) & 0x7f)
 }
 
-pub(super) fn bfe_i64(a: i64, s1: u32) -> u64 {
+fn bfe_i64(a: i64, s1: u32) -> u64 {
     let width = (s1 >> 16) & 0x7f;
     let v = a >> (s1 & 63);
     match width {
@@ -179,7 +179,7 @@ pub(super) fn bfe_i64(a: i64, s1: u32) -> u64 {
 }
 
 /// Whole quad mode: each quad of bits becomes all ones if any bit is set.
-pub(super) fn wqm(a: u64) -> u64 {
+fn wqm(a: u64) -> u64 {
     let mut any = a | a >> 1;
     any |= any >> 2;
     let quads = any & 0x1111_1111_1111_1111;
@@ -187,12 +187,12 @@ pub(super) fn wqm(a: u64) -> u64 {
 }
 
 /// One bit per quad: bit i is set if any bit of quad i is.
-pub(super) fn quadmask(a: u64) -> u64 {
+fn quadmask(a: u64) -> u64 {
     (0..16).filter(|q| a >> (4 * q) & 0xf != 0).fold(0, |m, q| m | 1 << q)
 }
 
 /// Each bit of S0 twice: D[2i] = D[2i+1] = S0[i].
-pub(super) fn bitreplicate(a: u32) -> u64 {
+fn bitreplicate(a: u32) -> u64 {
     (0..32).filter(|b| a >> b & 1 != 0).fold(0, |m, b| m | 3 << (2 * b))
 }
 
@@ -213,12 +213,6 @@ fn signed_by_32(w: &mut Wave, i: &Inst, f: impl Fn(i64, u32) -> (u64, bool)) -> 
     let (d, scc) = f(a, b);
     dst64(w, i, d)?;
     w.scc = scc;
-    Ok(Flow::Next)
-}
-
-#[inline(always)]
-fn bitcmp(w: &mut Wave, i: &Inst, f: impl Fn(u32, u32) -> bool) -> Result<Flow, ExecError> {
-    w.scc = f(src32(w, i, 0)?, src32(w, i, 1)?);
     Ok(Flow::Next)
 }
 
