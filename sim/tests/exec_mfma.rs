@@ -423,3 +423,21 @@ fn gfx942_f64_blgp_negates_the_sources() {
     // -C + (-A)·B over k = 4: -1 + 4 * (-6).
     assert_eq!(d, -25.0);
 }
+
+#[test]
+fn the_accumulator_may_be_other_registers_or_a_constant() {
+    // v_mfma_f32_4x4x1f32 v[40:43], v0, v2, {v[32:35] | 0 | 1.0} (llvm-mc-15)
+    for (words, c) in [
+        ([0xd3c2_0028u32, 0x0482_0500u32], 5.0f32),
+        ([0xd3c2_0028, 0x0202_0500], 0.0),
+        ([0xd3c2_0028, 0x03ca_0500], 1.0),
+    ] {
+        let mut h = Harness::new();
+        h.wave.vgpr[0] = [3.0f32.to_bits(); 64];
+        h.wave.vgpr[2] = [2.0f32.to_bits(); 64];
+        h.wave.vgpr[32..36].iter_mut().for_each(|r| *r = [5.0f32.to_bits(); 64]);
+        h.run(&words).unwrap();
+        assert!(h.wave.vgpr[40..44].iter().all(|r| r.iter().all(|&v| f32::from_bits(v) == 6.0 + c)), "C = {c}");
+        assert!(h.wave.vgpr[32..36].iter().all(|r| r.iter().all(|&v| f32::from_bits(v) == 5.0)), "C is left alone");
+    }
+}

@@ -65,8 +65,7 @@ fn reduction_on_gfx942() {
     let din = s.upload(&input).unwrap();
     let total = s.upload(&[0i64]).unwrap();
     let grid = n.div_ceil(256) * 256;
-    s.dispatch(co.kernel("reduce").unwrap(), [grid, 1, 1], [256, 1, 1], &args(&[din, total, u64::from(n)]))
-        .unwrap();
+    s.dispatch(co.kernel("reduce").unwrap(), [grid, 1, 1], [256, 1, 1], &args(&[din, total, u64::from(n)])).unwrap();
     let got: Vec<i64> = s.read_vec(total, 1).unwrap();
     assert_eq!(got[0], input.iter().map(|&v| i64::from(v)).sum::<i64>());
 }

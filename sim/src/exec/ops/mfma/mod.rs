@@ -59,6 +59,12 @@ impl Plan {
                 b.extend((0..n).map(|j| shape.b_pos(blk, kk, j)));
             }
         }
+        // `run_in_registers` relies on each D row being `n` consecutive lanes of a register.
+        debug_assert!(
+            shape.acc == Acc::F64
+                || d.chunks_exact(n)
+                    .all(|row| row.iter().enumerate().all(|(j, p)| p.reg == row[0].reg && p.lane == row[0].lane + j))
+        );
         Plan { shape, a: a.into(), b: b.into(), d: d.into() }
     }
 }
@@ -160,9 +166,9 @@ fn exec(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
     let shape = plan.shape;
     let controls = Controls::of(inst, &shape)?;
     match shape.acc {
-        Acc::F32 => run::<f32>(w, inst, plan, &controls),
-        Acc::I32 => run::<i32>(w, inst, plan, &controls),
-        Acc::F64 => run::<f64>(w, inst, plan, &controls),
+        Acc::F32 => run_in_registers::<f32>(w, inst, plan, &controls),
+        Acc::I32 => run_in_registers::<i32>(w, inst, plan, &controls),
+        Acc::F64 => run_gathered::<f64>(w, inst, plan, &controls),
     }?;
     Ok(Flow::Next)
 }
@@ -237,25 +243,87 @@ impl Accum for f64 {
 const MAX_AB: usize = 64 * 8;
 const MAX_D: usize = 64 * 32;
 
-fn run<T: Accum>(w: &mut Wave, inst: &Inst, plan: &Plan, c: &Controls) -> Result<(), ExecError> {
+/// Gathers A and B into dense row-major blocks (`A[b][i][k]`, `B[b][k][j]`), applying the
+/// broadcast controls.
+fn gather_ab<T: Accum>(
+    w: &Wave,
+    inst: &Inst,
+    plan: &Plan,
+    c: &Controls,
+    a: &mut [T],
+    b: &mut [T],
+) -> Result<(), ExecError> {
+    let s = &plan.shape;
+    let (ra, rb) = (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?);
+    let block_a = s.m * s.k;
+    if c.a_group_mask == 0 {
+        for (v, &p) in a.iter_mut().zip(plan.a.iter()) {
+            *v = T::input(s.a, ra.get(p, p.lane, s.a.bits()));
+        }
+    } else {
+        for (idx, v) in a.iter_mut().enumerate() {
+            let (blk, within) = (idx / block_a, idx % block_a);
+            let p = plan.a[((blk & !c.a_group_mask) | c.abid) * block_a + within];
+            *v = T::input(s.a, ra.get(p, p.lane, s.a.bits()));
+        }
+    }
+    for (v, &p) in b.iter_mut().zip(plan.b.iter()) {
+        *v = T::input(s.b, rb.get(p, c.b_lane(p.lane), s.b.bits()));
+    }
+    Ok(())
+}
+
+/// 32-bit accumulators: every row of a D block is a run of `n` consecutive lanes of one
+/// register, so C is copied into D's registers and the product accumulates straight into
+/// them (no gather or scatter of the largest operand).
+fn run_in_registers<T: Accum + bytemuck::Pod>(
+    w: &mut Wave,
+    inst: &Inst,
+    plan: &Plan,
+    c: &Controls,
+) -> Result<(), ExecError> {
+    let s = &plan.shape;
+    let (mut a, mut b) = ([T::default(); MAX_AB], [T::default(); MAX_AB]);
+    let (a, b) = (&mut a[..plan.a.len()], &mut b[..plan.b.len()]);
+    gather_ab(w, inst, plan, c, a, b)?;
+    let (dst, src_c, regs) = (inst.dst[0], inst.src[2], s.acc_regs());
+    if src_c != dst {
+        match Regs::read(w, inst, 2)? {
+            Regs::File(rc) => {
+                let copy: Vec<Lanes> = rc.to_vec();
+                registers_mut(w, dst, regs)?.copy_from_slice(&copy);
+            }
+            Regs::Constant(v) => registers_mut(w, dst, regs)?.iter_mut().for_each(|r| *r = [v as u32; 64]),
+        }
+    }
+    let d = registers_mut(w, dst, regs)?;
+    let (m, n, k) = (s.m, s.n, s.k);
+    for blk in 0..s.blocks {
+        let a = &a[blk * m * k..][..m * k];
+        let b = &b[blk * k * n..][..k * n];
+        for (i, a_row) in a.chunks_exact(k).enumerate() {
+            let p = plan.d[(blk * m + i) * n];
+            let d_row: &mut [T] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n]);
+            for (&av, b_row) in a_row.iter().zip(b.chunks_exact(n)) {
+                for (dv, &bv) in d_row.iter_mut().zip(b_row) {
+                    *dv = dv.mac(av, bv);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// 64-bit accumulators (split over register pairs): gather C, compute, scatter D.
+fn run_gathered<T: Accum>(w: &mut Wave, inst: &Inst, plan: &Plan, c: &Controls) -> Result<(), ExecError> {
     let s = &plan.shape;
     let (mut a, mut b, mut d) = ([T::default(); MAX_AB], [T::default(); MAX_AB], [T::default(); MAX_D]);
     let (a, b, d) = (&mut a[..plan.a.len()], &mut b[..plan.b.len()], &mut d[..plan.d.len()]);
+    gather_ab(w, inst, plan, c, a, b)?;
     {
-        let (ra, rb, rc) = (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?, Regs::read(w, inst, 2)?);
-        let block_a = s.m * s.k;
-        for (idx, v) in a.iter_mut().enumerate() {
-            let (blk, within) = (idx / block_a, idx % block_a);
-            let from = (blk & !c.a_group_mask) | c.abid;
-            let p = plan.a[from * block_a + within];
-            *v = T::input(s.a, ra.get(p, p.lane, s.a.bits()));
-        }
-        for (v, &p) in b.iter_mut().zip(plan.b.iter()) {
-            *v = T::input(s.b, rb.get(p, c.b_lane(p.lane), s.b.bits()));
-        }
-        let acc_bits = if s.acc == Acc::F64 { 64 } else { 32 };
+        let rc = Regs::read(w, inst, 2)?;
         for (v, &p) in d.iter_mut().zip(plan.d.iter()) {
-            *v = T::from_bits(rc.get(p, p.lane, acc_bits));
+            *v = T::from_bits(rc.get(p, p.lane, 64));
         }
     }
     for (bit, m) in [(1, &mut *a), (2, &mut *b), (4, &mut *d)] {
@@ -268,9 +336,7 @@ fn run<T: Accum>(w: &mut Wave, inst: &Inst, plan: &Plan, c: &Controls) -> Result
     for (v, &p) in d.iter().zip(plan.d.iter()) {
         let bits = v.to_bits();
         dst[p.reg][p.lane] = bits as u32;
-        if s.acc == Acc::F64 {
-            dst[p.reg + 1][p.lane] = (bits >> 32) as u32;
-        }
+        dst[p.reg + 1][p.lane] = (bits >> 32) as u32;
     }
     Ok(())
 }
