@@ -377,3 +377,246 @@ fn integer_ops_match_reference_formulas() {
         }
     }
 }
+
+type CarryRef = fn(u32, u32, bool) -> (u32, bool);
+
+/// Carry ops: `v2, carry-out = op(v0, v1, carry-in)`; the carry-in is VCC
+/// in the 32-bit forms and s[6:7] in the 64-bit ones, the carry-out VCC or
+/// s[4:5]. Bits of inactive lanes are 0.
+#[test]
+fn carry_ops_match_reference_formulas() {
+    let table: &[(&[u32], bool, CarryRef)] = &[
+        // v_add_co_u32_e32 v2, vcc, v0, v1
+        (&[0x32040300], true, |a, b, _| {
+            let r = a as u64 + b as u64;
+            (r as u32, r >> 32 != 0)
+        }),
+        // v_add_co_u32_e64 v2, s[4:5], v0, v1
+        (&[0xd1190402, 0x00020300], false, |a, b, _| {
+            let r = a as u64 + b as u64;
+            (r as u32, r >> 32 != 0)
+        }),
+        // v_add_co_u32_e64 v2, s[4:5], v0, v1 clamp
+        (&[0xd1198402, 0x00020300], false, |a, b, _| {
+            let r = a as u64 + b as u64;
+            (r.min(0xffff_ffff) as u32, r >> 32 != 0)
+        }),
+        // v_sub_co_u32_e32 v2, vcc, v0, v1
+        (&[0x34040300], true, |a, b, _| (a.wrapping_sub(b), b > a)),
+        // v_sub_co_u32_e64 v2, s[4:5], v0, v1
+        (&[0xd11a0402, 0x00020300], false, |a, b, _| (a.wrapping_sub(b), b > a)),
+        // v_sub_co_u32_e64 v2, s[4:5], v0, v1 clamp
+        (&[0xd11a8402, 0x00020300], false, |a, b, _| (a.saturating_sub(b), b > a)),
+        // v_subrev_co_u32_e32 v2, vcc, v0, v1
+        (&[0x36040300], true, |a, b, _| (b.wrapping_sub(a), a > b)),
+        // v_subrev_co_u32_e64 v2, s[4:5], v0, v1
+        (&[0xd11b0402, 0x00020300], false, |a, b, _| (b.wrapping_sub(a), a > b)),
+        // v_addc_co_u32_e32 v2, vcc, v0, v1, vcc
+        (&[0x38040300], true, |a, b, c| {
+            let r = a as u64 + b as u64 + c as u64;
+            (r as u32, r >> 32 != 0)
+        }),
+        // v_addc_co_u32_e64 v2, s[4:5], v0, v1, s[6:7]
+        (&[0xd11c0402, 0x001a0300], false, |a, b, c| {
+            let r = a as u64 + b as u64 + c as u64;
+            (r as u32, r >> 32 != 0)
+        }),
+        // v_subb_co_u32_e32 v2, vcc, v0, v1, vcc
+        (&[0x3a040300], true, |a, b, c| {
+            let r = a as i64 - b as i64 - c as i64;
+            (r as u32, r < 0)
+        }),
+        // v_subb_co_u32_e64 v2, s[4:5], v0, v1, s[6:7]
+        (&[0xd11d0402, 0x001a0300], false, |a, b, c| {
+            let r = a as i64 - b as i64 - c as i64;
+            (r as u32, r < 0)
+        }),
+        // v_subbrev_co_u32_e32 v2, vcc, v0, v1, vcc
+        (&[0x3c040300], true, |a, b, c| {
+            let r = b as i64 - a as i64 - c as i64;
+            (r as u32, r < 0)
+        }),
+        // v_subbrev_co_u32_e64 v2, s[4:5], v0, v1, s[6:7]
+        (&[0xd11e0402, 0x001a0300], false, |a, b, c| {
+            let r = b as i64 - a as i64 - c as i64;
+            (r as u32, r < 0)
+        }),
+        // v_add_co_u32_sdwa v2, vcc, v0, v1 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1 src1_sel:BYTE_0
+        (&[0x320402f9, 0x00050600], true, |a, b, _| {
+            let r = (a >> 16) as u64 + (b & 255) as u64;
+            (r as u32, r >> 32 != 0)
+        }),
+        // v_addc_co_u32_dpp v2, vcc, v0, v1, vcc quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf
+        (&[0x380402fa, 0xff00e400], true, |a, b, c| {
+            let r = a as u64 + b as u64 + c as u64;
+            (r as u32, r >> 32 != 0)
+        }),
+    ];
+    let cin: u64 = 0x0123_4567_89ab_cdef;
+    let mut h = Harness::new();
+    for (words, vcc, f) in table {
+        for exec in EXECS {
+            setup(&mut h, exec);
+            h.wave.vcc = cin;
+            h.wave.sgpr[4] = 0x5555_5555;
+            h.wave.sgpr[5] = 0x5555_5555;
+            h.wave.sgpr[6] = cin as u32;
+            h.wave.sgpr[7] = (cin >> 32) as u32;
+            h.run(words).unwrap_or_else(|e| panic!("{words:x?}: {e}"));
+            let cout = if *vcc { h.wave.vcc } else { h.wave.sgpr[4] as u64 | (h.wave.sgpr[5] as u64) << 32 };
+            for l in 0..LANES {
+                let (a, b) = (operand(0, l), operand(1, l));
+                let (r, c) = f(a, b, cin >> l & 1 != 0);
+                let active = exec >> l & 1 != 0;
+                let want = if active { r } else { SENT };
+                assert_eq!(h.wave.vgpr[2][l], want, "{words:x?} lane {l} exec {exec:#x}: a={a:#x} b={b:#x}");
+                assert_eq!(
+                    cout >> l & 1 != 0,
+                    c && active,
+                    "{words:x?} carry of lane {l} exec {exec:#x}: a={a:#x} b={b:#x}"
+                );
+            }
+        }
+    }
+}
+
+/// A 64-bit operand: pairs of 32-bit edge values.
+fn op64(k: usize, l: usize) -> u64 {
+    (operand(k, l) as u64) | (operand((k + 1) % 3, l ^ 5) as u64) << 32
+}
+
+/// The quad SAD: window k of `x` (bytes k..k+4) against the reference `r`,
+/// plus 16-bit accumulator k of `acc`; masked skips reference bytes of 0.
+fn qsad_sums(x: u64, r: u32, masked: bool) -> [u64; 4] {
+    std::array::from_fn(|k| {
+        (0..4)
+            .filter(|i| !masked || (r >> (8 * i)) & 255 != 0)
+            .map(|i| ((x >> (8 * (k + i))) as u8).abs_diff((r >> (8 * i)) as u8) as u64)
+            .sum()
+    })
+}
+
+fn ref_qsad(x: u64, r: u32, acc: u64, masked: bool) -> u64 {
+    let s = qsad_sums(x, r, masked);
+    (0..4).map(|k| ((((acc >> (16 * k)) & 0xffff) + s[k]) & 0xffff) << (16 * k)).sum()
+}
+
+fn ref_qsad_clamp(x: u64, r: u32, acc: u64) -> u64 {
+    let s = qsad_sums(x, r, true);
+    (0..4).map(|k| ((((acc >> (16 * k)) & 0xffff) + s[k]).min(0xffff)) << (16 * k)).sum()
+}
+
+type Ref64 = fn(u32, u32, u64, u64) -> (u64, bool);
+
+/// 64-bit results: `v[4:5] (, s[10:11]) = op(v0, v1, v[6:7], v[8:9])`.
+#[test]
+fn wide_ops_match_reference_formulas() {
+    use sim::isa::Target;
+    let table: &[(Target, &[u32], Ref64)] = &[
+        // v_lshlrev_b64 v[4:5], v0, v[6:7]  (gfx90a)
+        (Target::Gfx90a, &[0xd28f0004, 0x00020d00], |a, _, x, _| (x << (a % 64), false)),
+        // v_lshrrev_b64 v[4:5], v0, v[6:7]  (gfx90a)
+        (Target::Gfx90a, &[0xd2900004, 0x00020d00], |a, _, x, _| (x >> (a % 64), false)),
+        // v_ashrrev_i64 v[4:5], v0, v[6:7]  (gfx90a)
+        (Target::Gfx90a, &[0xd2910004, 0x00020d00], |a, _, x, _| (((x as i64) >> (a % 64)) as u64, false)),
+        // v_mad_u64_u32 v[4:5], s[10:11], v0, v1, v[8:9]  (gfx90a)
+        (Target::Gfx90a, &[0xd1e80a04, 0x04220300], |a, b, _, y| {
+            let r = a as u128 * b as u128 + y as u128;
+            (r as u64, r >> 64 != 0)
+        }),
+        // v_mad_u64_u32 v[4:5], s[10:11], v0, v1, v[8:9] clamp  (gfx90a)
+        (Target::Gfx90a, &[0xd1e88a04, 0x04220300], |a, b, _, y| {
+            let r = a as u128 * b as u128 + y as u128;
+            (r.min(u64::MAX as u128) as u64, r >> 64 != 0)
+        }),
+        // v_mad_i64_i32 v[4:5], s[10:11], v0, v1, v[8:9]  (gfx90a)
+        (Target::Gfx90a, &[0xd1e90a04, 0x04220300], |a, b, _, y| {
+            let r = a as i32 as i128 * b as i32 as i128 + y as i64 as i128;
+            (r as u64, (r >> 64) & 1 != 0)
+        }),
+        // v_mad_i64_i32 v[4:5], s[10:11], v0, v1, v[8:9] clamp  (gfx90a)
+        (Target::Gfx90a, &[0xd1e98a04, 0x04220300], |a, b, _, y| {
+            let r = a as i32 as i128 * b as i32 as i128 + y as i64 as i128;
+            (r.clamp(i64::MIN as i128, i64::MAX as i128) as u64, (r >> 64) & 1 != 0)
+        }),
+        // v_mad_u64_u32 v[4:5], s[10:11], v0, 7, -2  (gfx90a)
+        (Target::Gfx90a, &[0xd1e80a04, 0x03090f00], |a, _, _, _| {
+            let r = a as u128 * 7 + u64::MAX as u128 - 1;
+            (r as u64, r >> 64 != 0)
+        }),
+        // v_qsad_pk_u16_u8 v[4:5], v[6:7], v0, v[8:9]  (gfx90a)
+        (Target::Gfx90a, &[0xd1e50004, 0x04220106], |a, _, x, y| (ref_qsad(x, a, y, false), false)),
+        // v_mqsad_pk_u16_u8 v[4:5], v[6:7], v0, v[8:9]  (gfx90a)
+        (Target::Gfx90a, &[0xd1e60004, 0x04220106], |a, _, x, y| (ref_qsad(x, a, y, true), false)),
+        // v_mqsad_pk_u16_u8 v[4:5], v[6:7], v0, v[8:9] clamp  (gfx90a)
+        (Target::Gfx90a, &[0xd1e68004, 0x04220106], |a, _, x, y| (ref_qsad_clamp(x, a, y), false)),
+        // v_lshl_add_u64 v[4:5], v[6:7], v0, v[8:9]  (gfx942)
+        (Target::Gfx942, &[0xd2080004, 0x04220106], |a, _, x, y| ((x << (a % 8)).wrapping_add(y), false)),
+        // v_mov_b64_e32 v[4:5], v[6:7]  (gfx942)
+        (Target::Gfx942, &[0x7e087106], |_, _, x, _| (x, false)),
+        // v_mov_b64_e64 v[4:5], v[6:7]  (gfx942)
+        (Target::Gfx942, &[0xd1780004, 0x00000106], |_, _, x, _| (x, false)),
+        // v_mov_b64_e32 v[4:5], -1  (gfx942)
+        (Target::Gfx942, &[0x7e0870c1], |_, _, _, _| (u64::MAX, false)),
+    ];
+    for (target, words, f) in table {
+        let mut h = Harness::for_target(*target);
+        for exec in EXECS {
+            setup(&mut h, exec);
+            for (reg, k) in [(6, 0), (8, 1)] {
+                h.wave.vgpr[reg] = std::array::from_fn(|l| op64(k, l) as u32);
+                h.wave.vgpr[reg + 1] = std::array::from_fn(|l| (op64(k, l) >> 32) as u32);
+            }
+            h.wave.vgpr[4] = [SENT; LANES];
+            h.wave.vgpr[5] = [SENT; LANES];
+            h.wave.sgpr[10] = 0x5555_5555;
+            h.wave.sgpr[11] = 0x5555_5555;
+            h.run(words).unwrap_or_else(|e| panic!("{words:x?}: {e}"));
+            let carry = h.wave.sgpr[10] as u64 | (h.wave.sgpr[11] as u64) << 32;
+            for l in 0..LANES {
+                let (a, b, x, y) = (operand(0, l), operand(1, l), op64(0, l), op64(1, l));
+                let (r, c) = f(a, b, x, y);
+                let active = exec >> l & 1 != 0;
+                let want = if active { r } else { (SENT as u64) << 32 | SENT as u64 };
+                let got = h.wave.vgpr[4][l] as u64 | (h.wave.vgpr[5][l] as u64) << 32;
+                assert_eq!(got, want, "{words:x?} lane {l} exec {exec:#x}: a={a:#x} b={b:#x} x={x:#x} y={y:#x}");
+                if words[0] >> 16 & 0x3ff == 0x1e8 || words[0] >> 16 & 0x3ff == 0x1e9 {
+                    assert_eq!(carry >> l & 1 != 0, c && active, "{words:x?} carry lane {l}");
+                }
+            }
+        }
+    }
+}
+
+/// `v_mqsad_u32_u8 v[12:15], v[6:7], v0, v[16:19]`: four masked SADs
+/// accumulated into four dwords (saturated with clamp).
+#[test]
+fn mqsad_u32_u8_accumulates_four_dwords() {
+    // v_mqsad_u32_u8 v[12:15], v[6:7], v0, v[16:19] ; and with clamp
+    for (words, clamp) in [([0xd1e7000c, 0x04420106], false), ([0xd1e7800c, 0x04420106], true)] {
+        let mut h = Harness::new();
+        setup(&mut h, EXECS[1]);
+        for k in 0..2 {
+            h.wave.vgpr[6 + k] = std::array::from_fn(|l| (op64(0, l) >> (32 * k)) as u32);
+        }
+        for k in 0..4 {
+            h.wave.vgpr[16 + k] = std::array::from_fn(|l| operand(k % 3, l ^ k).wrapping_mul(0x10001 * (k as u32 + 1)));
+            h.wave.vgpr[12 + k] = [SENT; LANES];
+        }
+        h.run(&words).unwrap();
+        for l in 0..LANES {
+            let s = qsad_sums(op64(0, l), operand(0, l), true);
+            for k in 0..4 {
+                let acc = operand(k % 3, l ^ k).wrapping_mul(0x10001 * (k as u32 + 1)) as u64 + s[k];
+                let want = if EXECS[1] >> l & 1 == 0 {
+                    SENT
+                } else if clamp {
+                    acc.min(u32::MAX as u64) as u32
+                } else {
+                    acc as u32
+                };
+                assert_eq!(h.wave.vgpr[12 + k][l], want, "lane {l} dword {k}");
+            }
+        }
+    }
+}
