@@ -606,8 +606,8 @@ fn mqsad_u32_u8_accumulates_four_dwords() {
         h.run(&words).unwrap();
         for l in 0..LANES {
             let s = qsad_sums(op64(0, l), operand(0, l), true);
-            for k in 0..4 {
-                let acc = operand(k % 3, l ^ k).wrapping_mul(0x10001 * (k as u32 + 1)) as u64 + s[k];
+            for (k, sad) in s.iter().enumerate() {
+                let acc = operand(k % 3, l ^ k).wrapping_mul(0x10001 * (k as u32 + 1)) as u64 + sad;
                 let want = if EXECS[1] >> l & 1 == 0 {
                     SENT
                 } else if clamp {
