@@ -7,8 +7,10 @@ pub mod common;
 pub mod conv;
 pub mod float;
 pub mod int;
+pub mod int3;
 pub mod lane;
 pub mod packed;
+pub mod run;
 
 use crate::exec::Handler;
 use crate::isa::Op;
