@@ -55,7 +55,8 @@ pub fn handler(op: Op) -> Option<Handler> {
         Op::VCeilF64 => |w, i, _| op64(w, i, true, |[a], e| round_int64(a, e, f64::ceil)),
         Op::VFloorF64 => |w, i, _| op64(w, i, true, |[a], e| round_int64(a, e, f64::floor)),
         Op::VRndneF64 => |w, i, _| op64(w, i, true, |[a], e| round_int64(a, e, f64::round_ties_even)),
-        _ => return None,
+        // The other float modules are reached through this one.
+        _ => return super::float_div::handler(op).or_else(|| super::trans::handler(op)),
     };
     Some(h)
 }
@@ -220,12 +221,16 @@ fn mul64(a: u64, b: u64, e: Env) -> u64 {
     fp::fin64(p, err, x.is_finite() && y.is_finite(), e)
 }
 
-/// Fused multiply-add (round to nearest even; the directed modes are not
-/// modelled for it).
+/// Fused multiply-add: the host's (correctly rounded) fma with the default
+/// MODE, exact integer arithmetic otherwise.
 #[inline]
 fn fma64(a: u64, b: u64, c: u64, e: Env) -> u64 {
-    let v = fp::in64(a, e).mul_add(fp::in64(b, e), fp::in64(c, e));
-    F64.flush(v.to_bits(), e.out64())
+    let (x, y, z) = (fp::in64(a, e), fp::in64(b, e), fp::in64(c, e));
+    if e.host64() {
+        x.mul_add(y, z).to_bits()
+    } else {
+        fp::fma64_scaled(x, y, z, 0, e.rm64(), e.out64())
+    }
 }
 
 fn fmac_f64(

@@ -166,8 +166,11 @@ pub fn round_parts(sign: bool, m: u128, e: i32, f: Fmt, rm: Rm, denorm: bool) ->
     let shift = q - e;
     let (mut r, rem_up) = if shift <= 0 {
         (m << (-shift) as u32, false)
+    } else if shift >= 128 {
+        // The whole value is below half the quantum.
+        (0, matches!((rm, sign), (Rm::Up, false) | (Rm::Down, true)))
     } else {
-        let s = shift.min(126) as u32;
+        let s = shift as u32;
         let r = m >> s;
         let rem = m & ((1u128 << s) - 1);
         let half = 1u128 << (s - 1);
@@ -369,6 +372,71 @@ pub fn fin64(s: f64, err: f64, finite_inputs: bool, env: Env) -> u64 {
         directed64(s, err, rm)
     };
     F64.flush(v.to_bits(), env.out64())
+}
+
+/// `a * b + c` in f64, times `2^scale`, rounded once to f64 under `rm`
+/// (exact integer arithmetic: the product has 106 bits, and an addend too
+/// far below the other term only matters as a sticky bit).
+pub fn fma64_scaled(a: f64, b: f64, c: f64, scale: i32, rm: Rm, denorm: bool) -> u64 {
+    let finish = |v: f64| F64.flush(v.to_bits(), denorm);
+    if !(a.is_finite() && b.is_finite() && c.is_finite()) {
+        return finish(a.mul_add(b, c));
+    }
+    if a == 0.0 || b == 0.0 || c == 0.0 {
+        let (s, m, e, zero) = if a == 0.0 || b == 0.0 {
+            let (s, m, e) = parts(c);
+            (s, m as u128, e, c == 0.0)
+        } else {
+            let (sa, ma, ea) = parts(a);
+            let (sb, mb, eb) = parts(b);
+            (sa != sb, ma as u128 * mb as u128, ea + eb, false)
+        };
+        if zero {
+            // Signed-zero rules of IEEE addition.
+            let r = (a * b) + c;
+            return if r == 0.0 && rm == Rm::Down && (a * b).is_sign_negative() != c.is_sign_negative() {
+                (-0.0f64).to_bits()
+            } else {
+                r.to_bits()
+            };
+        }
+        return round_parts(s, m, e.saturating_add(scale), F64, rm, denorm);
+    }
+    let (sa, ma, ea) = parts(a);
+    let (sb, mb, eb) = parts(b);
+    let (sc, mc, ec) = parts(c);
+    let (p, ep, sp) = (ma as u128 * mb as u128, ea + eb, sa != sb);
+    let top = |m: u128, e: i32| 127 - m.leading_zeros() as i32 + e;
+    let ((hm, he, hs), (lm, le, ls)) = if top(p, ep) >= top(mc as u128, ec) {
+        ((p, ep, sp), (mc as u128, ec, sc))
+    } else {
+        ((mc as u128, ec, sc), (p, ep, sp))
+    };
+    // Put the larger term's top bit at bit 124.
+    let sh = 124 - (127 - hm.leading_zeros() as i32);
+    let (h, e0) = (hm << sh, he - sh);
+    let (l, sticky) = if le >= e0 {
+        (lm << (le - e0), false)
+    } else {
+        let d = e0 - le;
+        if d < 128 {
+            (lm >> d, lm & ((1u128 << d) - 1) != 0)
+        } else {
+            (0, true)
+        }
+    };
+    let (mut m, mut neg) = if hs == ls {
+        (((h + l) << 1) | sticky as u128, hs)
+    } else if h >= l {
+        (((h - l) << 1) - sticky as u128, hs)
+    } else {
+        (((l - h) << 1) - sticky as u128, ls)
+    };
+    if m == 0 {
+        neg = rm == Rm::Down;
+        m = 0;
+    }
+    round_parts(neg, m, e0 - 1 + scale, F64, rm, denorm)
 }
 
 // ----- min/max ----------------------------------------------------------
@@ -591,6 +659,26 @@ mod tests {
         // 1 + 2^-24 - 2^-80: just below the tie, rounds down.
         let r = out32(fma_odd(2f64.powi(-40), -(2f64.powi(-40)), 1.0 + 2f64.powi(-24)), Env::new(0xf0));
         assert_eq!(r, 1.0f32.to_bits());
+    }
+
+    #[test]
+    fn exact_fma64() {
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..20000 {
+            let (a, b, c) = (f64::from_bits(next()), f64::from_bits(next()), f64::from_bits(next() >> (next() % 3)));
+            let want = a.mul_add(b, c);
+            let got = f64::from_bits(fma64_scaled(a, b, c, 0, Rm::Ne, true));
+            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{a:e} {b:e} {c:e}");
+        }
+        // Scaling into the subnormal range rounds once.
+        let v = fma64_scaled(1.5, 2f64.powi(-1000), 0.0, -74, Rm::Ne, true);
+        assert_eq!(v, 2, "1.5 * 2^-1074 ties to 2 * 2^-1074");
     }
 
     #[test]

@@ -6,12 +6,15 @@ pub mod cmp;
 pub mod common;
 pub mod conv;
 pub mod float;
+pub mod float_div;
 pub mod float_fast;
 pub mod float_io;
 pub mod fp;
+pub mod fp8;
 pub mod int;
 pub mod lane;
 pub mod packed;
+pub mod trans;
 
 use crate::exec::Handler;
 use crate::isa::Op;
