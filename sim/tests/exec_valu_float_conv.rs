@@ -309,9 +309,7 @@ fn int_float_conversions() {
     let got = run1(CVT_F32_UBYTE0, &[0x1234_56ff], &[0]);
     assert_eq!(f(got[0]), 255.0);
     let mut h = Harness::new();
-    for l in 0..8 {
-        h.wave.vgpr[0][l] = ints[l];
-    }
+    h.wave.vgpr[0][..8].copy_from_slice(&ints[..8]);
     h.run(CVT_F64_I32).unwrap();
     assert_eq!(h.wave.vgpr[5][3] as u64, (-2147483648f64).to_bits() >> 32);
     h.run(CVT_F64_U32).unwrap();
