@@ -111,29 +111,18 @@ fn lds_range(lds: &[u8], off: u32, len: usize) -> Option<std::ops::Range<usize>>
     (s + len <= lds.len()).then_some(s..s + len)
 }
 
-/// Reads LDS; bytes beyond the allocation read as 0.
+/// Reads LDS; an access reaching beyond the allocation reads 0.
 pub fn lds_read(lds: &[u8], off: u32, out: &mut [u8]) {
     match lds_range(lds, off, out.len()) {
         Some(r) => out.copy_from_slice(&lds[r]),
-        None => {
-            for (i, o) in out.iter_mut().enumerate() {
-                *o = lds.get(off as usize + i).copied().unwrap_or(0);
-            }
-        }
+        None => out.fill(0),
     }
 }
 
-/// Writes LDS; bytes beyond the allocation are dropped.
+/// Writes LDS; an access reaching beyond the allocation is dropped.
 pub fn lds_write(lds: &mut [u8], off: u32, data: &[u8]) {
-    match lds_range(lds, off, data.len()) {
-        Some(r) => lds[r].copy_from_slice(data),
-        None => {
-            for (i, d) in data.iter().enumerate() {
-                if let Some(b) = lds.get_mut(off as usize + i) {
-                    *b = *d;
-                }
-            }
-        }
+    if let Some(r) = lds_range(lds, off, data.len()) {
+        lds[r].copy_from_slice(data)
     }
 }
 

@@ -29,8 +29,13 @@ pub enum Rmw {
     Inc,
     /// `old == 0 || old > data ? data : old - 1`.
     Dec,
-    /// `(old & cmp) | data` (DS `mskor`: `cmp` is the mask).
+    /// `(old & !cmp) | data` (DS `mskor`: `cmp` is the mask).
     MskOr,
+    /// `old >= data ? old - data : old + cmp` (DS `wrap`).
+    Wrap,
+    /// Compare and swap with a float compare (DS `cmpst_f32/f64`: -0 equals
+    /// +0, NaN equals nothing).
+    CmpSwapF,
     /// f32 add; `flush` flushes denormal inputs and results (global memory
     /// f32 atomics on gfx90a; LDS by MODE).
     AddF32 {
@@ -109,6 +114,20 @@ impl Rmw {
                 }
             }
             Rmw::MskOr => (old & !cmp) | data,
+            Rmw::Wrap => {
+                if old >= data {
+                    old - data
+                } else {
+                    old.wrapping_add(cmp)
+                }
+            }
+            Rmw::CmpSwapF => {
+                if f32::from_bits(old) == f32::from_bits(cmp) {
+                    data
+                } else {
+                    old
+                }
+            }
             Rmw::AddF32 { flush } => {
                 let (a, b) = (f32::from_bits(old), f32::from_bits(data));
                 if flush {
@@ -170,6 +189,20 @@ impl Rmw {
                 }
             }
             Rmw::MskOr => (old & !cmp) | data,
+            Rmw::Wrap => {
+                if old >= data {
+                    old - data
+                } else {
+                    old.wrapping_add(cmp)
+                }
+            }
+            Rmw::CmpSwapF => {
+                if f64::from_bits(old) == f64::from_bits(cmp) {
+                    data
+                } else {
+                    old
+                }
+            }
             Rmw::AddF64 => (f64::from_bits(old) + f64::from_bits(data)).to_bits(),
             Rmw::MinF64 | Rmw::MaxF64 | Rmw::MinF32 | Rmw::MaxF32 => {
                 let (a, b) = (f64::from_bits(old), f64::from_bits(data));
