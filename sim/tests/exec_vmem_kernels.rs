@@ -168,3 +168,103 @@ fn scratch_instructions_on_gfx942() {
         assert_eq!(out[g], a((v + k) % 48) - a((g as i32 * 7) % 48), "item {g}");
     }
 }
+
+/// `tests/kernels/vmem_images.cl` compiled like the ROCclr blit kernels
+/// (clang-15 with rocm-device-libs), once per test process.
+fn image_code_object() -> Vec<u8> {
+    static ELF: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    ELF.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/vmem_images.cl");
+        let libs = Path::new("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("images.co");
+        let mut cmd = Command::new("clang-15");
+        cmd.args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-O3", "-nogpulib"]);
+        cmd.args(["-Xclang", "-finclude-default-header"]);
+        for lib in ["opencl", "ocml", "ockl", "oclc_isa_version_90a", "oclc_abi_version_400", "oclc_wavefrontsize64_on"]
+        {
+            cmd.args(["-Xclang", "-mlink-bitcode-file", "-Xclang"]).arg(libs.join(format!("{lib}.bc")));
+        }
+        let status = cmd.arg("-o").arg(&out).arg(&src).status().expect("clang-15 runs (`cargo xtask deps`)");
+        assert!(status.success(), "clang-15 failed on {}", src.display());
+        std::fs::read(&out).unwrap()
+    })
+    .clone()
+}
+
+/// A 256-bit gfx9 image descriptor (T#) for a linear image.
+#[allow(clippy::too_many_arguments)]
+fn tsharp(base: u64, dfmt: u32, nfmt: u32, ty: u32, w: u32, h: u32, depth: u32, pitch: u32) -> [u32; 8] {
+    let xyzw = 4 | 5 << 3 | 6 << 6 | 7 << 9;
+    [
+        (base >> 8) as u32,
+        (base >> 40) as u32 & 0xff | dfmt << 20 | nfmt << 26,
+        (w - 1) | (h - 1) << 14,
+        xyzw | ty << 28,
+        (depth - 1) | (pitch - 1) << 13,
+        0,
+        0,
+        0,
+    ]
+}
+
+#[test]
+fn compiled_image_kernels_load_and_store_texels() {
+    let (_m, s) = session();
+    let co = s.load_code_object(&image_code_object()).unwrap();
+    // 2D copy: 8_8_8_8 uint (17 x 5, pitch 32) to 16_16_16_16 uint (pitch 24).
+    let (w, h) = (17u32, 5u32);
+    let src: Vec<u8> = (0..32 * h * 4).map(|i| (i * 7 % 251) as u8).collect();
+    let dsrc = s.upload(&src).unwrap();
+    let ddst = s.alloc(24 * h as u64 * 8).unwrap();
+    let tsrc = s.upload(&tsharp(dsrc, 10, 4, 9, w, h, 1, 32)).unwrap();
+    let tdst = s.upload(&tsharp(ddst, 12, 4, 9, w, h, 1, 24)).unwrap();
+    s.dispatch(co.kernel("copy2d").unwrap(), [32, 8, 1], [16, 4, 1], &args(&[tsrc, tdst])).unwrap();
+    let dst: Vec<u16> = s.read_vec(ddst, (24 * h * 4) as usize).unwrap();
+    for y in 0..h as usize {
+        for x in 0..24usize {
+            let got = &dst[(y * 24 + x) * 4..(y * 24 + x) * 4 + 4];
+            if x >= w as usize {
+                assert_eq!(got, &[0; 4], "padding ({x}, {y}) untouched");
+                continue;
+            }
+            let t = |c: usize| src[(y * 32 + x) * 4 + c] as u16;
+            assert_eq!(got, &[t(2) + 1000, t(1) + 2000, t(0) + 3000, t(3) + 4000], "texel ({x}, {y})");
+        }
+    }
+
+    // 2D array of 32_32_32_32 float (4 x 3 x 2 slices) to a buffer.
+    let (w, h, d) = (4u32, 3u32, 2u32);
+    let texels: Vec<f32> = (0..w * h * d * 4).map(|i| i as f32 * 0.25 - 3.0).collect();
+    let dimg = s.upload(&texels).unwrap();
+    let timg = s.upload(&tsharp(dimg, 14, 7, 13, w, h, d, w)).unwrap();
+    let dout = s.alloc((w * h * d * 16) as u64).unwrap();
+    s.dispatch(
+        co.kernel("array_to_buffer").unwrap(),
+        [w, h, d],
+        [4, 3, 1],
+        &args(&[timg, dout, (h as u64) << 32 | w as u64]),
+    )
+    .unwrap();
+    assert_eq!(s.read_vec::<f32>(dout, texels.len()).unwrap(), texels);
+
+    // Buffer to a 3D image of 16_16_16_16 float (values exact in f16).
+    let din = s.upload(&texels).unwrap();
+    let d3 = s.alloc((w * h * d * 8) as u64).unwrap();
+    let t3 = s.upload(&tsharp(d3, 12, 7, 10, w, h, d, w)).unwrap();
+    s.dispatch(
+        co.kernel("buffer_to_3d").unwrap(),
+        [w, h, d],
+        [4, 3, 1],
+        &args(&[din, t3, (h as u64) << 32 | w as u64]),
+    )
+    .unwrap();
+    let halves: Vec<u16> = s.read_vec(d3, texels.len()).unwrap();
+    for (i, (&hbits, &want)) in halves.iter().zip(&texels).enumerate() {
+        let sign = if hbits & 0x8000 != 0 { -1.0 } else { 1.0 };
+        let e = (hbits >> 10 & 0x1f) as i32;
+        let m = (hbits & 0x3ff) as f32;
+        let v = if e == 0 { sign * m * (-24f32).exp2() } else { sign * (1.0 + m / 1024.0) * ((e - 15) as f32).exp2() };
+        assert_eq!(v, want, "component {i}");
+    }
+}
