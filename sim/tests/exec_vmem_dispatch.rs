@@ -109,3 +109,19 @@ fn lds_is_shared_by_the_waves_of_a_group_across_a_barrier() {
     let sum: u32 = bytes.iter().map(|&b| b as u32).sum();
     assert_eq!(s.read_vec::<u32>(counter, 1).unwrap()[0], groups * sum);
 }
+
+#[test]
+fn a_store_outside_the_gpu_vm_is_a_page_fault() {
+    use sim::cp::engine::DispatchError;
+    use sim::session::SessionError;
+    let m = Machine::new(default_config());
+    let s = m.session_with_workers(2).unwrap();
+    let code = [
+        0xd8ec0400, 0x08000000, // ds_read_b64 v[8:9], v0 offset:1024   (no LDS: v[8:9] = 0)
+        0xdc700000, 0x00000008, // flat_store_dword v[8:9], v0           (address 0)
+        S_ENDPGM,
+    ];
+    let k = s.load_raw_kernel(&kernel(&code, 0, 0, 0, 0)).unwrap();
+    let e = s.dispatch(&k, [128, 1, 1], [64, 1, 1], &[]).unwrap_err();
+    assert!(matches!(e, SessionError::Dispatch(DispatchError::Fault(f)) if f.va == 0 && f.write), "{e}");
+}

@@ -9,7 +9,7 @@
 //!   scratch allocation is ever needed.
 //! - FLAT addresses in the shared aperture reach the workgroup's LDS.
 
-use super::ExecError;
+use super::{ExecError, LANES};
 use crate::memory::{GpuFault, GpuVm, VmRange};
 use bytemuck::Pod;
 use std::cell::Cell;
@@ -178,11 +178,68 @@ impl Span {
     }
 }
 
+impl Span {
+    /// For each lane set in `mask`: `out[l]` = the u32 at `addr[l] + delta`
+    /// (0 for an address outside the span). Other lanes keep their value.
+    #[inline]
+    pub fn gather_u32(&self, addr: &[u64; LANES], mask: u64, delta: u64, out: &mut [u32; LANES]) {
+        let len = self.end - self.start;
+        let one = |l: usize, out: &mut [u32; LANES]| {
+            let off = addr[l].wrapping_add(delta).wrapping_sub(self.start);
+            out[l] = if len >= 4 && off <= len - 4 {
+                // SAFETY: [off, off + 4) lies inside the span, which
+                // `WaveMem::span` translated as one live mapping.
+                unsafe { std::ptr::read_unaligned((self.host + off as usize) as *const u32) }
+            } else {
+                0
+            };
+        };
+        if mask == u64::MAX {
+            for l in 0..LANES {
+                one(l, out);
+            }
+        } else {
+            let mut m = mask;
+            while m != 0 {
+                one(m.trailing_zeros() as usize, out);
+                m &= m - 1;
+            }
+        }
+    }
+}
+
 /// A [`Span`] that may be written.
 #[derive(Debug, Clone, Copy)]
 pub struct WriteSpan(Span);
 
 impl WriteSpan {
+    /// For each lane set in `mask`: writes `data[l]` at `addr[l] + delta`
+    /// (addresses outside the span are skipped).
+    #[inline]
+    pub fn scatter_u32(&self, addr: &[u64; LANES], mask: u64, delta: u64, data: &[u32; LANES]) {
+        let s = self.0;
+        let len = s.end - s.start;
+        let one = |l: usize| {
+            let off = addr[l].wrapping_add(delta).wrapping_sub(s.start);
+            if len >= 4 && off <= len - 4 {
+                // SAFETY: [off, off + 4) lies inside the span, translated
+                // for writing as one live mapping.
+                unsafe { std::ptr::write_unaligned((s.host + off as usize) as *mut u32, data[l]) };
+            }
+        };
+        if mask == u64::MAX {
+            for l in 0..LANES {
+                one(l);
+            }
+        } else {
+            let mut m = mask;
+            while m != 0 {
+                one(m.trailing_zeros() as usize);
+                m &= m - 1;
+            }
+        }
+    }
+
     #[inline]
     pub fn write<T: Pod>(&self, va: u64, value: T) -> bool {
         self.0.write(va, value)

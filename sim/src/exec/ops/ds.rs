@@ -201,6 +201,27 @@ fn exec(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>) -> Result<Flow, ExecError>
     let mode = w.mode;
     let mem = memory(inst, ctx.lds);
     match k {
+        Kind::Read(ld) if ld.bytes == 4 => {
+            let addr = *w.vreg(inst.src[0], 0)?;
+            let dst = w.vreg_mut(inst.dst[0], 0)?;
+            if exec == u64::MAX {
+                for (d, a) in dst.iter_mut().zip(&addr) {
+                    *d = read32(mem, a.wrapping_add(offset));
+                }
+            } else {
+                for_lanes(exec, |l| dst[l] = read32(mem, addr[l].wrapping_add(offset)));
+            }
+        }
+        Kind::Write(st) if st.bytes == 4 => {
+            let (addr, data) = (w.vreg(inst.src[0], 0)?, w.vreg(inst.src[1], 0)?);
+            if exec == u64::MAX {
+                for (a, v) in addr.iter().zip(data) {
+                    write32(mem, a.wrapping_add(offset), *v);
+                }
+            } else {
+                for_lanes(exec, |l| write32(mem, addr[l].wrapping_add(offset), data[l]));
+            }
+        }
         Kind::Read(ld) => {
             let addr = *w.vreg(inst.src[0], 0)?;
             let mut out: Data = [[0; LANES]; 4];

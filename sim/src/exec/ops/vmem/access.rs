@@ -69,23 +69,51 @@ impl Access {
     }
 
     /// `[lowest address, highest address + bytes)` over the active lanes when
-    /// they all address global memory (for [`WaveMem::span`]).
+    /// they all address global memory and every lane has all `bytes`
+    /// accessible (for [`WaveMem::span`]).
     fn global_bounds(&self, exec: u64, bytes: u64) -> Option<(u64, u64)> {
-        if exec == 0 {
+        if exec == 0 || self.space == Space::Private {
             return None;
         }
-        let (mut lo, mut hi) = (u64::MAX, 0u64);
-        let flat = self.space == Space::Flat;
-        for_lanes(exec, |l| {
-            let a = self.addr[l];
-            lo = lo.min(a);
-            hi = hi.max(a);
-        });
+        let (mut lo, mut hi, mut min_avail) = (u64::MAX, 0u64, u64::MAX);
+        let avail = self.avail.as_ref();
+        if exec == u64::MAX {
+            for &a in &self.addr {
+                lo = lo.min(a);
+                hi = hi.max(a);
+            }
+            if let Some(av) = avail {
+                min_avail = av.iter().copied().min().unwrap_or(0);
+            }
+        } else {
+            for_lanes(exec, |l| {
+                let a = self.addr[l];
+                lo = lo.min(a);
+                hi = hi.max(a);
+                if let Some(av) = avail {
+                    min_avail = min_avail.min(av[l]);
+                }
+            });
+        }
+        if min_avail < bytes {
+            return None;
+        }
         let hi = hi.checked_add(bytes)?;
-        if flat && (flat_target(lo) != FlatTarget::Global(lo) || !all_global(lo, hi)) {
+        if self.space == Space::Flat && (flat_target(lo) != FlatTarget::Global(lo) || !all_global(lo, hi)) {
             return None;
         }
         Some((lo, hi))
+    }
+
+    /// One translation covering every active lane's `bytes`, when the fast
+    /// path applies (all global, all in range, one mapping).
+    pub fn span(&self, ctx: &Ctx<'_>, exec: u64, bytes: u64) -> Option<crate::exec::memory::Span> {
+        self.global_bounds(exec, bytes).and_then(|(lo, hi)| ctx.mem.span(lo, hi))
+    }
+
+    /// [`Access::span`] for writing.
+    pub fn span_mut(&self, ctx: &Ctx<'_>, exec: u64, bytes: u64) -> Option<crate::exec::memory::WriteSpan> {
+        self.global_bounds(exec, bytes).and_then(|(lo, hi)| ctx.mem.span_mut(lo, hi))
     }
 }
 
@@ -149,30 +177,18 @@ fn write_loc(ctx: &mut Ctx<'_>, l: usize, loc: Loc, data: &[u8]) -> Result<(), E
 /// out of range read 0.
 pub fn load(ctx: &mut Ctx<'_>, acc: &Access, exec: u64, bytes: u64, out: &mut Data) -> Result<(), ExecError> {
     let dwords = bytes.div_ceil(4) as usize;
-    if acc.space != Space::Private {
-        if let Some(span) = acc.global_bounds(exec, bytes).and_then(|(lo, hi)| ctx.mem.span(lo, hi)) {
-            let a = &acc.addr;
-            match bytes {
-                1 => for_lanes(exec, |l| {
-                    out[0][l] = if acc.ok(l, 1) { span.read::<u8>(a[l]).unwrap_or(0) as u32 } else { 0 }
-                }),
-                2 => for_lanes(exec, |l| {
-                    out[0][l] = if acc.ok(l, 2) { span.read::<u16>(a[l]).unwrap_or(0) as u32 } else { 0 }
-                }),
-                _ if acc.avail.is_none() => for_lanes(exec, |l| {
-                    for (d, o) in out.iter_mut().enumerate().take(dwords) {
-                        o[l] = span.read::<u32>(a[l] + 4 * d as u64).unwrap_or(0);
-                    }
-                }),
-                _ => for_lanes(exec, |l| {
-                    for (d, o) in out.iter_mut().enumerate().take(dwords) {
-                        let ok = acc.ok(l, 4 * d as u64 + 4);
-                        o[l] = if ok { span.read::<u32>(a[l] + 4 * d as u64).unwrap_or(0) } else { 0 };
-                    }
-                }),
+    if let Some(span) = acc.span(ctx, exec, bytes) {
+        let a = &acc.addr;
+        match bytes {
+            1 => for_lanes(exec, |l| out[0][l] = span.read::<u8>(a[l]).unwrap_or(0) as u32),
+            2 => for_lanes(exec, |l| out[0][l] = span.read::<u16>(a[l]).unwrap_or(0) as u32),
+            _ => {
+                for (d, o) in out.iter_mut().enumerate().take(dwords) {
+                    span.gather_u32(a, exec, 4 * d as u64, o);
+                }
             }
-            return Ok(());
         }
+        return Ok(());
     }
     let mut m = exec;
     while m != 0 {
@@ -215,30 +231,22 @@ fn loc_at(acc: &Access, l: usize, delta: u64) -> Loc {
 /// dropped.
 pub fn store(ctx: &mut Ctx<'_>, acc: &Access, exec: u64, bytes: u64, data: &Data) -> Result<(), ExecError> {
     let dwords = bytes.div_ceil(4) as usize;
-    if acc.space != Space::Private {
-        if let Some(span) = acc.global_bounds(exec, bytes).and_then(|(lo, hi)| ctx.mem.span_mut(lo, hi)) {
-            let a = &acc.addr;
-            match bytes {
-                1 => for_lanes(exec, |l| {
-                    if acc.ok(l, 1) {
-                        span.write(a[l], data[0][l] as u8);
-                    }
-                }),
-                2 => for_lanes(exec, |l| {
-                    if acc.ok(l, 2) {
-                        span.write(a[l], data[0][l] as u16);
-                    }
-                }),
-                _ => for_lanes(exec, |l| {
-                    for (d, v) in data.iter().enumerate().take(dwords) {
-                        if acc.ok(l, 4 * d as u64 + 4) {
-                            span.write(a[l] + 4 * d as u64, v[l]);
-                        }
-                    }
-                }),
+    if let Some(span) = acc.span_mut(ctx, exec, bytes) {
+        let a = &acc.addr;
+        match bytes {
+            1 => for_lanes(exec, |l| {
+                span.write(a[l], data[0][l] as u8);
+            }),
+            2 => for_lanes(exec, |l| {
+                span.write(a[l], data[0][l] as u16);
+            }),
+            _ => {
+                for (d, v) in data.iter().enumerate().take(dwords) {
+                    span.scatter_u32(a, exec, 4 * d as u64, v);
+                }
             }
-            return Ok(());
         }
+        return Ok(());
     }
     let mut m = exec;
     while m != 0 {

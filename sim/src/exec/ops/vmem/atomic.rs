@@ -60,16 +60,22 @@ fn flush32(x: f32) -> f32 {
     }
 }
 
-/// IEEE minNum/maxNum as the atomic units compute them: a NaN operand
-/// yields the other one; -0 is below +0.
-fn min_num<F: PartialOrd + Copy>(a: F, b: F, a_nan: bool, b_nan: bool, a_neg: bool) -> F {
-    if a_nan {
+/// IEEE minNum (`max` false) or maxNum (`max` true) as the atomic units
+/// compute them: a NaN operand yields the other one; -0 is below +0.
+fn min_max<F: PartialOrd + Copy>(a: F, b: F, nan: [bool; 2], neg: [bool; 2], max: bool) -> F {
+    if nan[0] {
         return b;
     }
-    if b_nan {
+    if nan[1] {
         return a;
     }
-    if a < b || (a == b && a_neg) {
+    let a_first = if a == b {
+        // Equal values differ only in the sign of zero.
+        neg[0] != max
+    } else {
+        (a < b) != max
+    };
+    if a_first {
         a
     } else {
         b
@@ -138,13 +144,8 @@ impl Rmw {
             }
             Rmw::MinF32 | Rmw::MaxF32 => {
                 let (a, b) = (f32::from_bits(old), f32::from_bits(data));
-                let r = if self == Rmw::MinF32 {
-                    min_num(a, b, a.is_nan(), b.is_nan(), a.is_sign_negative())
-                } else {
-                    // max: the larger; +0 above -0.
-                    min_num(-a, -b, a.is_nan(), b.is_nan(), a.is_sign_positive()).neg_keep_nan()
-                };
-                r.to_bits()
+                let (nan, neg) = ([a.is_nan(), b.is_nan()], [a.is_sign_negative(), b.is_sign_negative()]);
+                min_max(a, b, nan, neg, self == Rmw::MaxF32).to_bits()
             }
             Rmw::PkAddF16 => pk(old, data, f16_to_f32, f32_to_f16),
             Rmw::PkAddBf16 => pk(old, data, bf16_to_f32, f32_to_bf16),
@@ -204,16 +205,12 @@ impl Rmw {
                 }
             }
             Rmw::AddF64 => (f64::from_bits(old) + f64::from_bits(data)).to_bits(),
-            Rmw::MinF64 | Rmw::MaxF64 | Rmw::MinF32 | Rmw::MaxF32 => {
+            Rmw::MinF64 | Rmw::MaxF64 => {
                 let (a, b) = (f64::from_bits(old), f64::from_bits(data));
-                let r = if matches!(self, Rmw::MinF64 | Rmw::MinF32) {
-                    min_num(a, b, a.is_nan(), b.is_nan(), a.is_sign_negative())
-                } else {
-                    -min_num(-a, -b, a.is_nan(), b.is_nan(), a.is_sign_positive())
-                };
-                r.to_bits()
+                let (nan, neg) = ([a.is_nan(), b.is_nan()], [a.is_sign_negative(), b.is_sign_negative()]);
+                min_max(a, b, nan, neg, self == Rmw::MaxF64).to_bits()
             }
-            Rmw::AddF32 { .. } | Rmw::PkAddF16 | Rmw::PkAddBf16 => old,
+            Rmw::AddF32 { .. } | Rmw::MinF32 | Rmw::MaxF32 | Rmw::PkAddF16 | Rmw::PkAddBf16 => old,
         }
     }
 
@@ -254,22 +251,62 @@ impl Rmw {
     }
 }
 
-trait NegKeepNan {
-    fn neg_keep_nan(self) -> Self;
-}
-
-impl NegKeepNan for f32 {
-    fn neg_keep_nan(self) -> f32 {
-        if self.is_nan() {
-            self
-        } else {
-            -self
-        }
-    }
-}
-
 fn pk(old: u32, data: u32, to: fn(u16) -> f32, from: fn(f32) -> u16) -> u32 {
     let lo = from(to(old as u16) + to(data as u16));
     let hi = from(to((old >> 16) as u16) + to((data >> 16) as u16));
     lo as u32 | (hi as u32) << 16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_atomics_lose_no_updates_across_threads() {
+        let (add, inc, fadd, cas) = (AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0), AtomicU64::new(0));
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..10_000 {
+                        Rmw::Add.host32(&add, 3, 0);
+                        Rmw::Inc.host32(&inc, u32::MAX, 0);
+                        Rmw::AddF32 { flush: true }.host32(&fadd, 1.0f32.to_bits(), 0);
+                        // A compare-and-swap increment loop, as a kernel would write it.
+                        let mut old = cas.load(Ordering::SeqCst);
+                        loop {
+                            let seen = Rmw::CmpSwap.host64(&cas, old + 1, old);
+                            if seen == old {
+                                break;
+                            }
+                            old = seen;
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(add.into_inner(), 120_000);
+        assert_eq!(inc.into_inner(), 40_000);
+        assert_eq!(f32::from_bits(fadd.into_inner()), 40_000.0);
+        assert_eq!(cas.into_inner(), 40_000);
+    }
+
+    #[test]
+    fn operations_follow_the_isa_pseudo_code() {
+        assert_eq!(Rmw::Inc.apply32(7, 7, 0), 0);
+        assert_eq!(Rmw::Inc.apply32(6, 7, 0), 7);
+        assert_eq!(Rmw::Dec.apply32(0, 7, 0), 7);
+        assert_eq!(Rmw::Dec.apply32(8, 7, 0), 7);
+        assert_eq!(Rmw::Dec.apply32(5, 7, 0), 4);
+        assert_eq!(Rmw::SMax.apply64(u64::MAX, 0, 0), 0);
+        assert_eq!(Rmw::UMax.apply64(u64::MAX, 0, 0), u64::MAX);
+        assert_eq!(Rmw::Rsub.apply32(3, 10, 0), 7);
+        let (nan, one) = (f64::NAN.to_bits(), 1.0f64.to_bits());
+        assert_eq!(Rmw::MinF64.apply64(nan, one, 0), one);
+        assert_eq!(Rmw::MaxF64.apply64(one, nan, 0), one);
+        assert_eq!(Rmw::MinF64.apply64(0.0f64.to_bits(), (-0.0f64).to_bits(), 0), (-0.0f64).to_bits());
+        assert_eq!(Rmw::MaxF64.apply64((-0.0f64).to_bits(), 0.0f64.to_bits(), 0), 0.0f64.to_bits());
+        assert_eq!(Rmw::CmpSwapF.apply32((-0.0f32).to_bits(), 5, 0.0f32.to_bits()), 5, "-0 == +0");
+        assert_eq!(Rmw::CmpSwapF.apply32(f32::NAN.to_bits(), 5, f32::NAN.to_bits()), f32::NAN.to_bits());
+        assert_eq!(Rmw::PkAddBf16.apply32(0x3f80_3f80, 0x3f80_4000, 0), 0x4000_4040);
+    }
 }

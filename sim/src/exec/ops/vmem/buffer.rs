@@ -16,7 +16,7 @@
 //! each lane's private memory at the lane's offset without the per-lane
 //! (add_tid) term: private memory is per lane already.
 
-use super::access::{self, Access, Data, Half, Space};
+use super::access::{self, Access, Data, Space};
 use super::format::{self, DataFormat, Format, NumFormat};
 use super::Kind;
 use crate::exec::memory::private_buffer_offset;
@@ -72,7 +72,7 @@ fn exec(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>) -> Result<Flow, ExecError>
         Kind::Load(ld) if b.lds => super::flat::run(w, inst, ctx, Kind::LoadLds(ld), &acc)?,
         Kind::LoadFormat { comps, d16, hi } => {
             let fmt = format_of(inst, &v)?;
-            load_format(w, inst, ctx, &acc, &v, fmt, comps, d16, hi)?
+            load_format(w, inst, ctx, acc, &v, fmt, comps, d16, hi)?
         }
         Kind::StoreFormat { comps, d16, hi } => {
             let fmt = format_of(inst, &v)?;
@@ -267,14 +267,14 @@ fn load_format(
     w: &mut Wave,
     inst: &Inst,
     ctx: &mut Ctx<'_>,
-    acc: &Access,
+    acc: Access,
     v: &Vsharp,
     fmt: Format,
     comps: u8,
     d16: bool,
     hi: bool,
 ) -> Result<(), ExecError> {
-    let acc = all_or_nothing(Access { addr: acc.addr, space: acc.space, avail: acc.avail }, fmt.data.bytes as u64);
+    let acc = all_or_nothing(acc, fmt.data.bytes as u64);
     let exec = w.exec;
     let mut vals = read_elements(ctx, &acc, exec, &fmt)?;
     let one = fmt.one();
@@ -304,6 +304,3 @@ fn store_format(
     }
     write_elements(ctx, &acc, w.exec, &fmt, &vals)
 }
-
-/// Half is re-exported for the image module's d16 handling.
-pub type D16Half = Half;

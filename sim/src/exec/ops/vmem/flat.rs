@@ -74,6 +74,18 @@ fn exec(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>) -> Result<Flow, ExecError>
 pub fn run(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>, kind: Kind, acc: &Access) -> Result<(), ExecError> {
     let exec = w.exec;
     match kind {
+        Kind::Load(ld) if ld.bytes >= 4 => {
+            // Fast path: straight from memory into the destination registers.
+            if let Some(span) = acc.span(ctx, exec, ld.bytes as u64) {
+                for d in 0..ld.regs() {
+                    span.gather_u32(&acc.addr, exec, 4 * d as u64, w.vreg_mut(inst.dst[0], d)?);
+                }
+                return Ok(());
+            }
+            let mut data: Data = [[0; LANES]; 4];
+            access::load(ctx, acc, exec, ld.bytes as u64, &mut data)?;
+            access::scatter(w, inst.dst[0], ld.regs(), exec, &data)?;
+        }
         Kind::Load(ld) => {
             let mut data: Data = [[0; LANES]; 4];
             access::load(ctx, acc, exec, ld.bytes as u64, &mut data)?;
@@ -93,6 +105,16 @@ pub fn run(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>, kind: Kind, acc: &Acces
             access::for_lanes(exec, |l| {
                 access::lds_write(ctx.lds, base.wrapping_add(4 * l as u32), &data[0][l].to_le_bytes())
             });
+        }
+        Kind::Store(st) if st.bytes >= 4 => {
+            if let Some(span) = acc.span_mut(ctx, exec, st.bytes as u64) {
+                for d in 0..st.regs() {
+                    span.scatter_u32(&acc.addr, exec, 4 * d as u64, w.vreg(inst.src[1], d)?);
+                }
+                return Ok(());
+            }
+            let data = access::gather(w, inst.src[1], st.regs())?;
+            access::store(ctx, acc, exec, st.bytes as u64, &data)?;
         }
         Kind::Store(st) => {
             let mut data = access::gather(w, inst.src[1], st.regs())?;

@@ -180,9 +180,9 @@ fn mask(bits: u8) -> u64 {
 impl Format {
     /// Unpacks the element in `raw` (little-endian, `data.bytes` long) to
     /// four components as 32-bit patterns (f32 bits for float-valued
-    /// formats); missing components are 0.
+    /// formats); components the format lacks read as (0, 0, 0, 1).
     pub fn unpack(&self, raw: &[u8]) -> [u32; 4] {
-        let mut out = [0u32; 4];
+        let mut out = [0, 0, 0, self.one()];
         for (c, fl) in self.data.fields.iter().enumerate() {
             let v = read_bits(raw, fl.shift, fl.bits);
             out[c] = self.decode(v, fl.bits, c == 3);
@@ -444,7 +444,7 @@ mod tests {
         // 10_11_11 float: X = 1.0 (exp 15, 11 bits), Y = 2.0, Z = 0.5 (10 bits).
         let fmt = Format { data: DataFormat::from_code(6).unwrap(), num: NumFormat::Float };
         let word: u32 = (15 << 6) | (16 << 6) << 11 | (14 << 5) << 22;
-        assert_eq!(fmt.unpack(&word.to_le_bytes()).map(f32::from_bits), [1.0, 2.0, 0.5, 0.0]);
+        assert_eq!(fmt.unpack(&word.to_le_bytes()).map(f32::from_bits), [1.0, 2.0, 0.5, 1.0]);
         let mut raw = [0u8; 4];
         fmt.pack(&[1.0f32.to_bits(), 2.0f32.to_bits(), 0.5f32.to_bits(), 0], &mut raw);
         assert_eq!(u32::from_le_bytes(raw), word);
@@ -453,7 +453,7 @@ mod tests {
     #[test]
     fn integer_formats_saturate_and_sign_extend() {
         let fmt = Format { data: DataFormat::from_code(5).unwrap(), num: NumFormat::Sint };
-        assert_eq!(fmt.unpack(&[0xff, 0xff, 2, 0]), [u32::MAX, 2, 0, 0]);
+        assert_eq!(fmt.unpack(&[0xff, 0xff, 2, 0]), [u32::MAX, 2, 0, 1], "missing W reads 1");
         let mut raw = [0u8; 4];
         fmt.pack(&[70000, (-70000i32) as u32, 0, 0], &mut raw);
         assert_eq!(raw, [0xff, 0x7f, 0x00, 0x80]);
