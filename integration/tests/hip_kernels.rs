@@ -12,6 +12,7 @@ const DEADLINE: Duration = Duration::from_secs(300);
 /// The programs and the PASS lines each must print.
 const PROGRAMS: &[(&str, &[&str])] = &[
     ("vector_add", &["vector_add_float", "vector_add_int", "vector_add_double"]),
+    ("copies", &["pageable_round_trips", "memcpy_2d"]),
     ("saxpy", &["saxpy", "grid_2d", "grid_1m_threads", "dynamic_shared"]),
     ("reduce_shuffle", &["block_reduction", "warp_shuffle", "ballot_any_all", "matmul_int", "matmul_float"]),
     ("atomics", &["atomic_add_histogram", "atomic_cas", "atomic_max"]),
@@ -67,7 +68,7 @@ fn programs_pass_in_local_mode() {
 
 #[test]
 fn copies_through_blit_kernels_pass() {
-    for name in ["vector_add", "streams_events", "saxpy"] {
+    for name in ["vector_add", "copies", "streams_events", "saxpy"] {
         check(name, "HSA_ENABLE_SDMA=0", &local(name, &[("HSA_ENABLE_SDMA", "0")]));
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod fd;
 pub mod files;
+pub mod hsa_wait;
 pub mod ioctl;
 pub mod memory;
 pub mod stat;

@@ -223,20 +223,34 @@ impl DispatchInfo {
         w.exec = if lanes == LANES { u64::MAX } else { (1u64 << lanes) - 1 };
         let packed = matches!(self.target, Target::Gfx90a | Target::Gfx942);
         let dims = kd.workitem_id_dims();
+        // Walk x, y, z incrementally from the wave's first work-item: three integer
+        // divisions per lane cost more than the rest of the wave's set-up.
+        let first_flat = first.min(items.max(1) - 1) as u32;
+        let (mut x, mut y, mut z) =
+            (first_flat % size[0], (first_flat / size[0]) % size[1], first_flat / (size[0] * size[1]));
+        let (vgpr0, rest) = w.vgpr.split_first_mut().expect("a wave has VGPRs");
         for l in 0..LANES {
-            let flat = (first + l).min(items.max(1) - 1) as u32;
-            let x = flat % size[0];
-            let y = (flat / size[0]) % size[1];
-            let z = flat / (size[0] * size[1]);
             if packed {
-                w.vgpr[0][l] = x | y << 10 | z << 20;
+                vgpr0[l] = x | y << 10 | z << 20;
             } else {
-                w.vgpr[0][l] = x;
-                if dims >= 1 && w.vgpr.len() > 1 {
-                    w.vgpr[1][l] = y;
+                vgpr0[l] = x;
+                if dims >= 1 && !rest.is_empty() {
+                    rest[0][l] = y;
                 }
-                if dims >= 2 && w.vgpr.len() > 2 {
-                    w.vgpr[2][l] = z;
+                if dims >= 2 && rest.len() > 1 {
+                    rest[1][l] = z;
+                }
+            }
+            // Lanes past the last work-item repeat its ids (they are not in EXEC).
+            if first + l + 1 < items {
+                x += 1;
+                if x == size[0] {
+                    x = 0;
+                    y += 1;
+                    if y == size[1] {
+                        y = 0;
+                        z += 1;
+                    }
                 }
             }
         }

@@ -295,6 +295,7 @@ impl KfdProcess {
         );
         a.handle = handle;
         a.mmap_offset = offset_out;
+        tracing::trace!(handle, va = a.va_addr, size, flags = a.flags, mmap_offset = offset_out, "KFD alloc");
         Ok(())
     }
 
@@ -305,6 +306,7 @@ impl KfdProcess {
             return Err(KfdError::Busy("the buffer is still mapped to a GPU"));
         }
         table.allocs.remove(&handle);
+        tracing::trace!(handle, va = alloc.va, size = alloc.size, "KFD free");
         if let Backing::Arena { offset, owned: true } = alloc.backing {
             self.arena.free(offset, alloc.size);
             match alloc.flags & alloc_flags::KIND_MASK {
@@ -367,6 +369,14 @@ impl KfdProcess {
             }
             args.n_success = i as u32 + 1;
         }
+        tracing::trace!(
+            handle = alloc.handle,
+            va = alloc.va,
+            size = alloc.size,
+            map,
+            mapped_on = alloc.mapped_on,
+            "KFD map"
+        );
         table.allocs.insert(alloc.handle, alloc);
         view.set(&args);
         result

@@ -37,13 +37,17 @@ enum StepError {
 /// Consumes what is ready in SDMA queue `q`.
 pub fn service(process: &Arc<KfdProcess>, q: &Queue) -> Progress {
     let _busy = q.busy.lock().unwrap_or_else(|e| e.into_inner());
-    let vm = process.vm();
-    let mem = GpuMem::new(&vm);
     let mut progress = Progress::Idle;
     for _ in 0..PACKETS_PER_VISIT {
         if !q.runnable() {
             break;
         }
+        // The address space as of this packet: the application may unmap and remap a
+        // range between two packets (ROCR pins each pageable copy's host buffer at the
+        // GPU VA the previous pin freed), and a copy must never go through a stale
+        // translation of that VA.
+        let vm = process.vm();
+        let mem = GpuMem::new(&vm);
         match step(process, q, &mem) {
             Ok(Some(Outcome::Done)) => progress = Progress::Advanced,
             Ok(Some(Outcome::Blocked)) => return progress.max(Progress::Blocked),
@@ -91,6 +95,7 @@ fn step(process: &KfdProcess, q: &Queue, mem: &GpuMem<'_>) -> Result<Option<Outc
 }
 
 fn execute(process: &KfdProcess, mem: &GpuMem<'_>, p: Packet) -> Result<Outcome, StepError> {
+    tracing::trace!(pid = process.pid(), "SDMA {p:x?}");
     match p {
         Packet::Nop | Packet::Gcr => {}
         Packet::CopyLinear { src, dst, bytes } => mem.copy(dst, src, bytes)?,

@@ -1,0 +1,98 @@
+//! HSA signal waits: active (spinning) waits become blocked ones.
+//!
+//! HIP's default scheduling (`hipDeviceScheduleAuto`) spins while waiting for the GPU
+//! whenever there are fewer GPUs than cores, through HSA waits with
+//! `HSA_WAIT_STATE_ACTIVE`. On real hardware that costs the application one core; here
+//! the GPU *is* host cores, so a spinning waiter takes a core away from the simulated GPU
+//! it waits for (on a 2-core machine, half of it). We pass `HSA_WAIT_STATE_BLOCKED`
+//! instead: ROCR then polls briefly and sleeps on the KFD event that the simulated
+//! command processor signals on completion, so no result or ordering changes, only who
+//! burns the CPU. `ROCJITSU_ACTIVE_WAIT=1` keeps the application's own choice.
+//!
+//! These are exported under HSA's names, so the application's calls into
+//! libhsa-runtime64 (through the PLT) reach them first; they forward to the next
+//! definition with `dlsym(RTLD_NEXT)`.
+
+use libc::{c_char, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+const HSA_WAIT_STATE_BLOCKED: u32 = 0;
+
+/// Whether the application's active waits are kept (`ROCJITSU_ACTIVE_WAIT=1`).
+fn keep_active_waits() -> bool {
+    static KEEP: OnceLock<bool> = OnceLock::new();
+    *KEEP.get_or_init(|| std::env::var_os("ROCJITSU_ACTIVE_WAIT").is_some_and(|v| v == "1"))
+}
+
+fn wait_state(hint: u32) -> u32 {
+    if keep_active_waits() {
+        hint
+    } else {
+        HSA_WAIT_STATE_BLOCKED
+    }
+}
+
+/// The next definition of `name` (NUL-terminated). ROCR is loaded whenever these are
+/// called (the caller linked against it), so a missing symbol is a broken install.
+fn next(slot: &AtomicUsize, name: &'static [u8]) -> *const c_void {
+    let mut p = slot.load(Ordering::Acquire);
+    if p == 0 {
+        // SAFETY: `name` is a NUL-terminated static string; dlsym only reads it.
+        p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast::<c_char>()) } as usize;
+        if p == 0 {
+            let msg = b"rocjitsu: libhsa-runtime64 does not export an HSA wait function\n";
+            // SAFETY: writing a static buffer to stderr.
+            unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+            std::process::abort();
+        }
+        slot.store(p, Ordering::Release);
+    }
+    p as *const c_void
+}
+
+macro_rules! signal_wait {
+    ($name:ident) => {
+        /// HSA's signal wait with a blocked wait state (see the module docs).
+        ///
+        /// # Safety
+        /// The caller upholds HSA's contract for this function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(signal: u64, condition: u32, compare: i64, timeout: u64, hint: u32) -> i64 {
+            static SLOT: AtomicUsize = AtomicUsize::new(0);
+            let p = next(&SLOT, concat!(stringify!($name), "\0").as_bytes());
+            // SAFETY: `p` is libhsa-runtime64's function of this name; `hsa_signal_t` is a
+            // struct of one u64, passed like a u64.
+            let real: unsafe extern "C" fn(u64, u32, i64, u64, u32) -> i64 = unsafe { std::mem::transmute(p) };
+            // SAFETY: forwarded contract.
+            unsafe { real(signal, condition, compare, timeout, wait_state(hint)) }
+        }
+    };
+}
+
+signal_wait!(hsa_signal_wait_scacquire);
+signal_wait!(hsa_signal_wait_relaxed);
+signal_wait!(hsa_signal_wait_acquire);
+
+/// `hsa_amd_signal_wait_any` with a blocked wait state (see the module docs).
+///
+/// # Safety
+/// The caller upholds HSA's contract for this function.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_signal_wait_any(
+    count: u32,
+    signals: *mut u64,
+    conditions: *mut u32,
+    values: *mut i64,
+    timeout: u64,
+    hint: u32,
+    satisfying_value: *mut i64,
+) -> u32 {
+    static SLOT: AtomicUsize = AtomicUsize::new(0);
+    let p = next(&SLOT, b"hsa_amd_signal_wait_any\0");
+    type WaitAny = unsafe extern "C" fn(u32, *mut u64, *mut u32, *mut i64, u64, u32, *mut i64) -> u32;
+    // SAFETY: `p` is libhsa-runtime64's hsa_amd_signal_wait_any, of this C signature.
+    let real: WaitAny = unsafe { std::mem::transmute(p) };
+    // SAFETY: forwarded contract.
+    unsafe { real(count, signals, conditions, values, timeout, wait_state(hint), satisfying_value) }
+}
