@@ -22,6 +22,9 @@ use crate::isa::{Inst, Operand};
 /// before any lane is used).
 static NO_LANES: Lanes = [0; LANES];
 
+/// Per source: the register read unchanged, or the computed lanes.
+type Sources<const N: usize> = ([Option<Operand>; N], [Option<Lanes>; N]);
+
 /// The sources of `inst` that must be computed, in local buffers
 /// (`None` for the ones read straight from a register other than `dst`).
 #[inline(always)]
@@ -30,7 +33,7 @@ fn buffers<const N: usize>(
     inst: &Inst,
     p: &Plan,
     dst: Option<Operand>,
-) -> Result<([Option<Operand>; N], [Option<Lanes>; N]), ExecError> {
+) -> Result<Sources<N>, ExecError> {
     let mut regs = [None; N];
     let mut bufs = [None; N];
     for (i, (r, b)) in regs.iter_mut().zip(bufs.iter_mut()).enumerate() {
