@@ -28,12 +28,7 @@ type Sources<const N: usize> = ([Option<Operand>; N], [Option<Lanes>; N]);
 /// The sources of `inst` that must be computed, in local buffers
 /// (`None` for the ones read straight from a register other than `dst`).
 #[inline(always)]
-fn buffers<const N: usize>(
-    w: &Wave,
-    inst: &Inst,
-    p: &Plan,
-    dst: Option<Operand>,
-) -> Result<Sources<N>, ExecError> {
+fn buffers<const N: usize>(w: &Wave, inst: &Inst, p: &Plan, dst: Option<Operand>) -> Result<Sources<N>, ExecError> {
     let mut regs = [None; N];
     let mut bufs = [None; N];
     for (i, (r, b)) in regs.iter_mut().zip(bufs.iter_mut()).enumerate() {
