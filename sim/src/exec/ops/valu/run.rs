@@ -22,22 +22,25 @@ use crate::isa::{Inst, Operand};
 /// before any lane is used).
 static NO_LANES: Lanes = [0; LANES];
 
-/// Per source: the register read unchanged, or the computed lanes.
-type Sources<const N: usize> = ([Option<Operand>; N], [Option<Lanes>; N]);
-
-/// The sources of `inst` that must be computed, in local buffers
-/// (`None` for the ones read straight from a register other than `dst`).
+/// Fills `bufs` with the sources of `inst` that must be computed, and
+/// returns the registers of the others (read straight from a register
+/// other than `dst`).
 #[inline(always)]
-fn buffers<const N: usize>(w: &Wave, inst: &Inst, p: &Plan, dst: Option<Operand>) -> Result<Sources<N>, ExecError> {
+fn buffers<const N: usize>(
+    w: &Wave,
+    inst: &Inst,
+    p: &Plan,
+    dst: Option<Operand>,
+    bufs: &mut [Option<Lanes>; N],
+) -> Result<[Option<Operand>; N], ExecError> {
     let mut regs = [None; N];
-    let mut bufs = [None; N];
     for (i, (r, b)) in regs.iter_mut().zip(bufs.iter_mut()).enumerate() {
         match direct_src(inst, i) {
             Some(op) if Some(op) != dst => *r = Some(op),
             _ => src32_into(w, inst, i, p, b.insert([0; LANES]))?,
         }
     }
-    Ok((regs, bufs))
+    Ok(regs)
 }
 
 /// Runs `f` on the sources' lanes (read-only access to the wave).
@@ -48,7 +51,8 @@ pub fn with_srcs<const N: usize, R>(
     p: &Plan,
     f: impl FnOnce([&Lanes; N]) -> R,
 ) -> Result<R, ExecError> {
-    let (regs, bufs) = buffers::<N>(w, inst, p, None)?;
+    let mut bufs = [None; N];
+    let regs = buffers::<N>(w, inst, p, None, &mut bufs)?;
     let mut srcs = [&NO_LANES; N];
     for (s, (r, b)) in srcs.iter_mut().zip(regs.iter().zip(&bufs)) {
         *s = match (r, b) {
@@ -71,7 +75,8 @@ pub fn with_dst<const N: usize, R>(
     f: impl FnOnce(&mut Lanes, [&Lanes; N]) -> R,
 ) -> Result<R, ExecError> {
     let dst = inst.dst[0];
-    let (regs, bufs) = buffers::<N>(w, inst, p, Some(dst))?;
+    let mut bufs = [None; N];
+    let regs = buffers::<N>(w, inst, p, Some(dst), &mut bufs)?;
     let Wave { vgpr, agpr, .. } = w;
     let (file, other, di) = match dst {
         Operand::Vgpr(n) => (vgpr, &*agpr, n as usize),
