@@ -95,6 +95,35 @@ pub fn dpp_source_lane(ctrl: u16, l: usize) -> Option<usize> {
     (c < DPP_CTRLS && DPP_VALID[c] >> l & 1 != 0).then(|| DPP_FROM[c][l] as usize)
 }
 
+/// Each byte value's eight bits as eight all-ones/all-zeros lane masks.
+static BYTE_MASKS: [[u32; 8]; 256] = {
+    let mut t = [[0u32; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            t[b][i] = if b >> i & 1 != 0 { u32::MAX } else { 0 };
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// A 64-bit lane mask as one all-ones/all-zeros word per lane, so lane
+/// selects become vectorisable `and`/`or` blends.
+#[inline(always)]
+pub fn expand_mask(mask: u64) -> Lanes {
+    let mut out = [0u32; LANES];
+    for (k, chunk) in out.chunks_exact_mut(8).enumerate() {
+        let bits = &BYTE_MASKS[(mask >> (8 * k)) as usize & 0xff];
+        for (o, b) in chunk.iter_mut().zip(bits) {
+            *o = *b;
+        }
+    }
+    out
+}
+
 /// What a DPP instruction does with its lanes, computed once per
 /// instruction.
 #[derive(Debug, Clone, Copy)]
@@ -352,9 +381,9 @@ pub fn src32_into(w: &Wave, inst: &Inst, i: usize, plan: &Plan, out: &mut Lanes)
     match (plan.dpp, i, op) {
         (Some(p), 0, Operand::Vgpr(_) | Operand::Agpr(_)) => {
             let regs = w.vreg(op, 0)?;
-            for (l, o) in out.iter_mut().enumerate() {
-                let v = regs[p.from[l] as usize & (LANES - 1)];
-                *o = m.apply(v) & 0u32.wrapping_sub((p.reads >> l) as u32 & 1);
+            let keep = expand_mask(p.reads);
+            for ((o, &f), k) in out.iter_mut().zip(p.from).zip(&keep) {
+                *o = m.apply(regs[f as usize & (LANES - 1)]) & k;
             }
         }
         (_, _, Operand::Vgpr(_) | Operand::Agpr(_)) => {
@@ -507,10 +536,9 @@ pub fn write_lanes(reg: &mut Lanes, values: &Lanes, mask: u64) {
     if mask == u64::MAX {
         *reg = *values;
     } else {
-        for (l, (d, v)) in reg.iter_mut().zip(values).enumerate() {
-            if mask >> l & 1 != 0 {
-                *d = *v;
-            }
+        let m = expand_mask(mask);
+        for ((d, v), m) in reg.iter_mut().zip(values).zip(&m) {
+            *d = (v & m) | (*d & !m);
         }
     }
 }
@@ -534,10 +562,10 @@ pub fn write32(w: &mut Wave, inst: &Inst, values: &Lanes, mask: u64) -> Result<(
     match (inst.ext, half) {
         (_, Some(shift)) => {
             let keep = !(0xffffu32 << shift);
-            for (l, (d, v)) in reg.iter_mut().zip(values).enumerate() {
-                if mask >> l & 1 != 0 {
-                    *d = (*d & keep) | (v & 0xffff) << shift;
-                }
+            let m = expand_mask(mask);
+            for ((d, v), m) in reg.iter_mut().zip(values).zip(&m) {
+                let new = (*d & keep) | (v & 0xffff) << shift;
+                *d = (new & m) | (*d & !m);
             }
         }
         (Ext::Sdwa(s), None) if s.dst_sel != 6 || s.dst_unused != 0 => {
@@ -551,12 +579,14 @@ pub fn write32(w: &mut Wave, inst: &Inst, values: &Lanes, mask: u64) -> Result<(
                 2 => (0, !field),
                 _ => (0, 0),
             };
-            let sext = s.dst_unused == 1;
-            for (l, (d, v)) in reg.iter_mut().zip(values).enumerate() {
+            let m = expand_mask(mask);
+            for ((d, v), m) in reg.iter_mut().zip(values).zip(&m) {
+                // ext_shift is 0 unless UNUSED_SEXT: then the field's top
+                // bit is copied upward.
                 let placed = (v << shift) & field;
-                let placed = if sext { (((placed << ext_shift) as i32) >> ext_shift) as u32 } else { placed };
+                let placed = (((placed << ext_shift) as i32) >> ext_shift) as u32;
                 let new = placed | (*d & keep);
-                *d = if mask >> l & 1 != 0 { new } else { *d };
+                *d = (new & m) | (*d & !m);
             }
         }
         _ => write_lanes(reg, values, mask),
@@ -574,9 +604,10 @@ pub fn write64(w: &mut Wave, inst: &Inst, values: &[u64; LANES], mask: u64) -> R
                 *d = (v >> (32 * half)) as u32;
             }
         } else {
-            for (l, (d, v)) in reg.iter_mut().zip(values).enumerate() {
+            let m = expand_mask(mask);
+            for ((d, v), m) in reg.iter_mut().zip(values).zip(&m) {
                 let new = (v >> (32 * half)) as u32;
-                *d = if mask >> l & 1 != 0 { new } else { *d };
+                *d = (new & m) | (*d & !m);
             }
         }
     }

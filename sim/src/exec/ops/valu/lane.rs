@@ -5,7 +5,7 @@
 //! `v_readlane`/`v_writelane` ignore EXEC (they name their lane);
 //! `v_readfirstlane` reads the lowest active lane, lane 0 when EXEC is 0.
 
-use super::common::{plan, read_lane_mask, src64_into, write64};
+use super::common::{expand_mask, plan, read_lane_mask, src64_into, write64};
 use super::run::{map1, map2_lane};
 use crate::exec::wave::LANES;
 use crate::exec::{ExecError, Flow, Handler, Wave};
@@ -17,8 +17,8 @@ type R = Result<Flow, ExecError>;
 const TRAPSTS_EXCP: u32 = 0x1ff;
 
 fn cndmask(w: &mut Wave, inst: &Inst) -> R {
-    let sel = read_lane_mask(w, inst.src[2])?;
-    map2_lane(w, inst, |l, a, b| if sel >> l & 1 != 0 { b } else { a })
+    let sel = expand_mask(read_lane_mask(w, inst.src[2])?);
+    map2_lane(w, inst, |l, a, b| (b & sel[l]) | (a & !sel[l]))
 }
 
 fn mov_b64(w: &mut Wave, inst: &Inst) -> R {

@@ -12,7 +12,8 @@
 //! destination the loop has no per-lane branch.
 
 use super::common::{
-    direct_src, plain_write, plan, read_lane_mask, src32_into, src64_into, write32, write64, write_lane_mask, Plan,
+    direct_src, expand_mask, plain_write, plan, read_lane_mask, src32_into, src64_into, write32, write64,
+    write_lane_mask, Plan,
 };
 use crate::exec::wave::{Lanes, Wave, LANES};
 use crate::exec::{ExecError, Flow};
@@ -118,9 +119,9 @@ pub fn blend(d: &mut Lanes, mask: u64, f: impl Fn(usize) -> u32) {
             *x = f(l);
         }
     } else {
-        for (l, x) in d.iter_mut().enumerate() {
-            let v = f(l);
-            *x = if mask >> l & 1 != 0 { v } else { *x };
+        let m = expand_mask(mask);
+        for (l, (x, m)) in d.iter_mut().zip(&m).enumerate() {
+            *x = (f(l) & m) | (*x & !m);
         }
     }
 }
@@ -193,11 +194,13 @@ pub fn map2_carry(w: &mut Wave, inst: &Inst, f: impl Fn(u32, u32, bool) -> (u32,
     };
     let mut carries = [false; LANES];
     if plain_write(inst) {
+        let m = expand_mask(p.mask);
+        let cin = expand_mask(cin);
         with_dst::<2, _>(w, inst, &p, |d, [a, b]| {
             for (l, (x, c)) in d.iter_mut().zip(carries.iter_mut()).enumerate() {
-                let (r, co) = f(a[l], b[l], cin >> l & 1 != 0);
+                let (r, co) = f(a[l], b[l], cin[l] & 1 != 0);
                 *c = co;
-                *x = if p.mask >> l & 1 != 0 { r } else { *x };
+                *x = (r & m[l]) | (*x & !m[l]);
             }
         })?;
     } else {
