@@ -131,7 +131,8 @@ pub struct DppPlan {
     /// Source lane of each lane (a lane's own number when its source is out
     /// of range; `reads` says which lanes read real data).
     pub from: &'static [u8; LANES],
-    /// Lanes that read a valid, active source lane; the others read 0.
+    /// Lanes that read a valid, active source lane; the others read 0 as
+    /// their source value (abs/neg still apply to it).
     pub reads: u64,
     /// Lanes that write: active, in an enabled row and bank, and with a
     /// readable source or `bound_ctrl` set.
@@ -383,7 +384,12 @@ pub fn src32_into(w: &Wave, inst: &Inst, i: usize, plan: &Plan, out: &mut Lanes)
             let regs = w.vreg(op, 0)?;
             let keep = expand_mask(p.reads);
             for ((o, &f), k) in out.iter_mut().zip(p.from).zip(&keep) {
-                *o = m.apply(regs[f as usize & (LANES - 1)]) & k;
+                *o = regs[f as usize & (LANES - 1)] & k;
+            }
+            if !m.is_none() {
+                for o in out.iter_mut() {
+                    *o = m.apply(*o);
+                }
             }
         }
         (_, _, Operand::Vgpr(_) | Operand::Agpr(_)) => {
