@@ -6,11 +6,17 @@ pub mod cmp;
 pub mod common;
 pub mod conv;
 pub mod float;
+pub mod float_div;
+pub mod float_fast;
+pub mod float_io;
+pub mod fp;
+pub mod fp8;
 pub mod int;
 pub mod int3;
 pub mod lane;
 pub mod packed;
 pub mod run;
+pub mod trans;
 
 use crate::exec::Handler;
 use crate::isa::Op;
