@@ -5,6 +5,7 @@
 
 use sim::exec::testing::Harness;
 use sim::exec::LANES;
+use sim::isa::Target;
 
 /// What v2 holds before an op runs: inactive lanes must keep it, and the
 /// 16-bit `op_sel` ops keep its other half.
@@ -75,6 +76,7 @@ fn ref_perm(a: u32, b: u32, c: u32) -> u32 {
 }
 
 fn setup(h: &mut Harness, exec: u64) {
+    h.wave.sgpr[10] = 0x8765_4321;
     for k in 0..3 {
         let reg = [0, 1, 3][k];
         h.wave.vgpr[reg] = std::array::from_fn(|l| operand(k, l));
@@ -196,6 +198,56 @@ fn integer_ops_match_reference_formulas() {
         (&[0x7e045d00], |a, _, _| (0..32).find(|i| a >> i & 1 != 0).unwrap_or(u32::MAX)),
         // v_ffbh_i32_e32 v2, v0
         (&[0x7e045f00], |a, _, _| (1..32).find(|i| (a >> (31 - i) & 1) != a >> 31).unwrap_or(u32::MAX)),
+        // v_mad_u32_u16 v2, v0, v1, v3 clamp
+        (&[0xd1f18002, 0x040e0300], |a, b, c| {
+            ((a as u16 as u64) * (b as u16 as u64) + c as u64).min(0xffff_ffff) as u32
+        }),
+        // v_mad_i32_i16 v2, v0, v1, v3 clamp
+        (&[0xd1f28002, 0x040e0300], |a, b, c| {
+            ((a as i16 as i64) * (b as i16 as i64) + c as i32 as i64).clamp(i32::MIN as i64, i32::MAX as i64) as u32
+        }),
+        // v_mad_i32_i16 v2, v0, v1, v3 op_sel:[1,0,0,0]
+        (&[0xd1f20802, 0x040e0300], |a, b, c| {
+            ((a >> 16) as i16 as i32).wrapping_mul(b as i16 as i32).wrapping_add(c as i32) as u32
+        }),
+        // v_msad_u8 v2, v0, v1, v3 clamp
+        (&[0xd1e48002, 0x040e0300], |a, b, c| {
+            ((0..4)
+                .filter(|i| (b >> (8 * i)) & 255 != 0)
+                .map(|i| ((a >> (8 * i)) as u8).abs_diff((b >> (8 * i)) as u8) as u64)
+                .sum::<u64>()
+                + c as u64)
+                .min(0xffff_ffff) as u32
+        }),
+        // v_sad_u32 v2, v0, v1, v3 clamp
+        (&[0xd1dc8002, 0x040e0300], |a, b, c| (a.abs_diff(b) as u64 + c as u64).min(0xffff_ffff) as u32),
+        // v_sad_hi_u8 v2, v0, v1, v3 clamp
+        (&[0xd1da8002, 0x040e0300], |a, b, c| {
+            (((0..4).map(|i| ((a >> (8 * i)) as u8).abs_diff((b >> (8 * i)) as u8) as u64).sum::<u64>() << 16)
+                + c as u64)
+                .min(0xffff_ffff) as u32
+        }),
+        // v_sad_u16 v2, v0, v1, v3 clamp
+        (&[0xd1db8002, 0x040e0300], |a, b, c| {
+            ((a as u16).abs_diff(b as u16) as u64 + ((a >> 16) as u16).abs_diff((b >> 16) as u16) as u64 + c as u64)
+                .min(0xffff_ffff) as u32
+        }),
+        // v_add_u32_e32 v2, s10, v1
+        (&[0x6804020a], |_, b, _| 0x8765_4321u32.wrapping_add(b)),
+        // v_lshlrev_b32_e64 v2, 35, v1
+        (&[0xd1120002, 0x000202a3], |_, b, _| b << 3),
+        // v_bfe_u32 v2, v0, 4, 12
+        (&[0xd1c80002, 0x02310900], |a, _, _| (a >> 4) & 0xfff),
+        // v_bfe_i32 v2, v0, 28, 8
+        (&[0xd1c90002, 0x02213900], |a, _, _| ((a as i32) >> 28) as u32),
+        // v_max_i16_sdwa v2, sext(v0), v1 dst_sel:WORD_0 dst_unused:UNUSED_PAD src0_sel:BYTE_1 src1_sel:WORD_1
+        (&[0x600402f9, 0x05090400], |a, b, _| ((a >> 8) as u8 as i8 as i16).max((b >> 16) as i16) as u16 as u32),
+        // v_mul_hi_u32_u24_sdwa v2, v0, v1 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1 src1_sel:DWORD
+        (&[0x120402f9, 0x06050600], |a, b, _| (((a >> 16) as u64 * (b as u64 % (1 << 24))) >> 32) as u32),
+        // v_not_b32_sdwa v2, v0 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_2
+        (&[0x7e0456f9, 0x00021100], |a, _, _| (SENT & !0xff00) | ((!(a >> 16 & 0xff)) & 0xff) << 8),
+        // v_bfrev_b32_dpp v2, v0 quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf
+        (&[0x7e0458fa, 0xff00e400], |a, _, _| (0..32).fold(0, |r, i| r | ((a >> i) & 1) << (31 - i))),
         // v_add3_u32 v2, v0, v1, v3
         (&[0xd1ff0002, 0x040e0300], |a, b, c| (a as u64 + b as u64 + c as u64) as u32),
         // v_add_lshl_u32 v2, v0, v1, v3
@@ -364,15 +416,21 @@ fn integer_ops_match_reference_formulas() {
         // v_mad_legacy_i16 v2, v0, v1, v3
         (&[0xd1ec0002, 0x040e0300], |a, b, c| (a as i16).wrapping_mul(b as i16).wrapping_add(c as i16) as u16 as u32),
     ];
-    let mut h = Harness::new();
-    for (words, f) in table {
-        for exec in EXECS {
-            setup(&mut h, exec);
-            h.run(words).unwrap_or_else(|e| panic!("{words:x?}: {e}"));
-            for l in 0..LANES {
-                let want = if exec >> l & 1 != 0 { f(operand(0, l), operand(1, l), operand(2, l)) } else { SENT };
-                let (a, b, c) = (operand(0, l), operand(1, l), operand(2, l));
-                assert_eq!(h.wave.vgpr[2][l], want, "{words:x?} lane {l} exec {exec:#x}: a={a:#x} b={b:#x} c={c:#x}");
+    // The encodings are the same on gfx942 (llvm-mc-19 -mcpu=gfx942 agrees).
+    for target in [Target::Gfx90a, Target::Gfx942] {
+        let mut h = Harness::for_target(target);
+        for (words, f) in table {
+            for exec in EXECS {
+                setup(&mut h, exec);
+                h.run(words).unwrap_or_else(|e| panic!("{target:?} {words:x?}: {e}"));
+                for l in 0..LANES {
+                    let (a, b, c) = (operand(0, l), operand(1, l), operand(2, l));
+                    let want = if exec >> l & 1 != 0 { f(a, b, c) } else { SENT };
+                    assert_eq!(
+                        h.wave.vgpr[2][l], want,
+                        "{target:?} {words:x?} lane {l} exec {exec:#x}: a={a:#x} b={b:#x} c={c:#x}"
+                    );
+                }
             }
         }
     }
@@ -511,7 +569,6 @@ type Ref64 = fn(u32, u32, u64, u64) -> (u64, bool);
 /// 64-bit results: `v[4:5] (, s[10:11]) = op(v0, v1, v[6:7], v[8:9])`.
 #[test]
 fn wide_ops_match_reference_formulas() {
-    use sim::isa::Target;
     let table: &[(Target, &[u32], Ref64)] = &[
         // v_lshlrev_b64 v[4:5], v0, v[6:7]  (gfx90a)
         (Target::Gfx90a, &[0xd28f0004, 0x00020d00], |a, _, x, _| (x << (a % 64), false)),

@@ -9,6 +9,7 @@ use std::cmp::Ordering;
 
 use sim::exec::testing::Harness;
 use sim::exec::LANES;
+use sim::isa::Target;
 
 const EXECS: [u64; 3] = [u64::MAX, 0x5a5a_0ff0_8001_7ffe, 0];
 /// MODE with input denormals allowed for every type, and all flushed.
@@ -254,8 +255,16 @@ fn result(h: &Harness, vcc: bool) -> u64 {
 
 /// Runs `words` for every pair run, MODE and EXEC; `fa`/`fb` turn register
 /// values into the operands the op compares (selects, modifiers).
+/// Runs on gfx90a and gfx942 (the encodings are the same; llvm-mc-19
+/// -mcpu=gfx942 agrees).
 fn check(name: &str, words: &[u32], vcc: bool, fa: impl Fn(u64) -> u64, fb: impl Fn(u64) -> u64) {
-    let mut h = Harness::new();
+    for target in [Target::Gfx90a, Target::Gfx942] {
+        check_on(target, name, words, vcc, &fa, &fb);
+    }
+}
+
+fn check_on(target: Target, name: &str, words: &[u32], vcc: bool, fa: &dyn Fn(u64) -> u64, fb: &dyn Fn(u64) -> u64) {
+    let mut h = Harness::for_target(target);
     h.wave.sgpr[20] = 1;
     h.wave.sgpr[21] = 0x8000_0000;
     for mode in MODES {
@@ -279,7 +288,7 @@ fn check(name: &str, words: &[u32], vcc: bool, fa: impl Fn(u64) -> u64, fb: impl
                     let l = (got ^ want).trailing_zeros() as usize;
                     let (a, b) = lane_operands(name, r, l);
                     panic!(
-                        "{name} {words:x?} mode {mode:#x} exec {exec:#x}: got {got:#x} want {want:#x}; \
+                        "{target:?} {name} {words:x?} mode {mode:#x} exec {exec:#x}: got {got:#x} want {want:#x}; \
                          first wrong lane {l}: a={a:#x} b={b:#x}"
                     );
                 }

@@ -120,6 +120,15 @@ impl Harness {
         Ok(())
     }
 
+    /// Runs `f` with the wave and an instruction context, e.g. to call a
+    /// handler directly (timing without decode and handler lookup).
+    pub fn with_ctx<R>(&mut self, f: impl FnOnce(&mut Wave, &mut Ctx<'_>) -> R) -> R {
+        let vm = self.process.vm();
+        let mem = WaveMem::new(&vm);
+        let mut ctx = Ctx { mem: &mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
+        f(&mut self.wave, &mut ctx)
+    }
+
     /// Writes `data` into the memory block at GPU VA `va`.
     pub fn write_mem(&self, va: u64, data: &[u8]) {
         let vm = self.process.vm();

@@ -11,7 +11,7 @@
 //! parsing the op's name once when the decode cache asks for it.
 
 use super::common::{plan, src32_with, src64_into};
-use super::run::lane_bits;
+use super::run::{lane_bits, with_srcs};
 use crate::exec::wave::LANES;
 use crate::exec::{Ctx, ExecError, Flow, Handler, Wave};
 use crate::isa::{Inst, Op};
@@ -24,10 +24,12 @@ const FLOAT_CONDS: [&str; 16] =
 /// Integer conditions in opcode order.
 const INT_CONDS: [&str; 8] = ["f", "lt", "eq", "le", "gt", "ne", "ge", "t"];
 
-/// Float condition `C` (index into [`FLOAT_CONDS`]).
+/// Float condition `C` (index into [`FLOAT_CONDS`]), on f32 or f64.
 #[inline(always)]
-fn float_cond<const C: u8>(a: f64, b: f64) -> bool {
-    let unordered = a.is_nan() || b.is_nan();
+#[allow(clippy::eq_op)]
+fn float_cond<const C: u8, T: PartialOrd + Copy>(a: T, b: T) -> bool {
+    // NaN is the only value unequal to itself.
+    let unordered = a != a || b != b;
     match C {
         0 => false,
         1 => a < b,
@@ -87,9 +89,9 @@ fn in16(v: u32, flush: bool) -> f64 {
 }
 
 #[inline(always)]
-fn in32(v: u32, flush: bool) -> f64 {
+fn in32(v: u32, flush: bool) -> f32 {
     let v = if flush && v & 0x7f80_0000 == 0 { v & 0x8000_0000 } else { v };
-    f32::from_bits(v) as f64
+    f32::from_bits(v)
 }
 
 #[inline(always)]
@@ -115,19 +117,19 @@ fn finish<const X: bool>(w: &mut Wave, inst: &Inst, bits: u64) -> R {
 
 fn cmp_f16<const C: u8, const X: bool>(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> R {
     let p = plan(w, inst);
-    let a = src32_with(w, inst, 0, &p)?;
-    let b = src32_with(w, inst, 1, &p)?;
     let flush = w.mode & MODE_DENORM_IN_F64 == 0;
-    let bits = lane_bits(p.mask, |l| float_cond::<C>(in16(a[l], flush), in16(b[l], flush)));
+    let bits = with_srcs::<2, _>(w, inst, &p, |[a, b]| {
+        lane_bits(p.mask, |l| float_cond::<C, _>(in16(a[l], flush), in16(b[l], flush)))
+    })?;
     finish::<X>(w, inst, bits)
 }
 
 fn cmp_f32<const C: u8, const X: bool>(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> R {
     let p = plan(w, inst);
-    let a = src32_with(w, inst, 0, &p)?;
-    let b = src32_with(w, inst, 1, &p)?;
     let flush = w.mode & MODE_DENORM_IN_F32 == 0;
-    let bits = lane_bits(p.mask, |l| float_cond::<C>(in32(a[l], flush), in32(b[l], flush)));
+    let bits = with_srcs::<2, _>(w, inst, &p, |[a, b]| {
+        lane_bits(p.mask, |l| float_cond::<C, _>(in32(a[l], flush), in32(b[l], flush)))
+    })?;
     finish::<X>(w, inst, bits)
 }
 
@@ -138,7 +140,7 @@ fn cmp_f64<const C: u8, const X: bool>(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_
     src64_into(w, inst, 0, &p, &mut a)?;
     src64_into(w, inst, 1, &p, &mut b)?;
     let flush = w.mode & MODE_DENORM_IN_F64 == 0;
-    let bits = lane_bits(p.mask, |l| float_cond::<C>(in64(a[l], flush), in64(b[l], flush)));
+    let bits = lane_bits(p.mask, |l| float_cond::<C, _>(in64(a[l], flush), in64(b[l], flush)));
     finish::<X>(w, inst, bits)
 }
 
@@ -156,9 +158,9 @@ fn key32<const T: u8>(v: u32) -> u64 {
 
 fn cmp_int32<const T: u8, const C: u8, const X: bool>(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> R {
     let p = plan(w, inst);
-    let a = src32_with(w, inst, 0, &p)?;
-    let b = src32_with(w, inst, 1, &p)?;
-    let bits = lane_bits(p.mask, |l| int_cond::<C>(key32::<T>(a[l]), key32::<T>(b[l])));
+    let bits = with_srcs::<2, _>(w, inst, &p, |[a, b]| {
+        lane_bits(p.mask, |l| int_cond::<C>(key32::<T>(a[l]), key32::<T>(b[l])))
+    })?;
     finish::<X>(w, inst, bits)
 }
 

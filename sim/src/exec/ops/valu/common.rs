@@ -16,7 +16,7 @@ use crate::exec::ExecError;
 use crate::isa::info::mods;
 use crate::isa::{Dpp, Encoding, Ext, Inst, Op, Operand, Ty};
 
-/// Marks an invalid (out-of-range) DPP source lane in [`DPP_SOURCES`].
+/// Marks an invalid (out-of-range) DPP source lane in [`source_lane`].
 const NO_LANE: u8 = 0xff;
 
 /// Number of DPP_CTRL values the table covers (0x000..=0x15f).
@@ -48,39 +48,91 @@ const fn source_lane(ctrl: usize, l: usize) -> u8 {
     s as u8
 }
 
-const fn build_dpp_sources() -> [[u8; LANES]; DPP_CTRLS] {
-    let mut t = [[NO_LANE; LANES]; DPP_CTRLS];
+const fn build_dpp_gather() -> ([[u8; LANES]; DPP_CTRLS], [u64; DPP_CTRLS]) {
+    let mut from = [[0u8; LANES]; DPP_CTRLS];
+    let mut valid = [0u64; DPP_CTRLS];
     let mut c = 0;
     while c < DPP_CTRLS {
         let mut l = 0;
         while l < LANES {
-            t[c][l] = source_lane(c, l);
+            let s = source_lane(c, l);
+            if s == NO_LANE {
+                from[c][l] = l as u8;
+            } else {
+                from[c][l] = s;
+                valid[c] |= 1 << l;
+            }
             l += 1;
         }
         c += 1;
     }
-    t
+    (from, valid)
 }
 
-/// Source lane of every lane for every DPP control, computed at compile
-/// time so a DPP instruction only looks its row up.
-static DPP_SOURCES: [[u8; LANES]; DPP_CTRLS] = build_dpp_sources();
-static NO_SOURCES: [u8; LANES] = [NO_LANE; LANES];
+/// The DPP tables, computed at compile time so a DPP instruction only
+/// looks its control up.
+const DPP_GATHER_CONST: ([[u8; LANES]; DPP_CTRLS], [u64; DPP_CTRLS]) = build_dpp_gather();
+/// Source lane of every lane for every DPP control, an out-of-range source
+/// replaced by the lane itself (always a valid index; [`DPP_VALID`] says
+/// which are real).
+static DPP_FROM: [[u8; LANES]; DPP_CTRLS] = DPP_GATHER_CONST.0;
+/// Lanes whose DPP source lane is in range, per control.
+static DPP_VALID: [u64; DPP_CTRLS] = DPP_GATHER_CONST.1;
+static IDENTITY: [u8; LANES] = {
+    let mut t = [0u8; LANES];
+    let mut l = 0;
+    while l < LANES {
+        t[l] = l as u8;
+        l += 1;
+    }
+    t
+};
 
 /// Which lane of `src0` lane `l` reads under DPP control `ctrl`, or `None`
 /// when the source lane is out of range ("invalid").
 pub fn dpp_source_lane(ctrl: u16, l: usize) -> Option<usize> {
-    let s = DPP_SOURCES.get(ctrl as usize).map_or(NO_LANE, |t| t[l]);
-    (s != NO_LANE).then_some(s as usize)
+    let c = ctrl as usize;
+    (c < DPP_CTRLS && DPP_VALID[c] >> l & 1 != 0).then(|| DPP_FROM[c][l] as usize)
+}
+
+/// Each byte value's eight bits as eight all-ones/all-zeros lane masks.
+static BYTE_MASKS: [[u32; 8]; 256] = {
+    let mut t = [[0u32; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            t[b][i] = if b >> i & 1 != 0 { u32::MAX } else { 0 };
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// A 64-bit lane mask as one all-ones/all-zeros word per lane, so lane
+/// selects become vectorisable `and`/`or` blends.
+#[inline(always)]
+pub fn expand_mask(mask: u64) -> Lanes {
+    let mut out = [0u32; LANES];
+    for (k, chunk) in out.chunks_exact_mut(8).enumerate() {
+        let bits = &BYTE_MASKS[(mask >> (8 * k)) as usize & 0xff];
+        for (o, b) in chunk.iter_mut().zip(bits) {
+            *o = *b;
+        }
+    }
+    out
 }
 
 /// What a DPP instruction does with its lanes, computed once per
 /// instruction.
 #[derive(Debug, Clone, Copy)]
 pub struct DppPlan {
-    /// Source lane of each lane (`0xff`: out of range).
+    /// Source lane of each lane (a lane's own number when its source is out
+    /// of range; `reads` says which lanes read real data).
     pub from: &'static [u8; LANES],
-    /// Lanes that read a valid, active source lane; the others read 0.
+    /// Lanes that read a valid, active source lane; the others read 0 as
+    /// their source value (abs/neg still apply to it).
     pub reads: u64,
     /// Lanes that write: active, in an enabled row and bank, and with a
     /// readable source or `bound_ctrl` set.
@@ -89,28 +141,28 @@ pub struct DppPlan {
 
 /// Lanes of the rows and banks a DPP instruction enables.
 fn row_bank_mask(d: &Dpp) -> u64 {
-    let mut m = 0u64;
-    for quad in 0..16 {
-        let row = quad / 4;
-        let bank = quad & 3;
-        if d.row_mask >> row & 1 != 0 && d.bank_mask >> bank & 1 != 0 {
-            m |= 0xf << (4 * quad);
-        }
-    }
-    m
+    // Bank b is lanes 4b..4b+3 of every row; row r is lanes 16r..16r+15.
+    let banks = (0..4).fold(0u64, |m, b| m | if d.bank_mask >> b & 1 != 0 { 0xf << (4 * b) } else { 0 });
+    (0..4).fold(0u64, |m, r| m | if d.row_mask >> r & 1 != 0 { banks << (16 * r) } else { 0 })
 }
 
 /// The DPP plan of control `d` under `exec`: a lane whose source is
 /// invalid or inactive reads 0 with `bound_ctrl`, and otherwise does not
 /// write; lanes of disabled rows/banks do not write.
 pub fn dpp_plan(d: &Dpp, exec: u64) -> DppPlan {
-    let from = DPP_SOURCES.get(d.ctrl as usize).unwrap_or(&NO_SOURCES);
-    let mut reads = 0u64;
-    for (l, &s) in from.iter().enumerate() {
-        if s != NO_LANE && exec >> s & 1 != 0 {
-            reads |= 1 << l;
+    let (from, valid) = match DPP_FROM.get(d.ctrl as usize) {
+        Some(f) => (f, DPP_VALID[d.ctrl as usize]),
+        None => (&IDENTITY, 0),
+    };
+    let reads = if exec == u64::MAX {
+        valid
+    } else {
+        let mut active = 0u64;
+        for (l, &s) in from.iter().enumerate() {
+            active |= (exec >> s & 1) << l;
         }
-    }
+        active & valid
+    };
     let mask = exec & row_bank_mask(d) & if d.bound_ctrl { u64::MAX } else { reads };
     DppPlan { from, reads, mask }
 }
@@ -190,36 +242,56 @@ pub fn sdwa_place(old: u32, new: u32, sel: u8, unused: u8) -> u32 {
 }
 
 /// The modifiers that apply to one 32-bit source, resolved once per
-/// instruction: `v >> shift`, then the SDWA select, then `& !abs`, `^ neg`.
+/// instruction into a branch-free form: `(v >> shift) & mask` (VOP3
+/// `op_sel` high half, SDWA byte/word select), sign extension by shifting
+/// left and arithmetically right by `sext`, then `& !abs`, `^ neg`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SrcMods {
-    /// 16 when VOP3 `op_sel` picks the high half of a 16-bit source.
     pub shift: u32,
-    /// SDWA select and sign extension (select 6 without sext = none).
-    pub sel: u8,
-    pub sext: bool,
+    pub mask: u32,
+    /// 32 minus the selected field's width when it is sign-extended, else 0.
+    pub sext: u32,
     /// Sign bits cleared (abs) and flipped (neg).
     pub abs: u32,
     pub neg: u32,
 }
 
 impl SrcMods {
-    pub const NONE: SrcMods = SrcMods { shift: 0, sel: 6, sext: false, abs: 0, neg: 0 };
+    pub const NONE: SrcMods = SrcMods { shift: 0, mask: u32::MAX, sext: 0, abs: 0, neg: 0 };
+
+    /// The SDWA select `sel` (0..=3 bytes, 4/5 words, 6 dword).
+    pub fn sdwa(sel: u8, sext: bool) -> SrcMods {
+        let (shift, bits) = sdwa_field(sel);
+        let mask = if bits == 32 { u32::MAX } else { (1 << bits) - 1 };
+        SrcMods { shift, mask, sext: if sext { 32 - bits } else { 0 }, ..SrcMods::NONE }
+    }
 
     #[inline]
     pub fn is_none(&self) -> bool {
         *self == SrcMods::NONE
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn apply(&self, v: u32) -> u32 {
-        let v = sdwa_select(v >> self.shift, self.sel, self.sext);
+        let v = (v >> self.shift) & self.mask;
+        let v = ((v << self.sext) as i32 >> self.sext) as u32;
         (v & !self.abs) ^ self.neg
+    }
+}
+
+/// The (shift, width) of an SDWA select.
+fn sdwa_field(sel: u8) -> (u32, u32) {
+    match sel {
+        0..=3 => (8 * sel as u32, 8),
+        4 => (0, 16),
+        5 => (16, 16),
+        _ => (0, 32),
     }
 }
 
 /// Whether source `i` takes VOP3 abs / neg (per source: e.g. the exponent
 /// of `v_ldexp` takes none).
+#[inline]
 fn vop3_abs_neg(m: u32, i: usize) -> (bool, bool) {
     let sext = m & (mods::SRC0_SEXT << i) != 0;
     let (abs, neg) = match i {
@@ -232,12 +304,14 @@ fn vop3_abs_neg(m: u32, i: usize) -> (bool, bool) {
 
 /// Whether a source of type `ty` is a float for SDWA/DPP abs/neg (integer
 /// operands of float ops, like an exponent, take none).
+#[inline]
 fn float_slot(ty: Ty) -> bool {
     matches!(ty, Ty::F16 | Ty::B32 | Ty::F64 | Ty::PkF16)
 }
 
 /// The modifiers of 32-bit source `i` of `inst`. VOP3P sources get none:
 /// packed modifiers belong to the packed ops.
+#[inline]
 pub fn src_mods(inst: &Inst, i: usize) -> SrcMods {
     let ty = inst.info().src[i].ty;
     let bits = width(ty).min(32);
@@ -258,8 +332,7 @@ pub fn src_mods(inst: &Inst, i: usize) -> SrcMods {
             }
         }
         Ext::Sdwa(s) if i < 2 => {
-            r.sel = s.src_sel[i];
-            r.sext = s.sext >> i & 1 != 0;
+            r = SrcMods::sdwa(s.src_sel[i], s.sext >> i & 1 != 0);
             if m & mods::SDWA_ABS_NEG != 0 && float_slot(ty) {
                 r.abs = if s.abs >> i & 1 != 0 { sign } else { 0 };
                 r.neg = if s.neg >> i & 1 != 0 { sign } else { 0 };
@@ -277,13 +350,17 @@ pub fn src_mods(inst: &Inst, i: usize) -> SrcMods {
 /// Source `i` of a 32-bit (or 16-bit) VALU op, per lane, with the
 /// encoding's modifiers applied (see [`src_mods`]) and DPP lane movement
 /// of `src0` done by `plan`.
+#[inline]
 pub fn src32_with(w: &Wave, inst: &Inst, i: usize, plan: &Plan) -> Result<Lanes, ExecError> {
     let m = src_mods(inst, i);
     let op = inst.src[i];
     let mut out = match (plan.dpp, i, op) {
         (Some(p), 0, Operand::Vgpr(_) | Operand::Agpr(_)) => {
             let regs = w.vreg(op, 0)?;
-            std::array::from_fn(|l| if p.reads >> l & 1 != 0 { regs[p.from[l] as usize] } else { 0 })
+            std::array::from_fn(|l| {
+                let v = regs[p.from[l] as usize & (LANES - 1)];
+                v & 0u32.wrapping_sub((p.reads >> l) as u32 & 1)
+            })
         }
         (_, _, Operand::Vgpr(_) | Operand::Agpr(_)) => *w.vreg(op, 0)?,
         _ => return Ok([m.apply(w.read_scalar32(op, inst.info().src[i].ty, inst.literal)?); LANES]),
@@ -296,6 +373,52 @@ pub fn src32_with(w: &Wave, inst: &Inst, i: usize, plan: &Plan) -> Result<Lanes,
     Ok(out)
 }
 
+/// Fills `out` with source `i` (modifiers and DPP movement applied), in
+/// place: no 256-byte move of a returned array.
+#[inline]
+pub fn src32_into(w: &Wave, inst: &Inst, i: usize, plan: &Plan, out: &mut Lanes) -> Result<(), ExecError> {
+    let m = src_mods(inst, i);
+    let op = inst.src[i];
+    match (plan.dpp, i, op) {
+        (Some(p), 0, Operand::Vgpr(_) | Operand::Agpr(_)) => {
+            let regs = w.vreg(op, 0)?;
+            let keep = expand_mask(p.reads);
+            for ((o, &f), k) in out.iter_mut().zip(p.from).zip(&keep) {
+                *o = regs[f as usize & (LANES - 1)] & k;
+            }
+            if !m.is_none() {
+                for o in out.iter_mut() {
+                    *o = m.apply(*o);
+                }
+            }
+        }
+        (_, _, Operand::Vgpr(_) | Operand::Agpr(_)) => {
+            for (o, &r) in out.iter_mut().zip(w.vreg(op, 0)?) {
+                *o = m.apply(r);
+            }
+        }
+        _ => {
+            let v = m.apply(w.read_scalar32(op, inst.info().src[i].ty, inst.literal)?);
+            for o in out.iter_mut() {
+                *o = v;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The register source `i` is read from unchanged (a VGPR/AGPR without
+/// modifiers that DPP does not move), or `None` when its lanes must be
+/// computed ([`src32_into`]).
+#[inline]
+pub fn direct_src(inst: &Inst, i: usize) -> Option<Operand> {
+    let dpp_src0 = i == 0 && matches!(inst.ext, Ext::Dpp(_));
+    match inst.src[i] {
+        op @ (Operand::Vgpr(_) | Operand::Agpr(_)) if !dpp_src0 && src_mods(inst, i).is_none() => Some(op),
+        _ => None,
+    }
+}
+
 /// Source `i` of a 32-bit VALU op with modifiers (computes the DPP plan;
 /// prefer [`src32_with`] when reading several sources).
 pub fn src32(w: &Wave, inst: &Inst, i: usize) -> Result<Lanes, ExecError> {
@@ -305,11 +428,7 @@ pub fn src32(w: &Wave, inst: &Inst, i: usize) -> Result<Lanes, ExecError> {
 /// Source `i` borrowed straight from its register, when it is a VGPR/AGPR
 /// no modifier or DPP movement applies to.
 pub fn src32_ref<'w>(w: &'w Wave, inst: &Inst, i: usize) -> Option<&'w Lanes> {
-    let dpp_src0 = i == 0 && matches!(inst.ext, Ext::Dpp(_));
-    match inst.src[i] {
-        op @ (Operand::Vgpr(_) | Operand::Agpr(_)) if !dpp_src0 && src_mods(inst, i).is_none() => w.vreg(op, 0).ok(),
-        _ => None,
-    }
+    direct_src(inst, i).and_then(|op| w.vreg(op, 0).ok())
 }
 
 /// Source `i` as one value for every lane (an SGPR, constant or special
@@ -326,6 +445,7 @@ pub fn src32_val(w: &Wave, inst: &Inst, i: usize) -> Result<Option<u32>, ExecErr
 
 /// The sign-bit modifiers of 64-bit source `i` (VOP3 abs/neg, DPP abs/neg
 /// at bit 63).
+#[inline]
 fn src64_mods(inst: &Inst, i: usize) -> (u64, u64) {
     let m = inst.op.mods(inst.target);
     let ty = inst.info().src[i].ty;
@@ -347,6 +467,7 @@ fn src64_mods(inst: &Inst, i: usize) -> (u64, u64) {
 /// Source `i` of a 64-bit op into `out`: a register pair (moved as a pair
 /// by DPP for `src0`) or a 64-bit constant, with float abs/neg applied for
 /// ops that take them.
+#[inline]
 pub fn src64_into(w: &Wave, inst: &Inst, i: usize, plan: &Plan, out: &mut [u64; LANES]) -> Result<(), ExecError> {
     let op = inst.src[i];
     let (abs, neg) = src64_mods(inst, i);
@@ -354,8 +475,8 @@ pub fn src64_into(w: &Wave, inst: &Inst, i: usize, plan: &Plan, out: &mut [u64; 
         (Some(p), 0, Operand::Vgpr(_) | Operand::Agpr(_)) => {
             let (lo, hi) = (w.vreg(op, 0)?, w.vreg(op, 1)?);
             for (l, o) in out.iter_mut().enumerate() {
-                let s = p.from[l] as usize;
-                *o = if p.reads >> l & 1 != 0 { lo[s] as u64 | (hi[s] as u64) << 32 } else { 0 };
+                let s = p.from[l] as usize & (LANES - 1);
+                *o = (lo[s] as u64 | (hi[s] as u64) << 32) & 0u64.wrapping_sub(p.reads >> l & 1);
             }
         }
         (_, _, Operand::Vgpr(_) | Operand::Agpr(_)) => {
@@ -395,6 +516,7 @@ pub fn src64(w: &Wave, inst: &Inst, i: usize) -> Result<[u64; LANES], ExecError>
 /// kept), and which: `Some(16)` for the high half, `Some(0)` for the low.
 /// Other 16-bit integer ops zero the high half (their result is already
 /// zero-extended). The f16 ops write their halves themselves.
+#[inline]
 pub fn writes_dst_half(inst: &Inst) -> Option<u32> {
     match inst.op {
         Op::VAddI16
@@ -420,10 +542,9 @@ pub fn write_lanes(reg: &mut Lanes, values: &Lanes, mask: u64) {
     if mask == u64::MAX {
         *reg = *values;
     } else {
-        for (l, (d, v)) in reg.iter_mut().zip(values).enumerate() {
-            if mask >> l & 1 != 0 {
-                *d = *v;
-            }
+        let m = expand_mask(mask);
+        for ((d, v), m) in reg.iter_mut().zip(values).zip(&m) {
+            *d = (v & m) | (*d & !m);
         }
     }
 }
@@ -447,17 +568,31 @@ pub fn write32(w: &mut Wave, inst: &Inst, values: &Lanes, mask: u64) -> Result<(
     match (inst.ext, half) {
         (_, Some(shift)) => {
             let keep = !(0xffffu32 << shift);
-            for (l, (d, v)) in reg.iter_mut().zip(values).enumerate() {
-                if mask >> l & 1 != 0 {
-                    *d = (*d & keep) | (v & 0xffff) << shift;
-                }
+            let m = expand_mask(mask);
+            for ((d, v), m) in reg.iter_mut().zip(values).zip(&m) {
+                let new = (*d & keep) | (v & 0xffff) << shift;
+                *d = (new & m) | (*d & !m);
             }
         }
         (Ext::Sdwa(s), None) if s.dst_sel != 6 || s.dst_unused != 0 => {
-            for (l, (d, v)) in reg.iter_mut().zip(values).enumerate() {
-                if mask >> l & 1 != 0 {
-                    *d = sdwa_place(*d, *v, s.dst_sel, s.dst_unused);
-                }
+            let (shift, bits) = sdwa_field(s.dst_sel);
+            let field = if bits == 32 { u32::MAX } else { ((1 << bits) - 1) << shift };
+            // What the field's value becomes (sign-extended upward for
+            // UNUSED_SEXT), and which old bits survive (UNUSED_PRESERVE).
+            let sx = 32 - bits - shift;
+            let (ext_shift, keep) = match s.dst_unused {
+                1 => (sx, 0),
+                2 => (0, !field),
+                _ => (0, 0),
+            };
+            let m = expand_mask(mask);
+            for ((d, v), m) in reg.iter_mut().zip(values).zip(&m) {
+                // ext_shift is 0 unless UNUSED_SEXT: then the field's top
+                // bit is copied upward.
+                let placed = (v << shift) & field;
+                let placed = (((placed << ext_shift) as i32) >> ext_shift) as u32;
+                let new = placed | (*d & keep);
+                *d = (new & m) | (*d & !m);
             }
         }
         _ => write_lanes(reg, values, mask),
@@ -470,9 +605,15 @@ pub fn write64(w: &mut Wave, inst: &Inst, values: &[u64; LANES], mask: u64) -> R
     let dst = inst.dst[0];
     for half in 0..2 {
         let reg = w.vreg_mut(dst, half)?;
-        for (l, (d, v)) in reg.iter_mut().zip(values).enumerate() {
-            if mask >> l & 1 != 0 {
+        if mask == u64::MAX {
+            for (d, v) in reg.iter_mut().zip(values) {
                 *d = (v >> (32 * half)) as u32;
+            }
+        } else {
+            let m = expand_mask(mask);
+            for ((d, v), m) in reg.iter_mut().zip(values).zip(&m) {
+                let new = (v >> (32 * half)) as u32;
+                *d = (new & m) | (*d & !m);
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use super::common::{clamp, plan, src32_with, src64_into, write64, write_lane_mask, write_lanes, Plan};
 use super::int::{i24, sat_i16, sat_i32, sat_u16, sat_u32};
-use super::run::map3;
+use super::run::{map3, pack_bits, with_srcs};
 use crate::exec::wave::{Lanes, LANES};
 use crate::exec::{ExecError, Flow, Handler, Wave};
 use crate::isa::{Inst, Op, Operand, Ty};
@@ -139,26 +139,42 @@ fn vop3_plan(w: &Wave, inst: &Inst) -> Plan {
 /// 32-bit factors and a 64-bit addend; the carry-out is bit 64 of the exact
 /// result; clamp saturates to the 64-bit range.
 fn mad64(w: &mut Wave, inst: &Inst, signed: bool) -> R {
+    match (signed, clamp(inst)) {
+        (false, false) => mad64_with(w, inst, |a, b, c| (a as u64 * b as u64).overflowing_add(c)),
+        (false, true) => mad64_with(w, inst, |a, b, c| match (a as u64 * b as u64).overflowing_add(c) {
+            (_, true) => (u64::MAX, true),
+            r => r,
+        }),
+        (true, false) => mad64_with(w, inst, |a, b, c| {
+            let r = mad_i64(a, b, c);
+            (r as u64, (r >> 64) & 1 != 0)
+        }),
+        (true, true) => mad64_with(w, inst, |a, b, c| {
+            let r = mad_i64(a, b, c);
+            (r.clamp(i64::MIN as i128, i64::MAX as i128) as u64, (r >> 64) & 1 != 0)
+        }),
+    }
+}
+
+/// The exact signed `s0 * s1 + s2` of `v_mad_i64_i32`.
+#[inline(always)]
+fn mad_i64(a: u32, b: u32, c: u64) -> i128 {
+    a as i32 as i128 * b as i32 as i128 + c as i64 as i128
+}
+
+#[inline(always)]
+fn mad64_with(w: &mut Wave, inst: &Inst, f: impl Fn(u32, u32, u64) -> (u64, bool)) -> R {
     let p = vop3_plan(w, inst);
-    let a = src32_with(w, inst, 0, &p)?;
-    let b = src32_with(w, inst, 1, &p)?;
     let mut acc = [0u64; LANES];
     src64_into(w, inst, 2, &p, &mut acc)?;
-    let c = clamp(inst);
-    let mut carry = 0u64;
-    for (l, x) in acc.iter_mut().enumerate() {
-        let (r, lo, hi) = if signed {
-            let r = a[l] as i32 as i128 * b[l] as i32 as i128 + *x as i64 as i128;
-            (r, i64::MIN as i128, i64::MAX as i128)
-        } else {
-            let r = a[l] as i128 * b[l] as i128 + *x as i128;
-            (r, 0, u64::MAX as i128)
-        };
-        carry |= ((r >> 64) as u64 & 1) << l;
-        *x = if c { r.clamp(lo, hi) as u64 } else { r as u64 };
-    }
+    let mut carry = [false; LANES];
+    with_srcs::<2, _>(w, inst, &p, |[a, b]| {
+        for (l, (x, c)) in acc.iter_mut().zip(carry.iter_mut()).enumerate() {
+            (*x, *c) = f(a[l], b[l], *x);
+        }
+    })?;
     write64(w, inst, &acc, p.mask)?;
-    write_lane_mask(w, inst.dst[1], carry, p.mask)?;
+    write_lane_mask(w, inst.dst[1], pack_bits(&carry), p.mask)?;
     Ok(Flow::Next)
 }
 

@@ -5,8 +5,8 @@
 //! `v_readlane`/`v_writelane` ignore EXEC (they name their lane);
 //! `v_readfirstlane` reads the lowest active lane, lane 0 when EXEC is 0.
 
-use super::common::{plan, read_lane_mask, src32_with, src64_into, write64};
-use super::run::{map1, store32};
+use super::common::{expand_mask, plan, read_lane_mask, src64_into, write64};
+use super::run::{map1, map2_lane};
 use crate::exec::wave::LANES;
 use crate::exec::{ExecError, Flow, Handler, Wave};
 use crate::isa::{Inst, Op, Operand, Ty};
@@ -17,12 +17,8 @@ type R = Result<Flow, ExecError>;
 const TRAPSTS_EXCP: u32 = 0x1ff;
 
 fn cndmask(w: &mut Wave, inst: &Inst) -> R {
-    let p = plan(w, inst);
-    let a = src32_with(w, inst, 0, &p)?;
-    let b = src32_with(w, inst, 1, &p)?;
-    let sel = read_lane_mask(w, inst.src[2])?;
-    store32(w, inst, p.mask, |l| if sel >> l & 1 != 0 { b[l] } else { a[l] })?;
-    Ok(Flow::Next)
+    let sel = expand_mask(read_lane_mask(w, inst.src[2])?);
+    map2_lane(w, inst, |l, a, b| (b & sel[l]) | (a & !sel[l]))
 }
 
 fn mov_b64(w: &mut Wave, inst: &Inst) -> R {
