@@ -56,7 +56,11 @@ pub fn handler(op: Op) -> Option<Handler> {
         Op::VFloorF64 => |w, i, _| op64(w, i, true, |[a], e| round_int64(a, e, f64::floor)),
         Op::VRndneF64 => |w, i, _| op64(w, i, true, |[a], e| round_int64(a, e, f64::round_ties_even)),
         // The other float modules are reached through this one.
-        _ => return super::float_div::handler(op).or_else(|| super::trans::handler(op)),
+        _ => {
+            return super::float_div::handler(op)
+                .or_else(|| super::trans::handler(op))
+                .or_else(|| super::float16::handler(op))
+        }
     };
     Some(h)
 }

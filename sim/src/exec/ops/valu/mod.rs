@@ -6,6 +6,7 @@ pub mod cmp;
 pub mod common;
 pub mod conv;
 pub mod float;
+pub mod float16;
 pub mod float_div;
 pub mod float_fast;
 pub mod float_io;
