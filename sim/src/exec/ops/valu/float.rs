@@ -55,6 +55,7 @@ pub fn handler(op: Op) -> Option<Handler> {
         Op::VCeilF64 => |w, i, _| op64(w, i, true, |[a], e| round_int64(a, e, f64::ceil)),
         Op::VFloorF64 => |w, i, _| op64(w, i, true, |[a], e| round_int64(a, e, f64::floor)),
         Op::VRndneF64 => |w, i, _| op64(w, i, true, |[a], e| round_int64(a, e, f64::round_ties_even)),
+        Op::VTrigPreopF64 => |w, i, _| op64_32(w, i, |a, n, _| super::float_trig::trig_preop(a, n)),
         // The other float modules are reached through this one.
         _ => {
             return super::float_div::handler(op)

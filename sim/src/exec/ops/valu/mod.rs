@@ -10,6 +10,7 @@ pub mod float16;
 pub mod float_div;
 pub mod float_fast;
 pub mod float_io;
+pub mod float_trig;
 pub mod fp;
 pub mod fp8;
 pub mod int;
