@@ -11,12 +11,12 @@ use crate::isa::Op;
 /// The handler of `op`, if this module implements it.
 pub fn handler(op: Op) -> Option<Handler> {
     let h: Handler = match op {
-        Op::VAddF32 => super::float_fast::add_f32,
+        Op::VAddF32 => |w, i, _| super::float_fast::add_f32(w, i),
         Op::VSubF32 => |w, i, _| op32(w, i, Out::F32, |[a, b], e| add32(a, b ^ 0x8000_0000, e)),
         Op::VSubrevF32 => |w, i, _| op32(w, i, Out::F32, |[a, b], e| add32(b, a ^ 0x8000_0000, e)),
-        Op::VMulF32 => super::float_fast::mul_f32,
+        Op::VMulF32 => |w, i, _| super::float_fast::mul_f32(w, i),
         Op::VMulLegacyF32 => |w, i, _| op32(w, i, Out::F32, |[a, b], e| mul_legacy32(a, b, e)),
-        Op::VFmaF32 | Op::VFmamkF32 | Op::VFmaakF32 => super::float_fast::fma_f32,
+        Op::VFmaF32 | Op::VFmamkF32 | Op::VFmaakF32 => |w, i, _| super::float_fast::fma_f32(w, i),
         Op::VFmacF32 => |w, i, _| op32_acc(w, i, Out::F32, |[a, b, c], e| fma32(a, b, c, e)),
         Op::VMadF32 | Op::VMadmkF32 | Op::VMadakF32 => {
             |w, i, _| op32(w, i, Out::F32, |[a, b, c], e| mad32(a, b, c, false, e))

@@ -262,11 +262,16 @@ pub fn odd(s: f64, err: f64) -> f64 {
     }
 }
 
-/// `a + b` rounded to odd.
+/// `a + b` rounded to odd. Branch-free (the lane loops vectorize it): an
+/// inexact sum with an even last bit moves one ulp toward the exact value;
+/// infinities and NaNs (whose error term is NaN) are left alone.
 #[inline]
 pub fn add_odd(a: f64, b: f64) -> f64 {
-    let (s, e) = two_sum(a, b);
-    odd(s, e)
+    let (s, err) = two_sum(a, b);
+    let bits = s.to_bits();
+    let fix = (err.abs() > 0.0) as u64 & !bits & 1;
+    let toward_zero = (err.to_bits() ^ bits) >> 63;
+    f64::from_bits(bits.wrapping_add(fix).wrapping_sub(2 * (fix & toward_zero)))
 }
 
 /// `a * b + c` for operands of at most 26 significant bits (f32, f16: the
@@ -279,8 +284,10 @@ pub fn fma_odd(a: f64, b: f64, c: f64) -> f64 {
 /// Rounds the round-to-odd or exact `x` to f32 bits under `env`.
 #[inline]
 pub fn out32(x: f64, env: Env) -> u32 {
-    if env.host32() {
-        (x as f32).to_bits()
+    if env.rm32() == Rm::Ne {
+        // The host conversion rounds to nearest even, denormals included;
+        // flushing the rounded result is what the hardware does.
+        F32.flush((x as f32).to_bits() as u64, env.out32()) as u32
     } else {
         round(x, F32, env.rm32(), env.out32()) as u32
     }
@@ -645,6 +652,19 @@ mod tests {
         assert_eq!(round(65519.0, F16, Rm::Ne, true), 0x7bff);
         assert_eq!(round(1.0 + 2f64.powi(-11), F16, Rm::Ne, true), 0x3c00, "tie to even");
         assert_eq!(round(1.0 + 3.0 * 2f64.powi(-11), F16, Rm::Ne, true), 0x3c02);
+    }
+
+    #[test]
+    fn add_odd_moves_toward_the_exact_value() {
+        let one = 1.0f64;
+        assert_eq!(add_odd(one, 2f64.powi(-60)), one.next_up());
+        assert_eq!(add_odd(one, -(2f64.powi(-60))), one.next_down());
+        assert_eq!(add_odd(-one, -(2f64.powi(-60))), (-one).next_down());
+        assert_eq!(add_odd(-one, 2f64.powi(-60)), (-one).next_up());
+        assert_eq!(add_odd(one, 2f64.powi(-52)), one + 2f64.powi(-52), "exact sums are untouched");
+        assert_eq!(add_odd(f64::INFINITY, 1.0), f64::INFINITY);
+        assert!(add_odd(f64::INFINITY, f64::NEG_INFINITY).is_nan());
+        assert_eq!(add_odd(1.0, -1.0), 0.0);
     }
 
     #[test]
