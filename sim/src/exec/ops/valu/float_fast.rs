@@ -8,7 +8,7 @@
 use super::float::{add32, fma32, mul32};
 use super::float_io::{op32, Out};
 use super::fp::{self, Env};
-use crate::exec::wave::{Lanes, VSrc, Wave, LANES};
+use crate::exec::wave::{Lanes, VSrc, VSrc64, Wave, LANES};
 use crate::exec::{ExecError, Flow};
 use crate::isa::{Ext, Inst};
 
@@ -76,18 +76,49 @@ fn source<'a>(w: &'a Wave, inst: &Inst, i: usize, buf: &'a mut Lanes) -> Result<
     })
 }
 
-/// Runs `f` over the lanes with MODE's f32 denormal controls.
+/// Which f32 denormals a fast-path op flushes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Flush {
+    /// As MODE says.
+    Mode,
+    /// Inputs and results, whatever MODE says (`v_mad`, transcendentals).
+    Always,
+    /// None (integer inputs).
+    Never,
+}
+
+/// Runs `f` over the lanes with the given flushing. The third input is
+/// source 2, or with `acc` the destination's old value (`v_fmac`,
+/// `v_mac`).
 #[inline(always)]
-fn run(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(u32, u32, u32) -> u32 + Copy) -> Result<Flow, ExecError> {
+fn run_with(
+    w: &mut Wave,
+    inst: &Inst,
+    n: usize,
+    acc: bool,
+    flush: Flush,
+    f: impl Fn(u32, u32, u32) -> u32 + Copy,
+) -> Result<Flow, ExecError> {
     let env = Env::new(w.mode);
     let mut out = [0u32; LANES];
     {
         let (mut b0, mut b1, mut b2) = ([0u32; LANES], [0u32; LANES], [0u32; LANES]);
         let s0 = source(w, inst, 0, &mut b0)?;
-        let s1 = source(w, inst, 1, &mut b1)?;
-        let s2 = if n > 2 { source(w, inst, 2, &mut b2)? } else { &b2 };
+        let s1 = if n > 1 { source(w, inst, 1, &mut b1)? } else { &b1 };
+        let s2 = if acc {
+            w.vreg(inst.dst[0], 0)?
+        } else if n > 2 {
+            source(w, inst, 2, &mut b2)?
+        } else {
+            &b2
+        };
         let s = [s0, s1, s2];
-        match (!env.in32(), !env.out32()) {
+        let (fin, fout) = match flush {
+            Flush::Mode => (!env.in32(), !env.out32()),
+            Flush::Always => (true, true),
+            Flush::Never => (false, false),
+        };
+        match (fin, fout) {
             (false, false) => lanes::<false, false>(s, &mut out, f),
             (false, true) => lanes::<false, true>(s, &mut out, f),
             (true, false) => lanes::<true, false>(s, &mut out, f),
@@ -95,6 +126,43 @@ fn run(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(u32, u32, u32) -> u32 + C
         }
     }
     store(w, inst, &out)
+}
+
+#[inline(always)]
+fn run(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(u32, u32, u32) -> u32 + Copy) -> Result<Flow, ExecError> {
+    run_with(w, inst, n, false, Flush::Mode, f)
+}
+
+/// The fast path for an f32 op computed by host arithmetic `f` on its
+/// (flushed) inputs, when f32 rounding is to nearest even and the
+/// instruction has no modifiers; `None` otherwise (use the general
+/// driver). `f` must round to nearest even itself, as host f32 arithmetic
+/// and `f64 as f32` do.
+#[inline(always)]
+pub fn try_fast(
+    w: &mut Wave,
+    inst: &Inst,
+    n: usize,
+    acc: bool,
+    flush: Flush,
+    f: impl Fn(u32, u32, u32) -> u32 + Copy,
+) -> Option<Result<Flow, ExecError>> {
+    fast(w, inst).then(|| run_with(w, inst, n, acc, flush, f))
+}
+
+/// Host `a * b + c` for f32 bits, fused: exact product, round-to-odd sum,
+/// one rounding to f32.
+#[inline(always)]
+pub fn host_fma(a: u32, b: u32, c: u32) -> u32 {
+    let p = f32::from_bits(a) as f64 * f32::from_bits(b) as f64;
+    (fp::add_odd(p, f32::from_bits(c) as f64) as f32).to_bits()
+}
+
+/// Host unfused `a * b + c`: the product rounded (and flushed) first.
+#[inline(always)]
+pub fn host_mad(a: u32, b: u32, c: u32) -> u32 {
+    let p = flush((f32::from_bits(a) * f32::from_bits(b)).to_bits());
+    (f32::from_bits(p) + f32::from_bits(c)).to_bits()
 }
 
 /// Whether the fast path applies.
@@ -120,19 +188,33 @@ pub fn mul_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
 }
 
 /// `v_fma_f32` (and `v_fmamk`/`v_fmaak`, whose K is one of the sources).
+pub fn fma_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
+    if !fast(w, inst) {
+        return op32(w, inst, Out::F32, |[a, b, c], e| fma32(a, b, c, e));
+    }
+    fma_lanes(w, inst, false)
+}
+
+/// `v_fmac_f32`: `d = a * b + d`.
+pub fn fmac_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
+    if !fast(w, inst) {
+        return super::float_io::op32_acc(w, inst, Out::F32, |[a, b, c], e| fma32(a, b, c, e));
+    }
+    fma_lanes(w, inst, true)
+}
+
+/// The fused multiply-add lanes under round-to-nearest.
 ///
 /// The product of two f32 is exact in f64, so `s = a*b + c` in f64 is
 /// rounded once; rounding `s` to f32 again gives the correctly rounded
 /// result unless `s` landed exactly on an f32 rounding boundary (a
 /// midpoint, or anywhere in the f32 denormal range where the boundaries
 /// lie elsewhere). Those rare lanes are redone with a round-to-odd sum.
-pub fn fma_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
-    if !fast(w, inst) {
-        return op32(w, inst, Out::F32, |[a, b, c], e| fma32(a, b, c, e));
-    }
+fn fma_lanes(w: &mut Wave, inst: &Inst, acc: bool) -> Result<Flow, ExecError> {
     let env = Env::new(w.mode);
     let (mut b0, mut b1, mut b2) = ([0u32; LANES], [0u32; LANES], [0u32; LANES]);
-    let mut s = [source(w, inst, 0, &mut b0)?, source(w, inst, 1, &mut b1)?, source(w, inst, 2, &mut b2)?];
+    let s2 = if acc { w.vreg(inst.dst[0], 0)? } else { source(w, inst, 2, &mut b2)? };
+    let mut s = [source(w, inst, 0, &mut b0)?, source(w, inst, 1, &mut b1)?, s2];
     let mut flushed = [[0u32; LANES]; 3];
     if !env.in32() {
         for (f, x) in flushed.iter_mut().zip(s.iter_mut()) {
@@ -161,8 +243,7 @@ pub fn fma_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
     };
     if sum.iter().fold(false, |any, &d| any | redo(d)) {
         for l in (0..LANES).filter(|&l| redo(sum[l])) {
-            let p = f32::from_bits(s[0][l]) as f64 * f32::from_bits(s[1][l]) as f64;
-            out[l] = (fp::add_odd(p, f32::from_bits(s[2][l]) as f64) as f32).to_bits();
+            out[l] = host_fma(s[0][l], s[1][l], s[2][l]);
         }
     }
     if !env.out32() {
@@ -171,4 +252,65 @@ pub fn fma_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
         }
     }
     store(w, inst, &out)
+}
+
+/// IEEE-mode `v_max_f32`/`v_min_f32` without NaNs: order the bit patterns
+/// as signed integers (which puts -0 below +0); lanes with a NaN take the
+/// general rule.
+#[inline(always)]
+pub fn host_minmax(a: u32, b: u32, max: bool, e: Env) -> u32 {
+    let nan = |x: u32| x & 0x7fff_ffff > 0x7f80_0000;
+    if nan(a) | nan(b) {
+        return super::float::minmax32(a, b, max, e);
+    }
+    let key = |x: u32| (x ^ ((x as i32 >> 31) as u32 & 0x7fff_ffff)) as i32;
+    if (key(a) < key(b)) == max {
+        b
+    } else {
+        a
+    }
+}
+
+/// Whether an f64 fast path applies: f64 rounding to nearest even, f64
+/// denormals kept, no modifiers.
+#[inline]
+fn fast64(w: &Wave, inst: &Inst) -> bool {
+    Env::new(w.mode).host64() && plain(inst)
+}
+
+/// An f64 op computed by host arithmetic on register pairs, when
+/// [`fast64`] holds; `None` otherwise.
+pub fn try_fast64(
+    w: &mut Wave,
+    inst: &Inst,
+    n: usize,
+    f: impl Fn(f64, f64, f64) -> f64,
+) -> Option<Result<Flow, ExecError>> {
+    fast64(w, inst).then(|| {
+        let mut s = [[0f64; LANES]; 3];
+        for (i, x) in s.iter_mut().enumerate().take(n) {
+            match w.src64(inst, i)? {
+                VSrc64::Lanes(lo, hi) => {
+                    for l in 0..LANES {
+                        x[l] = f64::from_bits(lo[l] as u64 | (hi[l] as u64) << 32);
+                    }
+                }
+                VSrc64::Uniform(v) => *x = [f64::from_bits(v); LANES],
+            }
+        }
+        let mut out = [0u64; LANES];
+        for (l, o) in out.iter_mut().enumerate() {
+            *o = f(s[0][l], s[1][l], s[2][l]).to_bits();
+        }
+        let exec = w.exec;
+        for half in 0..2 {
+            let d = w.vreg_mut(inst.dst[0], half)?;
+            for (l, (d, v)) in d.iter_mut().zip(&out).enumerate() {
+                if exec >> l & 1 != 0 {
+                    *d = (v >> (32 * half)) as u32;
+                }
+            }
+        }
+        Ok(Flow::Next)
+    })
 }

@@ -224,7 +224,23 @@ pub fn parts(x: f64) -> (bool, u64, i32) {
 /// more bits than `f`) to format `f`. NaNs keep their sign and top payload
 /// bits and become quiet.
 pub fn round(x: f64, f: Fmt, rm: Rm, denorm: bool) -> u64 {
+    if f == F32 && rm == Rm::Ne {
+        // The host conversion is exactly this (NaNs included).
+        return F32.flush((x as f32).to_bits() as u64, denorm);
+    }
     let b = x.to_bits();
+    if f == F16 && rm == Rm::Ne {
+        // Results in the normal f16 range: round the mantissa directly
+        // (a carry out of it correctly bumps the exponent, up to inf).
+        let e = (b >> 52 & 0x7ff) as i64 - 1023;
+        if (-14..=15).contains(&e) {
+            let m = b & ((1 << 52) - 1);
+            let (r, rem) = (m >> 42, m & ((1 << 42) - 1));
+            let up = (rem > 1 << 41 || (rem == 1 << 41 && r & 1 == 1)) as u64;
+            let sign = (b >> 63) << 15;
+            return sign | ((((e + 15) as u64) << 10) + r + up);
+        }
+    }
     let sbit = if b >> 63 != 0 { f.sign() } else { 0 };
     if x.is_nan() {
         let payload = (b & ((1 << 52) - 1)) >> (52 - f.mbits);

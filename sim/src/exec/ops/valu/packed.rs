@@ -225,37 +225,33 @@ fn pk_fmac_f16(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecE
 }
 
 /// A packed-f32 op: `op_sel[i]`/`op_sel_hi[i]` pick the dword of source `i`
-/// for the low/high result.
+/// for the low/high result, `neg_lo`/`neg_hi` negate it. The selections
+/// are made once per source, outside the lane loop.
 fn pk32(w: &mut Wave, inst: &Inst, f: impl Fn(u32, u32, u32, Env) -> u32) -> Result<Flow, ExecError> {
     let env = Env::new(w.mode);
     let m = pk_mods(inst);
     let n = inst.info().src.iter().filter(|s| s.is_present()).count();
     let mask = write_mask(w, inst);
-    let mut s = [[0u64; LANES]; 3];
-    for (i, x) in s.iter_mut().enumerate().take(n) {
-        *x = raw64(w, inst, i)?;
-    }
-    let sel = |v: u64, i: usize, hi_result: bool| {
-        let bits = if hi_result { m.op_sel_hi } else { m.op_sel };
-        let neg = if hi_result { m.neg_hi } else { m.neg_lo };
-        let x = if bits >> i & 1 != 0 { (v >> 32) as u32 } else { v as u32 };
-        if neg >> i & 1 != 0 {
-            x ^ 0x8000_0000
-        } else {
-            x
-        }
-    };
-    let out: [u64; LANES] = std::array::from_fn(|l| {
-        let r = |hi: bool| {
-            let v = f(sel(s[0][l], 0, hi), sel(s[1][l], 1, hi), sel(s[2][l], 2, hi), env);
-            if m.clamp {
-                clamp32(v)
-            } else {
-                v
+    // ins[half][source][lane]
+    let mut ins = [[[0u32; LANES]; 3]; 2];
+    for i in 0..n {
+        let v = raw64(w, inst, i)?;
+        for (half, sel, neg) in [(0, m.op_sel, m.neg_lo), (1, m.op_sel_hi, m.neg_hi)] {
+            let shift = if sel >> i & 1 != 0 { 32 } else { 0 };
+            let flip = if neg >> i & 1 != 0 { 0x8000_0000 } else { 0 };
+            for (d, x) in ins[half][i].iter_mut().zip(&v) {
+                *d = (x >> shift) as u32 ^ flip;
             }
-        };
-        r(false) as u64 | (r(true) as u64) << 32
-    });
+        }
+    }
+    let mut out = [0u64; LANES];
+    for (half, x) in ins.iter().enumerate() {
+        for (l, o) in out.iter_mut().enumerate() {
+            let v = f(x[0][l], x[1][l], x[2][l], env);
+            let v = if m.clamp { clamp32(v) } else { v };
+            *o |= (v as u64) << (32 * half);
+        }
+    }
     write64(w, inst, &out, mask)?;
     Ok(Flow::Next)
 }
