@@ -159,7 +159,7 @@ fn med3_32(a: u32, b: u32, c: u32, e: Env) -> u32 {
 fn ldexp32(a: u32, n: i32, e: Env) -> u32 {
     let x = fp::in32(a, e);
     // f32 values times 2^±300 stay exact in f64 and saturate the f32 range.
-    fp::out32(x * 2f64.powi(n.clamp(-300, 300)), e)
+    fp::out32(x * fp::pow2(n.clamp(-300, 300)), e)
 }
 
 /// The mantissa in [0.5, 1) with the sign of `a`; inf and NaN pass
@@ -174,7 +174,7 @@ fn frexp_mant32(a: u32, e: Env) -> u32 {
     }
     let (s, m, ex) = fp::parts(x);
     let lead = 63 - m.leading_zeros() as i32 + ex;
-    let mant = x.abs() * 2f64.powi(-lead - 1);
+    let mant = x.abs() * fp::pow2(-lead - 1);
     let v = if s { -mant } else { mant };
     (v as f32).to_bits()
 }

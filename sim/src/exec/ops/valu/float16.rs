@@ -104,7 +104,7 @@ fn ldexp16(a: u32, n: i16, e: Env) -> u32 {
     if let Some(q) = nan_of(&[a]) {
         return q;
     }
-    fp::out16(fp::in16(a, e) * 2f64.powi(n as i32), e)
+    fp::out16(fp::in16(a, e) * fp::pow2((n as i32).clamp(-100, 100)), e)
 }
 
 fn frexp_mant16(a: u32, e: Env) -> u32 {
@@ -117,7 +117,7 @@ fn frexp_mant16(a: u32, e: Env) -> u32 {
     }
     let (_, m, ex) = fp::parts(x);
     let lead = 63 - m.leading_zeros() as i32 + ex;
-    fp::round(x * 2f64.powi(-lead - 1), F16, Rm::Ne, true) as u32
+    fp::round(x * fp::pow2(-lead - 1), F16, Rm::Ne, true) as u32
 }
 
 fn frexp_exp16(a: u32, e: Env) -> i32 {

@@ -333,21 +333,24 @@ pub fn in64(b: u64, env: Env) -> f64 {
     f64::from_bits(F64.flush(b, env.in64()))
 }
 
+/// `2^n` for `n` in the normal f64 exponent range (-1022..=1023).
+#[inline]
+pub fn pow2(n: i32) -> f64 {
+    f64::from_bits(((n + 1023) as u64) << 52)
+}
+
 /// Exact widening of an f16 to f64 (NaNs stay NaN with their payload).
+#[inline]
 pub fn f16_to_f64(h: u16) -> f64 {
-    let sign = if h >> 15 != 0 { -1.0 } else { 1.0 };
-    let e = (h >> 10 & 0x1f) as i32;
+    let sign = ((h >> 15) as u64) << 63;
+    let e = (h >> 10 & 0x1f) as u64;
     let m = (h & 0x3ff) as u64;
     match e {
-        0 => sign * m as f64 * (2f64).powi(-24),
-        31 => {
-            if m == 0 {
-                sign * f64::INFINITY
-            } else {
-                f64::from_bits((h as u64 >> 15) << 63 | 0x7ff8_0000_0000_0000 | m << 42)
-            }
-        }
-        _ => sign * (m | 1 << 10) as f64 * (2f64).powi(e - 25),
+        // m * 2^-24, exact.
+        0 => f64::from_bits(sign | (m as f64 * f64::from_bits(0x3e70_0000_0000_0000)).to_bits()),
+        31 if m == 0 => f64::from_bits(sign | 0x7ff0_0000_0000_0000),
+        31 => f64::from_bits(sign | 0x7ff8_0000_0000_0000 | m << 42),
+        _ => f64::from_bits(sign | (e + 1023 - 15) << 52 | m << 42),
     }
 }
 
@@ -550,9 +553,9 @@ pub fn f8_to_f32(b: u8, k: F8) -> f32 {
     let e = (b as u32 >> mb) & ((1 << eb) - 1);
     let m = (b as u32) & ((1 << mb) - 1);
     let mag = if e == 0 {
-        m as f32 * (2f32).powi(1 - bias - mb as i32)
+        m as f32 * pow2(1 - bias - mb as i32) as f32
     } else {
-        (m | 1 << mb) as f32 * (2f32).powi(e as i32 - bias - mb as i32)
+        (m | 1 << mb) as f32 * pow2(e as i32 - bias - mb as i32) as f32
     };
     sign * mag
 }

@@ -234,9 +234,10 @@ fn pk32(w: &mut Wave, inst: &Inst, f: impl Fn(u32, u32, u32, Env) -> u32) -> Res
     let mask = write_mask(w, inst);
     // ins[half][source][lane]
     let mut ins = [[[0u32; LANES]; 3]; 2];
+    #[allow(clippy::needless_range_loop)]
     for i in 0..n {
         let v = raw64(w, inst, i)?;
-        for (half, sel, neg) in [(0, m.op_sel, m.neg_lo), (1, m.op_sel_hi, m.neg_hi)] {
+        for (half, sel, neg) in [(0usize, m.op_sel, m.neg_lo), (1, m.op_sel_hi, m.neg_hi)] {
             let shift = if sel >> i & 1 != 0 { 32 } else { 0 };
             let flip = if neg >> i & 1 != 0 { 0x8000_0000 } else { 0 };
             for (d, x) in ins[half][i].iter_mut().zip(&v) {
