@@ -199,3 +199,32 @@ fn dot_products() {
     let h = run(DOT8_I32_I4, &[&[0x8765_4321], &[0x1111_1111], &[0]]);
     assert_eq!(h.wave.vgpr[3][0], (1 + 2 + 3 + 4 + 5 + 6 + 7 - 8) as u32);
 }
+
+#[test]
+fn packed_f32_fma_matches_host_fma() {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // Mostly ordinary magnitudes, some arbitrary patterns.
+        if x % 4 == 0 {
+            (x >> 32) as u32
+        } else {
+            ((x >> 32) as u32 & 0x807f_ffff) | ((120 + (x % 16) as u32) << 23)
+        }
+    };
+    for _ in 0..50 {
+        let regs: Vec<Vec<u32>> = (0..6).map(|_| (0..64).map(|_| next()).collect()).collect();
+        let refs: Vec<&[u32]> = regs.iter().map(|r| r.as_slice()).collect();
+        let h = run(PK_FMA_F32_SEL, &refs);
+        let g = |r: usize, l: usize| f32::from_bits(regs[r][l]);
+        for l in 0..64 {
+            let lo = g(1, l).mul_add(g(2, l), g(4, l));
+            let hi = g(0, l).mul_add(-g(3, l), g(5, l));
+            for (got, want) in [(h.wave.vgpr[6][l], lo), (h.wave.vgpr[7][l], hi)] {
+                assert!(got == want.to_bits() || f32::from_bits(got).is_nan() && want.is_nan(), "lane {l}");
+            }
+        }
+    }
+}

@@ -203,18 +203,27 @@ pub fn fmac_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
     fma_lanes(w, inst, true)
 }
 
-/// The fused multiply-add lanes under round-to-nearest.
-///
-/// The product of two f32 is exact in f64, so `s = a*b + c` in f64 is
-/// rounded once; rounding `s` to f32 again gives the correctly rounded
-/// result unless `s` landed exactly on an f32 rounding boundary (a
-/// midpoint, or anywhere in the f32 denormal range where the boundaries
-/// lie elsewhere). Those rare lanes are redone with a round-to-odd sum.
+/// `v_fma_f32`/`v_fmac_f32` under round-to-nearest.
 fn fma_lanes(w: &mut Wave, inst: &Inst, acc: bool) -> Result<Flow, ExecError> {
     let env = Env::new(w.mode);
     let (mut b0, mut b1, mut b2) = ([0u32; LANES], [0u32; LANES], [0u32; LANES]);
     let s2 = if acc { w.vreg(inst.dst[0], 0)? } else { source(w, inst, 2, &mut b2)? };
-    let mut s = [source(w, inst, 0, &mut b0)?, source(w, inst, 1, &mut b1)?, s2];
+    let out = rne_lanes(Kind::Fma, [source(w, inst, 0, &mut b0)?, source(w, inst, 1, &mut b1)?, s2], env);
+    store(w, inst, &out)
+}
+
+/// The ops with round-to-nearest lane loops usable by other drivers
+/// (the packed-f32 ops).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Add,
+    Mul,
+    Fma,
+}
+
+/// `kind` over 64 lanes with f32 round-to-nearest-even, flushing per MODE.
+pub fn rne_lanes(kind: Kind, s: [&Lanes; 3], env: Env) -> Lanes {
+    let mut s = s;
     let mut flushed = [[0u32; LANES]; 3];
     if !env.in32() {
         for (f, x) in flushed.iter_mut().zip(s.iter_mut()) {
@@ -222,12 +231,33 @@ fn fma_lanes(w: &mut Wave, inst: &Inst, acc: bool) -> Result<Flow, ExecError> {
             *x = f;
         }
     }
+    let mut out = [0u32; LANES];
+    match kind {
+        Kind::Add => lanes::<false, false>(s, &mut out, |a, b, _| (f32::from_bits(a) + f32::from_bits(b)).to_bits()),
+        Kind::Mul => lanes::<false, false>(s, &mut out, |a, b, _| (f32::from_bits(a) * f32::from_bits(b)).to_bits()),
+        Kind::Fma => fma_core(s, &mut out),
+    }
+    if !env.out32() {
+        for x in out.iter_mut() {
+            *x = flush(*x);
+        }
+    }
+    out
+}
+
+/// The fused multiply-add lanes under round-to-nearest.
+///
+/// The product of two f32 is exact in f64, so `s = a*b + c` in f64 is
+/// rounded once; rounding `s` to f32 again gives the correctly rounded
+/// result unless `s` landed exactly on an f32 rounding boundary (a
+/// midpoint, or anywhere in the f32 denormal range where the boundaries
+/// lie elsewhere). Those rare lanes are redone with a round-to-odd sum.
+fn fma_core(s: [&Lanes; 3], out: &mut Lanes) {
     // Simple separate loops, so that each vectorizes.
     let mut sum = [0f64; LANES];
     for (l, d) in sum.iter_mut().enumerate() {
         *d = f32::from_bits(s[0][l]) as f64 * f32::from_bits(s[1][l]) as f64 + f32::from_bits(s[2][l]) as f64;
     }
-    let mut out = [0u32; LANES];
     for (o, d) in out.iter_mut().zip(&sum) {
         *o = (*d as f32).to_bits();
     }
@@ -246,12 +276,6 @@ fn fma_lanes(w: &mut Wave, inst: &Inst, acc: bool) -> Result<Flow, ExecError> {
             out[l] = host_fma(s[0][l], s[1][l], s[2][l]);
         }
     }
-    if !env.out32() {
-        for x in out.iter_mut() {
-            *x = flush(*x);
-        }
-    }
-    store(w, inst, &out)
 }
 
 /// IEEE-mode `v_max_f32`/`v_min_f32` without NaNs: order the bit patterns

@@ -13,6 +13,7 @@
 use super::common::{write64, write_mask};
 use super::float::{add32, fma32, mul32};
 use super::float16::{add16, fma16, minmax16, mul16};
+use super::float_fast::{rne_lanes, Kind};
 use super::fp::{self, Env};
 use crate::exec::wave::{Lanes, Wave, LANES};
 use crate::exec::{Ctx, ExecError, Flow, Handler};
@@ -40,9 +41,9 @@ pub fn handler(op: Op) -> Option<Handler> {
         Op::VPkLshlrevB16 => |w, i, _| pk16(w, i, false, |a, b, _, _| (b << (a & 15)) & 0xffff),
         Op::VPkLshrrevB16 => |w, i, _| pk16(w, i, false, |a, b, _, _| b >> (a & 15)),
         Op::VPkAshrrevI16 => |w, i, _| pk16(w, i, false, |a, b, _, _| (sx(b) >> (a & 15)) as u32 & 0xffff),
-        Op::VPkAddF32 => |w, i, _| pk32(w, i, |a, b, _, e| add32(a, b, e)),
-        Op::VPkMulF32 => |w, i, _| pk32(w, i, |a, b, _, e| mul32(a, b, e)),
-        Op::VPkFmaF32 => |w, i, _| pk32(w, i, fma32),
+        Op::VPkAddF32 => |w, i, _| pk32(w, i, Kind::Add),
+        Op::VPkMulF32 => |w, i, _| pk32(w, i, Kind::Mul),
+        Op::VPkFmaF32 => |w, i, _| pk32(w, i, Kind::Fma),
         Op::VPkMovB32 => pk_mov_b32,
         Op::VFmaMixF32 => |w, i, _| mix(w, i, Mix::F32),
         Op::VFmaMixloF16 => |w, i, _| mix(w, i, Mix::Lo),
@@ -227,7 +228,7 @@ fn pk_fmac_f16(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecE
 /// A packed-f32 op: `op_sel[i]`/`op_sel_hi[i]` pick the dword of source `i`
 /// for the low/high result, `neg_lo`/`neg_hi` negate it. The selections
 /// are made once per source, outside the lane loop.
-fn pk32(w: &mut Wave, inst: &Inst, f: impl Fn(u32, u32, u32, Env) -> u32) -> Result<Flow, ExecError> {
+fn pk32(w: &mut Wave, inst: &Inst, kind: Kind) -> Result<Flow, ExecError> {
     let env = Env::new(w.mode);
     let m = pk_mods(inst);
     let n = inst.info().src.iter().filter(|s| s.is_present()).count();
@@ -247,8 +248,19 @@ fn pk32(w: &mut Wave, inst: &Inst, f: impl Fn(u32, u32, u32, Env) -> u32) -> Res
     }
     let mut out = [0u64; LANES];
     for (half, x) in ins.iter().enumerate() {
-        for (l, o) in out.iter_mut().enumerate() {
-            let v = f(x[0][l], x[1][l], x[2][l], env);
+        let r = if env.rm32() == fp::Rm::Ne {
+            rne_lanes(kind, [&x[0], &x[1], &x[2]], env)
+        } else {
+            std::array::from_fn(|l| {
+                let (a, b, c) = (x[0][l], x[1][l], x[2][l]);
+                match kind {
+                    Kind::Add => add32(a, b, env),
+                    Kind::Mul => mul32(a, b, env),
+                    Kind::Fma => fma32(a, b, c, env),
+                }
+            })
+        };
+        for (o, v) in out.iter_mut().zip(r) {
             let v = if m.clamp { clamp32(v) } else { v };
             *o |= (v as u64) << (32 * half);
         }
