@@ -208,7 +208,7 @@ fn packed_f32_fma_matches_host_fma() {
         x ^= x >> 7;
         x ^= x << 17;
         // Mostly ordinary magnitudes, some arbitrary patterns.
-        if x % 4 == 0 {
+        if x.is_multiple_of(4) {
             (x >> 32) as u32
         } else {
             ((x >> 32) as u32 & 0x807f_ffff) | ((120 + (x % 16) as u32) << 23)
