@@ -74,10 +74,16 @@ fn compile(source: &Path, exe: &Path, mut cmd: Command) -> PathBuf {
 
 /// Compiles `integration/programs/<name>.hip` for gfx90a (once per run).
 pub fn hip_program(name: &str) -> PathBuf {
+    hip_program_with(name, &[])
+}
+
+/// [`hip_program`] linked with extra libraries (`-l<lib>` each).
+pub fn hip_program_with(name: &str, libs: &[&str]) -> PathBuf {
     let source = root().join("integration/programs").join(format!("{name}.hip"));
     let exe = out_dir().join(name);
     let mut cmd = Command::new("hipcc");
     cmd.args(["--offload-arch=gfx90a", "-O2", "-o"]).arg(&exe).arg(&source);
+    cmd.args(libs.iter().map(|l| format!("-l{l}")));
     compile(&source, &exe, cmd)
 }
 

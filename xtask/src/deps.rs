@@ -4,8 +4,10 @@ use anyhow::{bail, Context, Result};
 use std::process::Command;
 
 /// What the tests run or compile against: the real ROCm 5.2.3 user space of
-/// Debian bookworm, hipcc and its compiler, LLVM 15 (llvm-mc for decoder test
-/// vectors), and kmod (rocminfo runs `lsmod | grep amdgpu` before anything).
+/// Debian bookworm, hipcc and its compiler, the ROCm libraries the library tests
+/// link (rocRAND/hipRAND, rocSPARSE/hipSPARSE), LLVM 15 (llvm-mc for gfx90a test
+/// vectors), LLVM/clang 19 (gfx942 kernels and test vectors), and kmod (rocminfo runs
+/// `lsmod | grep amdgpu` before anything).
 pub const PACKAGES: &[&str] = &[
     "rocminfo",
     "libhsa-runtime64-1",
@@ -16,8 +18,15 @@ pub const PACKAGES: &[&str] = &[
     "hipcc",
     "rocm-device-libs",
     "libamd-comgr2",
+    "librocrand-dev",
+    "libhiprand-dev",
+    "librocsparse-dev",
+    "libhipsparse-dev",
     "clang-15",
     "llvm-15",
+    "clang-19",
+    "llvm-19",
+    "lld-19",
     "kmod",
     // systemd-socket-activate, for the socket-activation test.
     "systemd",

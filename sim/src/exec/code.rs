@@ -2,14 +2,15 @@
 //!
 //! Decoding happens once per static instruction per worker and dispatch:
 //! the cache maps code pages to decoded slots, so the hot path is a page
-//! check and an index. A cache lives for one dispatch on one worker, so code
+//! check and an index. Kernels live in a handful of pages and stay in one for
+//! long stretches, so the pages are a short list with the last one used checked
+//! first (hashing the PC on every instruction cost more than the rest of fetch). A cache lives for one dispatch on one worker, so code
 //! rewritten between dispatches (ROCR's loader copies code objects with its
 //! own blit kernel) is always decoded afresh, and no locking is needed.
 
 use super::memory::WaveMem;
 use super::{ops, ExecError, Handler};
 use crate::isa::{decode, Inst, Target};
-use std::collections::HashMap;
 
 const PAGE: u64 = 4096;
 const SLOTS: usize = (PAGE / 4) as usize;
@@ -26,34 +27,46 @@ type Page = Box<[Option<Decoded>; SLOTS]>;
 /// Decoded instructions by address.
 pub struct CodeCache {
     target: Target,
-    pages: HashMap<u64, Page>,
+    /// (page address, its slots), in the order first used.
+    pages: Vec<(u64, Page)>,
+    /// Index in `pages` of the page of the last fetch.
+    last: usize,
 }
 
 impl CodeCache {
     pub fn new(target: Target) -> Self {
-        CodeCache { target, pages: HashMap::new() }
+        CodeCache { target, pages: Vec::new(), last: 0 }
     }
 
     /// Forgets everything (a new dispatch).
     pub fn clear(&mut self, target: Target) {
         self.target = target;
         self.pages.clear();
+        self.last = 0;
     }
 
     /// The instruction at `pc`.
     #[inline]
-    pub fn fetch(&mut self, pc: u64, mem: &WaveMem<'_>) -> Result<Decoded, ExecError> {
+    pub fn fetch(&mut self, pc: u64, mem: &WaveMem<'_>) -> Result<&Decoded, ExecError> {
         if !pc.is_multiple_of(4) {
             return Err(ExecError::Invalid(format!("program counter {pc:#x} is not dword-aligned")));
         }
         let page = pc & !(PAGE - 1);
         let slot = ((pc - page) / 4) as usize;
-        if let Some(Some(d)) = self.pages.get(&page).map(|p| p[slot]) {
-            return Ok(d);
+        if self.pages.get(self.last).is_none_or(|p| p.0 != page) {
+            self.last = match self.pages.iter().position(|p| p.0 == page) {
+                Some(i) => i,
+                None => {
+                    self.pages.push((page, Box::new([None; SLOTS])));
+                    self.pages.len() - 1
+                }
+            };
         }
-        let d = self.decode_at(pc, mem)?;
-        self.pages.entry(page).or_insert_with(|| Box::new([None; SLOTS]))[slot] = Some(d);
-        Ok(d)
+        if self.pages[self.last].1[slot].is_none() {
+            let d = self.decode_at(pc, mem)?;
+            self.pages[self.last].1[slot] = Some(d);
+        }
+        Ok(self.pages[self.last].1[slot].as_ref().expect("filled above"))
     }
 
     fn decode_at(&self, pc: u64, mem: &WaveMem<'_>) -> Result<Decoded, ExecError> {

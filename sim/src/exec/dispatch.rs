@@ -8,7 +8,7 @@
 //! wait on earlier blocks (decoupled look-back scans) make progress.
 
 use super::kd::{properties, KernelDescriptor};
-use super::memory::{WaveMem, PRIVATE_APERTURE_BASE};
+use super::memory::{WaveMem, PRIVATE_BUFFER_BASE};
 use super::workgroup::{self, GroupError, WaveFailure, WorkerState};
 use super::{ExecError, Wave, LANES};
 use crate::cp::aql::KernelDispatch;
@@ -174,12 +174,14 @@ impl DispatchInfo {
         let kd = &self.kd;
         let mut s = SgprCursor(0);
         if kd.has(properties::PRIVATE_SEGMENT_BUFFER) {
-            // A buffer resource over the private aperture: buffer accesses
-            // through it resolve to the lane's private memory.
-            s.push(w, PRIVATE_APERTURE_BASE as u32);
-            s.push(w, (PRIVATE_APERTURE_BASE >> 32) as u32 & 0xffff);
+            // A buffer resource over the private buffer window (a V# base has
+            // only 48 bits, so the private aperture itself cannot be named):
+            // swizzled, ADD_TID_ENABLE, index stride 64, as ROCR sets it up.
+            // Buffer accesses through it reach the lane's private memory.
+            s.push(w, PRIVATE_BUFFER_BASE as u32);
+            s.push(w, (PRIVATE_BUFFER_BASE >> 32) as u32 & 0xffff | 1 << 31);
             s.push(w, u32::MAX);
-            s.push(w, 0x0002_7fac);
+            s.push(w, PRIVATE_SEGMENT_WORD3);
         }
         if kd.has(properties::DISPATCH_PTR) {
             s.push64(w, self.packet_va);
@@ -240,6 +242,10 @@ impl DispatchInfo {
         }
     }
 }
+
+/// Word 3 of the private segment buffer descriptor: DST_SEL XYZW, float
+/// 32-bit format, INDEX_STRIDE 64 (3 << 21), ADD_TID_ENABLE (1 << 23).
+const PRIVATE_SEGMENT_WORD3: u32 = 0x0002_7fac | 3 << 21 | 1 << 23;
 
 /// Writes consecutive SGPRs from an index (the AMDHSA initial-SGPR layout).
 struct SgprCursor(usize);

@@ -9,7 +9,7 @@
 //!   scratch allocation is ever needed.
 //! - FLAT addresses in the shared aperture reach the workgroup's LDS.
 
-use super::ExecError;
+use super::{ExecError, LANES};
 use crate::memory::{GpuFault, GpuVm, VmRange};
 use bytemuck::Pod;
 use std::cell::Cell;
@@ -20,6 +20,19 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 pub const SHARED_APERTURE_BASE: u64 = crate::kfd::process::LDS_APERTURE_BASE;
 pub const PRIVATE_APERTURE_BASE: u64 = crate::kfd::process::SCRATCH_APERTURE_BASE;
 const APERTURE_SIZE: u64 = 1 << 32;
+
+/// The base address written into the private segment buffer descriptor
+/// (s[0:3]). A buffer descriptor's base field has only 48 bits, so the
+/// private aperture (2 << 48) cannot be named there; this address lies above
+/// the 47-bit GPU address space and is never mapped. A buffer access within
+/// 4 GiB above it reaches the lane's private memory.
+pub const PRIVATE_BUFFER_BASE: u64 = 1 << 47;
+
+/// The lane offset in private memory of buffer address `addr`, if it falls in
+/// the private buffer window.
+pub fn private_buffer_offset(addr: u64) -> Option<u64> {
+    addr.checked_sub(PRIVATE_BUFFER_BASE).filter(|&o| o < APERTURE_SIZE)
+}
 
 /// Which memory a FLAT address names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +101,22 @@ impl<'a> WaveMem<'a> {
         Ok(())
     }
 
+    /// Copies `out.len()` bytes from `va` (inside one mapping).
+    pub fn read_bytes(&self, va: u64, out: &mut [u8]) -> Result<(), GpuFault> {
+        let host = self.translate(va, out.len() as u64, false)?;
+        // SAFETY: `translate` checked the whole range lies in a live mapping.
+        unsafe { std::ptr::copy_nonoverlapping(host as *const u8, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    /// Copies `data` to `va` (inside one writable mapping).
+    pub fn write_bytes(&self, va: u64, data: &[u8]) -> Result<(), GpuFault> {
+        let host = self.translate(va, data.len() as u64, true)?;
+        // SAFETY: as in `read_bytes`, for a writable mapping.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), host as *mut u8, data.len()) };
+        Ok(())
+    }
+
     /// The aligned 32-bit word at `va` as an atomic (for GPU atomics, which
     /// are real host atomics so concurrent workgroups and the host agree).
     pub fn atomic_u32(&self, va: u64) -> Result<&'a AtomicU32, GpuFault> {
@@ -109,6 +138,133 @@ impl<'a> WaveMem<'a> {
         let host = self.translate(va, 8, true)?;
         // SAFETY: as in `atomic_u32`.
         Ok(unsafe { AtomicU64::from_ptr(host as *mut u64) })
+    }
+}
+
+/// A translated range of global memory, `[start, end)`: accesses inside it
+/// need no further page-table lookups (one translation per instruction when
+/// all active lanes hit the same mapping).
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    start: u64,
+    end: u64,
+    host: usize,
+}
+
+impl Span {
+    /// The host address of `[va, va + len)`, if it lies in the span.
+    #[inline]
+    fn host(&self, va: u64, len: u64) -> Option<usize> {
+        (va >= self.start && va.checked_add(len)? <= self.end).then(|| self.host + (va - self.start) as usize)
+    }
+
+    /// Reads a `T` at `va` (any alignment); `None` outside the span.
+    #[inline]
+    pub fn read<T: Pod>(&self, va: u64) -> Option<T> {
+        let host = self.host(va, size_of::<T>() as u64)?;
+        // SAFETY: `host` lies, with the whole T, inside a live mapping that
+        // `WaveMem::span` translated; T is plain data.
+        Some(unsafe { std::ptr::read_unaligned(host as *const T) })
+    }
+
+    /// Writes a `T` at `va` (any alignment); false outside the span. Only
+    /// spans made for writing exist for writes (`WaveMem::span(.., true)`).
+    #[inline]
+    pub fn write<T: Pod>(&self, va: u64, value: T) -> bool {
+        let Some(host) = self.host(va, size_of::<T>() as u64) else { return false };
+        // SAFETY: as in `read`; the span was translated for writing.
+        unsafe { std::ptr::write_unaligned(host as *mut T, value) };
+        true
+    }
+}
+
+impl Span {
+    /// For each lane set in `mask`: `out[l]` = the u32 at `addr[l] + delta`
+    /// (0 for an address outside the span). Other lanes keep their value.
+    #[inline]
+    pub fn gather_u32(&self, addr: &[u64; LANES], mask: u64, delta: u64, out: &mut [u32; LANES]) {
+        let len = self.end - self.start;
+        let one = |l: usize, out: &mut [u32; LANES]| {
+            let off = addr[l].wrapping_add(delta).wrapping_sub(self.start);
+            out[l] = if len >= 4 && off <= len - 4 {
+                // SAFETY: [off, off + 4) lies inside the span, which
+                // `WaveMem::span` translated as one live mapping.
+                unsafe { std::ptr::read_unaligned((self.host + off as usize) as *const u32) }
+            } else {
+                0
+            };
+        };
+        if mask == u64::MAX {
+            for l in 0..LANES {
+                one(l, out);
+            }
+        } else {
+            let mut m = mask;
+            while m != 0 {
+                one(m.trailing_zeros() as usize, out);
+                m &= m - 1;
+            }
+        }
+    }
+}
+
+/// A [`Span`] that may be written.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteSpan(Span);
+
+impl WriteSpan {
+    /// For each lane set in `mask`: writes `data[l]` at `addr[l] + delta`
+    /// (addresses outside the span are skipped).
+    #[inline]
+    pub fn scatter_u32(&self, addr: &[u64; LANES], mask: u64, delta: u64, data: &[u32; LANES]) {
+        let s = self.0;
+        let len = s.end - s.start;
+        let one = |l: usize| {
+            let off = addr[l].wrapping_add(delta).wrapping_sub(s.start);
+            if len >= 4 && off <= len - 4 {
+                // SAFETY: [off, off + 4) lies inside the span, translated
+                // for writing as one live mapping.
+                unsafe { std::ptr::write_unaligned((s.host + off as usize) as *mut u32, data[l]) };
+            }
+        };
+        if mask == u64::MAX {
+            for l in 0..LANES {
+                one(l);
+            }
+        } else {
+            let mut m = mask;
+            while m != 0 {
+                one(m.trailing_zeros() as usize);
+                m &= m - 1;
+            }
+        }
+    }
+
+    #[inline]
+    pub fn write<T: Pod>(&self, va: u64, value: T) -> bool {
+        self.0.write(va, value)
+    }
+
+    #[inline]
+    pub fn read<T: Pod>(&self, va: u64) -> Option<T> {
+        self.0.read(va)
+    }
+}
+
+impl<'a> WaveMem<'a> {
+    /// `[start, end)` translated once, if it lies inside one mapping.
+    #[inline]
+    pub fn span(&self, start: u64, end: u64) -> Option<Span> {
+        let host = self.translate(start, end.checked_sub(start)?, false).ok()?;
+        Some(Span { start, end, host })
+    }
+
+    /// `[start, end)` translated once for writing, if it lies inside one
+    /// writable mapping.
+    #[inline]
+    pub fn span_mut(&self, start: u64, end: u64) -> Option<WriteSpan> {
+        let host = self.translate(start, end.checked_sub(start)?, true).ok()?;
+        Some(WriteSpan(Span { start, end, host }))
     }
 }
 

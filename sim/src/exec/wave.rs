@@ -136,6 +136,12 @@ impl Wave {
             Operand::FlatScratchLo => self.flat_scratch,
             Operand::XnackMaskLo => self.xnack_mask,
             Operand::Null => 0,
+            // The aperture registers as 64-bit operands are whole addresses
+            // (`s_mov_b64 s[0:1], src_shared_base`); as 32-bit ones, the high half.
+            Operand::SharedBase => super::memory::SHARED_APERTURE_BASE,
+            Operand::SharedLimit => super::memory::SHARED_APERTURE_BASE | 0xffff_ffff,
+            Operand::PrivateBase => super::memory::PRIVATE_APERTURE_BASE,
+            Operand::PrivateLimit => super::memory::PRIVATE_APERTURE_BASE | 0xffff_ffff,
             Operand::Int(_) | Operand::Float(_) | Operand::Literal => {
                 op.const_value(ty, literal).ok_or(ExecError::Register(op))?
             }

@@ -5,7 +5,17 @@ use super::code::CodeCache;
 use super::dispatch::DispatchInfo;
 use super::memory::{PrivateMem, WaveMem};
 use super::{Ctx, ExecError, Flow, Wave, WaveStatus};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Wave-instructions retired by every dispatch of this process so far (for benchmarks:
+/// read it before and after a run). Workers add their count once per workgroup, so
+/// counting costs nothing per instruction.
+static RETIRED: AtomicU64 = AtomicU64::new(0);
+
+/// Wave-instructions retired so far by this process's simulated GPUs.
+pub fn instructions_retired() -> u64 {
+    RETIRED.load(Ordering::Relaxed)
+}
 
 /// Instructions a wave runs before the next wave of its group gets a turn
 /// (small enough that waves spinning on each other make progress).
@@ -50,6 +60,23 @@ pub fn run(
     abort: &AtomicBool,
 ) -> Result<(), GroupError> {
     let WorkerState { code, waves, private, lds } = state;
+    let mut retired = 0u64;
+    let result = run_waves(info, code, waves, private, lds, mem, abort, &mut retired);
+    RETIRED.fetch_add(retired, Ordering::Relaxed);
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_waves(
+    info: &DispatchInfo,
+    code: &mut CodeCache,
+    waves: &mut [Wave],
+    private: &mut [PrivateMem],
+    lds: &mut [u8],
+    mem: &WaveMem<'_>,
+    abort: &AtomicBool,
+    retired: &mut u64,
+) -> Result<(), GroupError> {
     loop {
         let mut running = 0;
         for (w, p) in waves.iter_mut().zip(private.iter_mut()) {
@@ -57,8 +84,8 @@ pub fn run(
                 continue;
             }
             running += 1;
-            let mut ctx = Ctx { mem, lds: &mut lds[..], private: p, dispatch: info };
-            step_quantum(w, code, &mut ctx).map_err(GroupError::Failed)?;
+            let mut ctx = Ctx { mem, lds: &mut *lds, private: p, dispatch: info };
+            step_quantum(w, code, &mut ctx, retired).map_err(GroupError::Failed)?;
         }
         if abort.load(Ordering::Relaxed) {
             return Err(GroupError::Aborted);
@@ -79,8 +106,9 @@ pub fn run(
 }
 
 /// Runs up to [`QUANTUM`] instructions of one wave.
-fn step_quantum(w: &mut Wave, code: &mut CodeCache, ctx: &mut Ctx<'_>) -> Result<(), WaveFailure> {
+fn step_quantum(w: &mut Wave, code: &mut CodeCache, ctx: &mut Ctx<'_>, retired: &mut u64) -> Result<(), WaveFailure> {
     for _ in 0..QUANTUM {
+        *retired += 1;
         let d = code.fetch(w.pc, ctx.mem).map_err(|error| WaveFailure { error, pc: w.pc, inst: String::new() })?;
         match (d.handler)(w, &d.inst, ctx) {
             Ok(Flow::Next) => w.pc += d.inst.len as u64,

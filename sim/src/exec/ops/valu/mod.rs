@@ -14,8 +14,10 @@ pub mod float_trig;
 pub mod fp;
 pub mod fp8;
 pub mod int;
+pub mod int3;
 pub mod lane;
 pub mod packed;
+pub mod run;
 pub mod trans;
 
 use crate::exec::Handler;

@@ -1,0 +1,431 @@
+//! Matrix fused multiply-add (`v_mfma_*`): a whole-wave matrix product whose operands are
+//! spread over the lanes of the A, B and C registers.
+//!
+//! An instruction is executed in three steps, so that the arithmetic is a plain dense
+//! loop the host compiler vectorises: gather A, B and C out of the registers into dense
+//! row-major blocks (through a per-op table of register positions, built once), compute
+//! `D = A·B + C` block by block, and scatter D back. The layouts are in [`layout`], the
+//! shapes in [`shape`], element conversions in [`elem`].
+//!
+//! Choices where AMD's documents are silent:
+//! - EXEC does not mask an MFMA: the compiler only issues them with a full EXEC, and the
+//!   operation is defined on the whole wave, so every lane of D is written.
+//! - Products are formed exactly where the accumulator type allows (f16/bf16/fp8/xf32
+//!   products are exact in f32) and summed in `k` order in the accumulator type, with
+//!   round-to-nearest-even and denormals kept; hardware sums in a wider internal format,
+//!   so sums of many terms may differ from it in the last bits.
+//! - i8 products accumulate in i32 with wrap-around.
+
+pub mod elem;
+pub mod layout;
+pub mod shape;
+
+use self::layout::Pos;
+use self::shape::{Acc, Elem, Shape};
+use crate::exec::wave::{Lanes, Wave};
+use crate::exec::{Ctx, ExecError, Flow, Handler};
+use crate::isa::{Ext, Inst, Op, OpClass, Operand, Target};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// The handler of `op`, if this module implements it.
+pub fn handler(op: Op) -> Option<Handler> {
+    (op.info().class == OpClass::Mfma && plan(op).is_some()).then_some(exec as Handler)
+}
+
+/// Register positions of one op's operands, in dense row-major order.
+struct Plan {
+    shape: Shape,
+    /// `A[b][i][k]` at index `(b*m + i)*k + k`.
+    a: Box<[Pos]>,
+    /// `B[b][k][j]` at index `(b*k + k)*n + j`.
+    b: Box<[Pos]>,
+    /// `C/D[b][i][j]` at index `(b*m + i)*n + j`.
+    d: Box<[Pos]>,
+}
+
+impl Plan {
+    fn new(shape: Shape) -> Plan {
+        let Shape { m, n, k, blocks, .. } = shape;
+        let mut a = Vec::with_capacity(blocks * m * k);
+        let mut b = Vec::with_capacity(blocks * k * n);
+        let mut d = Vec::with_capacity(blocks * m * n);
+        for blk in 0..blocks {
+            for i in 0..m {
+                a.extend((0..k).map(|kk| shape.a_pos(blk, i, kk)));
+                d.extend((0..n).map(|j| shape.d_pos(blk, i, j)));
+            }
+            for kk in 0..k {
+                b.extend((0..n).map(|j| shape.b_pos(blk, kk, j)));
+            }
+        }
+        // `run_in_registers` relies on each D row being `n` consecutive lanes of a register.
+        debug_assert!(
+            shape.acc == Acc::F64
+                || d.chunks_exact(n)
+                    .all(|row| row.iter().enumerate().all(|(j, p)| p.reg == row[0].reg && p.lane == row[0].lane + j))
+        );
+        Plan { shape, a: a.into(), b: b.into(), d: d.into() }
+    }
+}
+
+fn plan(op: Op) -> Option<&'static Plan> {
+    static PLANS: OnceLock<HashMap<Op, Plan>> = OnceLock::new();
+    PLANS
+        .get_or_init(|| {
+            (0..)
+                .map_while(Op::from_index)
+                .filter(|op| op.info().class == OpClass::Mfma)
+                .filter_map(|op| Some((op, Plan::new(Shape::of(op)?))))
+                .collect()
+        })
+        .get(&op)
+}
+
+/// The broadcast and negation controls of one instruction, validated for its op.
+#[derive(Debug, Clone, Copy, Default)]
+struct Controls {
+    /// A of block `b` is read from block `(b & !group_mask) | abid`.
+    a_group_mask: usize,
+    abid: usize,
+    /// `blgp`: which lanes B is read from.
+    blgp: u8,
+    /// gfx942 f64: negate A, B, C (bits 0..2; the `blgp` field).
+    neg: u8,
+}
+
+impl Controls {
+    fn of(inst: &Inst, shape: &Shape) -> Result<Controls, ExecError> {
+        let Ext::Mfma(f) = inst.ext else { return Ok(Controls::default()) };
+        let name = inst.op.name();
+        let refuse =
+            |what: &str| Err(ExecError::Invalid(format!("{name}: {what} is not supported by this instruction")));
+        let mut c = Controls::default();
+        if f.cbsz != 0 || f.abid != 0 {
+            let groups_log2 = shape.blocks.trailing_zeros() as u8;
+            if shape.blocks == 1 || f.cbsz > groups_log2 || usize::from(f.abid) >= 1 << f.cbsz {
+                return refuse(&format!("cbsz:{} abid:{}", f.cbsz, f.abid));
+            }
+            c.a_group_mask = (1 << f.cbsz) - 1;
+            c.abid = usize::from(f.abid);
+        }
+        if f.blgp != 0 {
+            let gfx942 = inst.target == Target::Gfx942;
+            match shape.a {
+                Elem::F64 if gfx942 => c.neg = f.blgp,
+                Elem::F64 => return refuse(&format!("blgp:{}", f.blgp)),
+                _ if !gfx942 || shape.a == Elem::F32 || shape.blocks > 1 => c.blgp = f.blgp,
+                _ => return refuse(&format!("blgp:{}", f.blgp)),
+            }
+        }
+        Ok(c)
+    }
+
+    /// The lane B's value for lane `l` comes from.
+    fn b_lane(&self, l: usize) -> usize {
+        match self.blgp {
+            0 => l,
+            1 => l % 32,
+            2 => 32 + l % 32,
+            3 => (l + 16) % 64,
+            g => 16 * usize::from(g - 4) + l % 16,
+        }
+    }
+}
+
+/// The registers of one source operand (up to 32), or a constant for every element.
+enum Regs<'w> {
+    File(&'w [Lanes]),
+    Constant(u64),
+}
+
+impl<'w> Regs<'w> {
+    fn read(w: &'w Wave, inst: &Inst, i: usize) -> Result<Regs<'w>, ExecError> {
+        let slot = inst.info().src[i];
+        let op = inst.src[i];
+        match op {
+            Operand::Vgpr(_) | Operand::Agpr(_) => Ok(Regs::File(registers(w, op, usize::from(slot.regs))?)),
+            _ if slot.regs == 2 => Ok(Regs::Constant(w.read_scalar64(op, slot.ty, inst.literal)?)),
+            _ => Ok(Regs::Constant(u64::from(w.read_scalar32(op, slot.ty, inst.literal)?))),
+        }
+    }
+
+    /// The `bits`-wide element at `p` (read from lane `lane` instead of `p.lane`).
+    #[inline]
+    fn get(&self, p: Pos, lane: usize, bits: usize) -> u64 {
+        match self {
+            Regs::File(r) if bits == 64 => u64::from(r[p.reg][lane]) | u64::from(r[p.reg + 1][lane]) << 32,
+            Regs::File(r) => u64::from(r[p.reg][lane] >> p.bit) & ((1u64 << bits) - 1),
+            Regs::Constant(v) => *v,
+        }
+    }
+}
+
+fn exec(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
+    let plan = plan(inst.op).ok_or(ExecError::Unimplemented(inst.op))?;
+    let shape = plan.shape;
+    let controls = Controls::of(inst, &shape)?;
+    match shape.acc {
+        Acc::F32 => run_in_registers::<f32>(w, inst, plan, &controls),
+        Acc::I32 => run_in_registers::<i32>(w, inst, plan, &controls),
+        Acc::F64 => run_gathered::<f64>(w, inst, plan, &controls),
+    }?;
+    Ok(Flow::Next)
+}
+
+/// An accumulator type and how inputs become it.
+trait Accum: Copy + Default {
+    fn input(e: Elem, raw: u64) -> Self;
+    fn from_bits(raw: u64) -> Self;
+    fn to_bits(self) -> u64;
+    fn mac(self, a: Self, b: Self) -> Self;
+    fn neg(self) -> Self;
+}
+
+impl Accum for f32 {
+    fn input(e: Elem, raw: u64) -> f32 {
+        elem::to_f32(e, raw as u32)
+    }
+    fn from_bits(raw: u64) -> f32 {
+        f32::from_bits(raw as u32)
+    }
+    fn to_bits(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+    #[inline(always)]
+    fn mac(self, a: f32, b: f32) -> f32 {
+        self + a * b
+    }
+    fn neg(self) -> f32 {
+        -self
+    }
+}
+
+impl Accum for i32 {
+    fn input(_: Elem, raw: u64) -> i32 {
+        i32::from(raw as u8 as i8)
+    }
+    fn from_bits(raw: u64) -> i32 {
+        raw as u32 as i32
+    }
+    fn to_bits(self) -> u64 {
+        u64::from(self as u32)
+    }
+    #[inline(always)]
+    fn mac(self, a: i32, b: i32) -> i32 {
+        self.wrapping_add(a.wrapping_mul(b))
+    }
+    fn neg(self) -> i32 {
+        self.wrapping_neg()
+    }
+}
+
+impl Accum for f64 {
+    fn input(_: Elem, raw: u64) -> f64 {
+        f64::from_bits(raw)
+    }
+    fn from_bits(raw: u64) -> f64 {
+        f64::from_bits(raw)
+    }
+    fn to_bits(self) -> u64 {
+        self.to_bits()
+    }
+    #[inline(always)]
+    fn mac(self, a: f64, b: f64) -> f64 {
+        self + a * b
+    }
+    fn neg(self) -> f64 {
+        -self
+    }
+}
+
+/// Largest operand sizes: 64 lanes × 8 elements for A and B, 32 registers of C/D.
+const MAX_AB: usize = 64 * 8;
+const MAX_D: usize = 64 * 32;
+
+/// Gathers A and B into dense row-major blocks (`A[b][i][k]`, `B[b][k][j]`), applying the
+/// broadcast controls.
+fn gather_ab<T: Accum>(
+    w: &Wave,
+    inst: &Inst,
+    plan: &Plan,
+    c: &Controls,
+    a: &mut [T],
+    b: &mut [T],
+) -> Result<(), ExecError> {
+    let s = &plan.shape;
+    let (ra, rb) = (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?);
+    let block_a = s.m * s.k;
+    if c.a_group_mask == 0 {
+        for (v, &p) in a.iter_mut().zip(plan.a.iter()) {
+            *v = T::input(s.a, ra.get(p, p.lane, s.a.bits()));
+        }
+    } else {
+        for (idx, v) in a.iter_mut().enumerate() {
+            let (blk, within) = (idx / block_a, idx % block_a);
+            let p = plan.a[((blk & !c.a_group_mask) | c.abid) * block_a + within];
+            *v = T::input(s.a, ra.get(p, p.lane, s.a.bits()));
+        }
+    }
+    for (v, &p) in b.iter_mut().zip(plan.b.iter()) {
+        *v = T::input(s.b, rb.get(p, c.b_lane(p.lane), s.b.bits()));
+    }
+    Ok(())
+}
+
+/// 32-bit accumulators: every row of a D block is a run of `n` consecutive lanes of one
+/// register, so C is copied into D's registers and the product accumulates straight into
+/// them (no gather or scatter of the largest operand).
+fn run_in_registers<T: Accum + bytemuck::Pod>(
+    w: &mut Wave,
+    inst: &Inst,
+    plan: &Plan,
+    c: &Controls,
+) -> Result<(), ExecError> {
+    let s = &plan.shape;
+    let (mut a, mut b) = ([T::default(); MAX_AB], [T::default(); MAX_AB]);
+    let (a, b) = (&mut a[..plan.a.len()], &mut b[..plan.b.len()]);
+    gather_ab(w, inst, plan, c, a, b)?;
+    let (dst, src_c, regs) = (inst.dst[0], inst.src[2], s.acc_regs());
+    if src_c != dst {
+        match Regs::read(w, inst, 2)? {
+            Regs::File(rc) => {
+                let copy: Vec<Lanes> = rc.to_vec();
+                registers_mut(w, dst, regs)?.copy_from_slice(&copy);
+            }
+            Regs::Constant(v) => registers_mut(w, dst, regs)?.iter_mut().for_each(|r| *r = [v as u32; 64]),
+        }
+    }
+    let d = registers_mut(w, dst, regs)?;
+    let (m, n, k) = (s.m, s.n, s.k);
+    for blk in 0..s.blocks {
+        let a = &a[blk * m * k..][..m * k];
+        let b = &b[blk * k * n..][..k * n];
+        for (i, a_row) in a.chunks_exact(k).enumerate() {
+            let p = plan.d[(blk * m + i) * n];
+            let d_row: &mut [T] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n]);
+            for (&av, b_row) in a_row.iter().zip(b.chunks_exact(n)) {
+                for (dv, &bv) in d_row.iter_mut().zip(b_row) {
+                    *dv = dv.mac(av, bv);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// 64-bit accumulators (split over register pairs): gather C, compute, scatter D.
+fn run_gathered<T: Accum>(w: &mut Wave, inst: &Inst, plan: &Plan, c: &Controls) -> Result<(), ExecError> {
+    let s = &plan.shape;
+    let (mut a, mut b, mut d) = ([T::default(); MAX_AB], [T::default(); MAX_AB], [T::default(); MAX_D]);
+    let (a, b, d) = (&mut a[..plan.a.len()], &mut b[..plan.b.len()], &mut d[..plan.d.len()]);
+    gather_ab(w, inst, plan, c, a, b)?;
+    {
+        let rc = Regs::read(w, inst, 2)?;
+        for (v, &p) in d.iter_mut().zip(plan.d.iter()) {
+            *v = T::from_bits(rc.get(p, p.lane, 64));
+        }
+    }
+    for (bit, m) in [(1, &mut *a), (2, &mut *b), (4, &mut *d)] {
+        if c.neg & bit != 0 {
+            m.iter_mut().for_each(|v| *v = v.neg());
+        }
+    }
+    multiply_accumulate(s, a, b, d);
+    let dst = registers_mut(w, inst.dst[0], s.acc_regs())?;
+    for (v, &p) in d.iter().zip(plan.d.iter()) {
+        let bits = v.to_bits();
+        dst[p.reg][p.lane] = bits as u32;
+        dst[p.reg + 1][p.lane] = (bits >> 32) as u32;
+    }
+    Ok(())
+}
+
+/// The `count` consecutive VGPRs or AGPRs starting at `op`.
+fn registers(w: &Wave, op: Operand, count: usize) -> Result<&[Lanes], ExecError> {
+    match op {
+        Operand::Vgpr(n) => w.vgpr.get(usize::from(n)..usize::from(n) + count),
+        Operand::Agpr(n) => w.agpr.get(usize::from(n)..usize::from(n) + count),
+        _ => None,
+    }
+    .ok_or(ExecError::Register(op))
+}
+
+fn registers_mut(w: &mut Wave, op: Operand, count: usize) -> Result<&mut [Lanes], ExecError> {
+    match op {
+        Operand::Vgpr(n) => w.vgpr.get_mut(usize::from(n)..usize::from(n) + count),
+        Operand::Agpr(n) => w.agpr.get_mut(usize::from(n)..usize::from(n) + count),
+        _ => None,
+    }
+    .ok_or(ExecError::Register(op))
+}
+
+/// `D += A·B` for every block, over dense row-major blocks. The innermost loop runs along
+/// a row of B and D so it vectorises.
+fn multiply_accumulate<T: Accum>(s: &Shape, a: &[T], b: &[T], d: &mut [T]) {
+    let (m, n, k) = (s.m, s.n, s.k);
+    for blk in 0..s.blocks {
+        let a = &a[blk * m * k..][..m * k];
+        let b = &b[blk * k * n..][..k * n];
+        let d = &mut d[blk * m * n..][..m * n];
+        for (a_row, d_row) in a.chunks_exact(k).zip(d.chunks_exact_mut(n)) {
+            for (&av, b_row) in a_row.iter().zip(b.chunks_exact(n)) {
+                for (dv, &bv) in d_row.iter_mut().zip(b_row) {
+                    *dv = dv.mac(av, bv);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::wave::LANES;
+
+    fn shape(name: &str) -> Shape {
+        let op = (0..).map_while(Op::from_index).find(|op| op.name() == name).expect(name);
+        Shape::of(op).expect(name)
+    }
+
+    #[test]
+    fn shapes_follow_the_names() {
+        let s = shape("v_mfma_f32_32x32x1f32");
+        assert_eq!((s.m, s.n, s.k, s.blocks, s.acc_regs()), (32, 32, 1, 2, 32));
+        let s = shape("v_mfma_f32_4x4x4_16b_f16");
+        assert_eq!((s.m, s.k, s.blocks, s.per_lane(), s.a), (4, 4, 16, 4, Elem::F16));
+        let s = shape("v_mfma_f32_32x32x4bf16_1k");
+        assert_eq!((s.blocks, s.per_lane(), s.a), (2, 4, Elem::Bf16));
+        let s = shape("v_mfma_f32_32x32x4bf16");
+        assert_eq!((s.blocks, s.per_lane()), (1, 2));
+        let s = shape("v_mfma_f64_4x4x4f64");
+        assert_eq!((s.blocks, s.acc, s.acc_regs()), (4, Acc::F64, 2));
+        let s = shape("v_mfma_f32_16x16x32_fp8_bf8");
+        assert_eq!((s.a, s.b, s.per_lane(), s.macs()), (Elem::Fp8, Elem::Bf8, 8, 8192));
+        let s = shape("v_mfma_f32_16x16x8_xf32");
+        assert_eq!((s.a, s.per_lane(), s.blocks), (Elem::Xf32, 2, 1));
+    }
+
+    #[test]
+    fn every_dense_mfma_has_a_bijective_layout() {
+        for op in (0..).map_while(Op::from_index).filter(|op| op.info().class == OpClass::Mfma) {
+            if op.name().starts_with("v_smfmac") {
+                continue;
+            }
+            let plan = plan(op).unwrap_or_else(|| panic!("{} has no plan", op.name()));
+            let s = plan.shape;
+            for (what, positions, regs, bits) in [
+                ("A", &plan.a, usize::from(op.info().src[0].regs), s.a.bits()),
+                ("B", &plan.b, usize::from(op.info().src[1].regs), s.b.bits()),
+                ("D", &plan.d, s.acc_regs(), if s.acc == Acc::F64 { 64 } else { 32 }),
+            ] {
+                let mut seen = std::collections::HashSet::new();
+                for p in positions.iter() {
+                    assert!(p.lane < LANES && p.reg < regs && p.bit + bits.min(32) <= 32, "{} {what} {p:?}", op.name());
+                    assert!(seen.insert((p.lane, p.reg, p.bit)), "{} {what}: {p:?} used twice", op.name());
+                }
+                assert_eq!(seen.len() * bits, regs * 32 * LANES, "{} {what} does not fill its registers", op.name());
+            }
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! VOP3-only integer ops: three-source arithmetic and bit fields, 16-bit
+//! multiply-adds and min/max/median, 64-bit shifts and multiply-adds, and
+//! the SAD (sum of absolute differences) family.
+
+use super::common::{clamp, plan, src32_with, src64_into, write64, write_lane_mask, write_lanes, Plan};
+use super::int::{i24, sat_i16, sat_i32, sat_u16, sat_u32};
+use super::run::map3;
+use crate::exec::wave::{Lanes, LANES};
+use crate::exec::{ExecError, Flow, Handler, Wave};
+use crate::isa::{Inst, Op, Operand, Ty};
+
+type R = Result<Flow, ExecError>;
+
+/// `v_perm_b32`: byte `sel` of the 64-bit `{s0, s1}`: 0..=7 a byte, 8..=11
+/// the sign of byte 1, 3, 5, 7 replicated, 12 zero, above 0xff.
+fn perm_byte(data: u64, sel: u32) -> u32 {
+    match sel {
+        0..=7 => (data >> (8 * sel)) as u32 & 0xff,
+        8..=11 => {
+            let bit = 16 * (sel - 8) + 15;
+            if data >> bit & 1 != 0 {
+                0xff
+            } else {
+                0
+            }
+        }
+        12 => 0,
+        _ => 0xff,
+    }
+}
+
+fn perm(s0: u32, s1: u32, s2: u32) -> u32 {
+    let data = (s0 as u64) << 32 | s1 as u64;
+    (0..4).fold(0, |acc, i| acc | perm_byte(data, s2 >> (8 * i) & 0xff) << (8 * i))
+}
+
+/// `v_bfe_i32`: the field is taken by an arithmetic shift, then
+/// sign-extended from its width (width 0 gives 0).
+fn bfe_i32(s0: u32, s1: u32, s2: u32) -> u32 {
+    let width = s2 & 31;
+    if width == 0 {
+        return 0;
+    }
+    let v = (s0 as i32) >> (s1 & 31);
+    ((v << (32 - width)) >> (32 - width)) as u32
+}
+
+fn bfe_u32(s0: u32, s1: u32, s2: u32) -> u32 {
+    (s0 >> (s1 & 31)) & ((1u32 << (s2 & 31)).wrapping_sub(1))
+}
+
+fn med3<T: Ord + Copy>(a: T, b: T, c: T) -> T {
+    a.max(b).min(a.min(b).max(c))
+}
+
+/// Absolute difference of two bytes of `a` and `b` at byte `i`.
+#[inline]
+fn byte_diff(a: u64, b: u64, i: u32) -> u32 {
+    let x = (a >> (8 * i)) as u8;
+    let y = (b >> (8 * i)) as u8;
+    x.abs_diff(y) as u32
+}
+
+/// Sum of the byte differences of the low four bytes of `a` and `r`;
+/// with `masked`, bytes where the reference `r` is 0 are skipped.
+fn sad4(a: u64, r: u32, masked: bool) -> u32 {
+    (0..4).filter(|&i| !masked || (r >> (8 * i)) & 0xff != 0).map(|i| byte_diff(a, r as u64, i)).sum()
+}
+
+/// A 32-bit accumulating SAD: `sum + acc`, saturated with clamp.
+fn acc32(sum: u64, acc: u32, c: bool) -> u32 {
+    let r = sum + acc as u64;
+    if c {
+        r.min(u32::MAX as u64) as u32
+    } else {
+        r as u32
+    }
+}
+
+/// Three 32-bit sources; with clamp, the exact result `f` (over i128) is
+/// saturated by `sat`, else wrapped.
+#[inline(always)]
+fn arith3(
+    w: &mut Wave,
+    i: &Inst,
+    f: impl Fn(i128, i128, i128) -> i128 + Copy,
+    sat: fn(i128) -> u32,
+    signed: bool,
+) -> R {
+    let ext = move |v: u32| if signed { v as i32 as i128 } else { v as i128 };
+    if clamp(i) {
+        map3(w, i, move |a, b, c| sat(f(ext(a), ext(b), ext(c))))
+    } else {
+        map3(w, i, move |a, b, c| f(ext(a), ext(b), ext(c)) as u32)
+    }
+}
+
+/// A 16-bit multiply-add (`v_mad_u16/i16`, legacy forms): the result is
+/// a zero-extended 16-bit value, saturated with clamp.
+fn mad16(w: &mut Wave, i: &Inst, signed: bool) -> R {
+    let c = clamp(i);
+    let ext = move |v: u32| if signed { v as u16 as i16 as i64 } else { v as u16 as i64 };
+    map3(w, i, move |a, b, d| {
+        let r = ext(a) * ext(b) + ext(d);
+        match (c, signed) {
+            (true, true) => sat_i16(r),
+            (true, false) => sat_u16(r),
+            _ => r as u32 & 0xffff,
+        }
+    })
+}
+
+/// `v_mad_u32_u16` / `v_mad_i32_i16`: 16-bit product plus a 32-bit addend.
+fn mad32_16(w: &mut Wave, i: &Inst, signed: bool) -> R {
+    let c = clamp(i);
+    let ext = move |v: u32| if signed { v as u16 as i16 as i128 } else { v as u16 as i128 };
+    map3(w, i, move |a, b, d| {
+        let d = if signed { d as i32 as i128 } else { d as i128 };
+        let r = ext(a) * ext(b) + d;
+        match (c, signed) {
+            (true, true) => sat_i32(r),
+            (true, false) => sat_u32(r),
+            _ => r as u32,
+        }
+    })
+}
+
+/// Three 16-bit sources (min3/max3/med3 16-bit): `f` on the low halves.
+fn three16<T>(w: &mut Wave, i: &Inst, conv: fn(u32) -> T, f: fn(T, T, T) -> T, back: fn(T) -> u32) -> R {
+    map3(w, i, move |a, b, c| back(f(conv(a), conv(b), conv(c))) & 0xffff)
+}
+
+/// The lanes a VOP3-only op writes (no DPP forms) and its plan.
+fn vop3_plan(w: &Wave, inst: &Inst) -> Plan {
+    plan(w, inst)
+}
+
+/// `v_mad_u64_u32` / `v_mad_i64_i32`: `{dst, carry} = s0 * s1 + s2` with
+/// 32-bit factors and a 64-bit addend; the carry-out is bit 64 of the exact
+/// result; clamp saturates to the 64-bit range.
+fn mad64(w: &mut Wave, inst: &Inst, signed: bool) -> R {
+    let p = vop3_plan(w, inst);
+    let a = src32_with(w, inst, 0, &p)?;
+    let b = src32_with(w, inst, 1, &p)?;
+    let mut acc = [0u64; LANES];
+    src64_into(w, inst, 2, &p, &mut acc)?;
+    let c = clamp(inst);
+    let mut carry = 0u64;
+    for (l, x) in acc.iter_mut().enumerate() {
+        let (r, lo, hi) = if signed {
+            let r = a[l] as i32 as i128 * b[l] as i32 as i128 + *x as i64 as i128;
+            (r, i64::MIN as i128, i64::MAX as i128)
+        } else {
+            let r = a[l] as i128 * b[l] as i128 + *x as i128;
+            (r, 0, u64::MAX as i128)
+        };
+        carry |= ((r >> 64) as u64 & 1) << l;
+        *x = if c { r.clamp(lo, hi) as u64 } else { r as u64 };
+    }
+    write64(w, inst, &acc, p.mask)?;
+    write_lane_mask(w, inst.dst[1], carry, p.mask)?;
+    Ok(Flow::Next)
+}
+
+/// 64-bit shifts: `dst = f(s1 (64-bit), s0 (shift))`.
+fn shift64(w: &mut Wave, inst: &Inst, f: fn(u64, u32) -> u64) -> R {
+    let p = vop3_plan(w, inst);
+    let s = src32_with(w, inst, 0, &p)?;
+    let mut v = [0u64; LANES];
+    src64_into(w, inst, 1, &p, &mut v)?;
+    for (x, &s) in v.iter_mut().zip(&s) {
+        *x = f(*x, s & 63);
+    }
+    write64(w, inst, &v, p.mask)?;
+    Ok(Flow::Next)
+}
+
+/// `v_lshl_add_u64` (gfx942): `(s0 << s1[2:0]) + s2`.
+fn lshl_add_u64(w: &mut Wave, inst: &Inst) -> R {
+    let p = vop3_plan(w, inst);
+    let mut a = [0u64; LANES];
+    let mut c = [0u64; LANES];
+    src64_into(w, inst, 0, &p, &mut a)?;
+    let s = src32_with(w, inst, 1, &p)?;
+    src64_into(w, inst, 2, &p, &mut c)?;
+    for (l, x) in a.iter_mut().enumerate() {
+        *x = (*x << (s[l] & 7)).wrapping_add(c[l]);
+    }
+    write64(w, inst, &a, p.mask)?;
+    Ok(Flow::Next)
+}
+
+/// The four SADs of the quad-SAD ops: window `k` is bytes `k..k+4` of
+/// the 64-bit `s0`, against the reference `s1`.
+fn quad_sads(s0: u64, s1: u32, masked: bool) -> [u32; 4] {
+    std::array::from_fn(|k| sad4(s0 >> (8 * k), s1, masked))
+}
+
+/// `v_qsad_pk_u16_u8` / `v_mqsad_pk_u16_u8`: four 16-bit SADs plus the
+/// 16-bit accumulators of `s2`, packed into a 64-bit result.
+fn qsad_pk(w: &mut Wave, inst: &Inst, masked: bool) -> R {
+    let p = vop3_plan(w, inst);
+    let mut s0 = [0u64; LANES];
+    let mut acc = [0u64; LANES];
+    src64_into(w, inst, 0, &p, &mut s0)?;
+    let s1 = src32_with(w, inst, 1, &p)?;
+    src64_into(w, inst, 2, &p, &mut acc)?;
+    let c = clamp(inst);
+    for (l, x) in acc.iter_mut().enumerate() {
+        let sads = quad_sads(s0[l], s1[l], masked);
+        let mut out = 0u64;
+        for (k, s) in sads.iter().enumerate() {
+            let r = (*x >> (16 * k) & 0xffff) + *s as u64;
+            let r = if c { r.min(0xffff) } else { r & 0xffff };
+            out |= r << (16 * k);
+        }
+        *x = out;
+    }
+    write64(w, inst, &acc, p.mask)?;
+    Ok(Flow::Next)
+}
+
+/// The 128-bit accumulator of `v_mqsad_u32_u8`: four registers, four
+/// SGPRs, or a constant that fills only the low two dwords.
+fn acc128(w: &Wave, inst: &Inst) -> Result<[Lanes; 4], ExecError> {
+    let op = inst.src[2];
+    let mut out = [[0u32; LANES]; 4];
+    match op {
+        Operand::Vgpr(_) | Operand::Agpr(_) => {
+            for (k, o) in out.iter_mut().enumerate() {
+                *o = *w.vreg(op, k)?;
+            }
+        }
+        Operand::Sgpr(_) | Operand::Ttmp(_) => {
+            let mut s = [0u32; 4];
+            w.read_sgprs(op, &mut s)?;
+            for (o, v) in out.iter_mut().zip(s) {
+                *o = [v; LANES];
+            }
+        }
+        _ => {
+            let v = w.read_scalar64(op, Ty::I64, inst.literal)?;
+            out[0] = [v as u32; LANES];
+            out[1] = [(v >> 32) as u32; LANES];
+        }
+    }
+    Ok(out)
+}
+
+/// `v_mqsad_u32_u8`: four masked SADs, each added to a 32-bit accumulator
+/// (saturated with clamp), into four registers.
+fn mqsad_u32(w: &mut Wave, inst: &Inst) -> R {
+    let p = vop3_plan(w, inst);
+    let mut s0 = [0u64; LANES];
+    src64_into(w, inst, 0, &p, &mut s0)?;
+    let s1 = src32_with(w, inst, 1, &p)?;
+    let mut acc = acc128(w, inst)?;
+    let c = clamp(inst);
+    for l in 0..LANES {
+        let sads = quad_sads(s0[l], s1[l], true);
+        for (k, s) in sads.iter().enumerate() {
+            acc[k][l] = acc32(*s as u64, acc[k][l], c);
+        }
+    }
+    for (k, vals) in acc.iter().enumerate() {
+        write_lanes(w.vreg_mut(inst.dst[0], k)?, vals, p.mask);
+    }
+    Ok(Flow::Next)
+}
+
+/// `v_lerp_u8`: per byte, the rounded average `(a + b + c[0]) >> 1`, where
+/// bit 0 of each byte of `c` is the rounding bit.
+fn lerp_u8(a: u32, b: u32, c: u32) -> u32 {
+    (0..4).fold(0, |acc, i| {
+        let s = 8 * i;
+        let v = ((a >> s & 0xff) + (b >> s & 0xff) + (c >> s & 1)) >> 1;
+        acc | (v & 0xff) << s
+    })
+}
+
+/// `v_sat_pk_u8_i16`: two signed 16-bit halves saturated to bytes, packed
+/// into the low 16 bits.
+fn sat_pk_u8_i16(a: u32) -> u32 {
+    let sat = |h: u32| (h as u16 as i16).clamp(0, 255) as u32;
+    sat(a) | sat(a >> 16) << 8
+}
+
+pub fn handler(op: Op) -> Option<Handler> {
+    let h: Handler = match op {
+        Op::VAdd3U32 => |w, i, _| map3(w, i, |a, b, c| a.wrapping_add(b).wrapping_add(c)),
+        Op::VAddLshlU32 => |w, i, _| map3(w, i, |a, b, c| a.wrapping_add(b) << (c & 31)),
+        Op::VLshlAddU32 => |w, i, _| map3(w, i, |a, b, c| (a << (b & 31)).wrapping_add(c)),
+        Op::VLshlOrB32 => |w, i, _| map3(w, i, |a, b, c| (a << (b & 31)) | c),
+        Op::VAndOrB32 => |w, i, _| map3(w, i, |a, b, c| (a & b) | c),
+        Op::VOr3B32 => |w, i, _| map3(w, i, |a, b, c| a | b | c),
+        Op::VXadU32 => |w, i, _| map3(w, i, |a, b, c| (a ^ b).wrapping_add(c)),
+        Op::VAlignbitB32 => |w, i, _| map3(w, i, |a, b, c| (((a as u64) << 32 | b as u64) >> (c & 31)) as u32),
+        Op::VAlignbyteB32 => |w, i, _| map3(w, i, |a, b, c| (((a as u64) << 32 | b as u64) >> (8 * (c & 3))) as u32),
+        Op::VBfeU32 => |w, i, _| map3(w, i, bfe_u32),
+        Op::VBfeI32 => |w, i, _| map3(w, i, bfe_i32),
+        Op::VBfiB32 => |w, i, _| map3(w, i, |a, b, c| (a & b) | (!a & c)),
+        Op::VPermB32 => |w, i, _| map3(w, i, perm),
+        Op::VLerpU8 => |w, i, _| map3(w, i, lerp_u8),
+        Op::VMin3U32 => |w, i, _| map3(w, i, |a, b, c| a.min(b).min(c)),
+        Op::VMax3U32 => |w, i, _| map3(w, i, |a, b, c| a.max(b).max(c)),
+        Op::VMed3U32 => |w, i, _| map3(w, i, med3),
+        Op::VMin3I32 => |w, i, _| map3(w, i, |a, b, c| (a as i32).min(b as i32).min(c as i32) as u32),
+        Op::VMax3I32 => |w, i, _| map3(w, i, |a, b, c| (a as i32).max(b as i32).max(c as i32) as u32),
+        Op::VMed3I32 => |w, i, _| map3(w, i, |a, b, c| med3(a as i32, b as i32, c as i32) as u32),
+        Op::VMin3U16 => |w, i, _| three16(w, i, |v| v as u16, |a, b, c| a.min(b).min(c), u32::from),
+        Op::VMax3U16 => |w, i, _| three16(w, i, |v| v as u16, |a, b, c| a.max(b).max(c), u32::from),
+        Op::VMed3U16 => |w, i, _| three16(w, i, |v| v as u16, med3, u32::from),
+        Op::VMin3I16 => |w, i, _| three16(w, i, |v| v as i16, |a, b, c| a.min(b).min(c), |v| v as u32),
+        Op::VMax3I16 => |w, i, _| three16(w, i, |v| v as i16, |a, b, c| a.max(b).max(c), |v| v as u32),
+        Op::VMed3I16 => |w, i, _| three16(w, i, |v| v as i16, med3, |v| v as u32),
+        Op::VMadU32U24 => |w, i, _| arith3(w, i, |a, b, c| (a & 0xff_ffff) * (b & 0xff_ffff) + c, sat_u32, false),
+        Op::VMadI32I24 => |w, i, _| {
+            arith3(w, i, |a, b, c| i24(a as u32) as i128 * i24(b as u32) as i128 + c as i32 as i128, sat_i32, false)
+        },
+        Op::VMadU16 | Op::VMadLegacyU16 => |w, i, _| mad16(w, i, false),
+        Op::VMadI16 | Op::VMadLegacyI16 => |w, i, _| mad16(w, i, true),
+        Op::VMadU32U16 => |w, i, _| mad32_16(w, i, false),
+        Op::VMadI32I16 => |w, i, _| mad32_16(w, i, true),
+        Op::VMadU64U32 => |w, i, _| mad64(w, i, false),
+        Op::VMadI64I32 => |w, i, _| mad64(w, i, true),
+        Op::VLshlrevB64 => |w, i, _| shift64(w, i, |v, s| v << s),
+        Op::VLshrrevB64 => |w, i, _| shift64(w, i, |v, s| v >> s),
+        Op::VAshrrevI64 => |w, i, _| shift64(w, i, |v, s| ((v as i64) >> s) as u64),
+        Op::VLshlAddU64 => |w, i, _| lshl_add_u64(w, i),
+        Op::VSadU8 => |w, i, _| {
+            let c = clamp(i);
+            map3(w, i, move |a, b, d| acc32(sad4(a as u64, b, false) as u64, d, c))
+        },
+        Op::VSadHiU8 => |w, i, _| {
+            let c = clamp(i);
+            map3(w, i, move |a, b, d| acc32((sad4(a as u64, b, false) as u64) << 16, d, c))
+        },
+        Op::VSadU16 => |w, i, _| {
+            let c = clamp(i);
+            let half = |a: u32, b: u32, k: u32| ((a >> k) as u16).abs_diff((b >> k) as u16) as u64;
+            map3(w, i, move |a, b, d| acc32(half(a, b, 0) + half(a, b, 16), d, c))
+        },
+        Op::VSadU32 => |w, i, _| {
+            let c = clamp(i);
+            map3(w, i, move |a, b, d| acc32(a.abs_diff(b) as u64, d, c))
+        },
+        Op::VMsadU8 => |w, i, _| {
+            let c = clamp(i);
+            map3(w, i, move |a, b, d| acc32(sad4(a as u64, b, true) as u64, d, c))
+        },
+        Op::VQsadPkU16U8 => |w, i, _| qsad_pk(w, i, false),
+        Op::VMqsadPkU16U8 => |w, i, _| qsad_pk(w, i, true),
+        Op::VMqsadU32U8 => |w, i, _| mqsad_u32(w, i),
+        Op::VSatPkU8I16 => |w, i, _| super::run::map1(w, i, sat_pk_u8_i16),
+        _ => return None,
+    };
+    Some(h)
+}
