@@ -6,6 +6,7 @@
 //! denormal controls); float → integer conversions truncate toward zero
 //! except `v_cvt_flr` (floor) and `v_cvt_rpi` (floor of x + 0.5, exact).
 
+use super::float_fast::{try_fast, Flush};
 use super::float_io::{op32, op32_acc, op32_to64, op64_to32, Out};
 use super::fp::{self, Env, Rm, F16, F64};
 use super::fp8;
@@ -19,18 +20,30 @@ pub fn handler(op: Op) -> Option<Handler> {
         Op::VCvtF16F32 => |w, i, _| op32(w, i, Out::F16, |[a], e| fp::out16(fp::in32(a, e), e)),
         Op::VCvtF32F64 => |w, i, _| op64_to32(w, i, Out::F32, |a, e| fp::out32(fp::in64(a, e), e)),
         Op::VCvtF64F32 => |w, i, _| op32_to64(w, i, |a, e| F64.flush(fp::in32(a, e).to_bits(), e.out64())),
-        Op::VCvtF32I32 => |w, i, _| op32(w, i, Out::F32, |[a], e| fp::out32(a as i32 as f64, e)),
-        Op::VCvtF32U32 => |w, i, _| op32(w, i, Out::F32, |[a], e| fp::out32(a as f64, e)),
+        Op::VCvtF32I32 => |w, i, _| {
+            try_fast(w, i, 1, false, Flush::Never, |a, _, _| (a as i32 as f32).to_bits())
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a], e| fp::out32(a as i32 as f64, e)))
+        },
+        Op::VCvtF32U32 => |w, i, _| {
+            try_fast(w, i, 1, false, Flush::Never, |a, _, _| (a as f32).to_bits())
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a], e| fp::out32(a as f64, e)))
+        },
         Op::VCvtF64I32 => |w, i, _| op32_to64(w, i, |a, _| (a as i32 as f64).to_bits()),
         Op::VCvtF64U32 => |w, i, _| op32_to64(w, i, |a, _| (a as f64).to_bits()),
         Op::VCvtF16I16 => |w, i, _| op32(w, i, Out::F16, |[a], e| fp::out16(a as i16 as f64, e)),
         Op::VCvtF16U16 => |w, i, _| op32(w, i, Out::F16, |[a], e| fp::out16(a as u16 as f64, e)),
+        // Host float -> int casts truncate, saturate and give 0 for NaN, as
+        // the ISA does; a denormal truncates to 0 whether flushed or not.
         Op::VCvtI32F32 => |w, i, _| {
-            op32(w, i, Out::Bits, |[a], e| to_int(fp::in32(a, e).trunc(), i32::MIN as f64, i32::MAX as f64) as u32)
+            try_fast(w, i, 1, false, Flush::Never, |a, _, _| f32::from_bits(a) as i32 as u32).unwrap_or_else(|| {
+                op32(w, i, Out::Bits, |[a], e| to_int(fp::in32(a, e).trunc(), i32::MIN as f64, i32::MAX as f64) as u32)
+            })
         },
-        Op::VCvtU32F32 => {
-            |w, i, _| op32(w, i, Out::Bits, |[a], e| to_int(fp::in32(a, e).trunc(), 0.0, u32::MAX as f64) as u32)
-        }
+        Op::VCvtU32F32 => |w, i, _| {
+            try_fast(w, i, 1, false, Flush::Never, |a, _, _| f32::from_bits(a) as u32).unwrap_or_else(|| {
+                op32(w, i, Out::Bits, |[a], e| to_int(fp::in32(a, e).trunc(), 0.0, u32::MAX as f64) as u32)
+            })
+        },
         Op::VCvtI32F64 => |w, i, _| {
             op64_to32(w, i, Out::Bits, |a, e| to_int(fp::in64(a, e).trunc(), i32::MIN as f64, i32::MAX as f64) as u32)
         },

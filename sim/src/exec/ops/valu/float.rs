@@ -3,6 +3,7 @@
 //! helpers. Semantics per the MI200/MI300 ISA pseudo-code; rounding and
 //! denormal handling follow MODE through [`fp`].
 
+use super::float_fast::{host_mad, host_minmax, try_fast, try_fast64, Flush};
 use super::float_io::{op32, op32_acc, op64, op64_32, op64_to32, Out};
 use super::fp::{self, Env, F32, F64};
 use crate::exec::Handler;
@@ -11,20 +12,38 @@ use crate::isa::Op;
 /// The handler of `op`, if this module implements it.
 pub fn handler(op: Op) -> Option<Handler> {
     let h: Handler = match op {
-        Op::VAddF32 => super::float_fast::add_f32,
-        Op::VSubF32 => |w, i, _| op32(w, i, Out::F32, |[a, b], e| add32(a, b ^ 0x8000_0000, e)),
-        Op::VSubrevF32 => |w, i, _| op32(w, i, Out::F32, |[a, b], e| add32(b, a ^ 0x8000_0000, e)),
-        Op::VMulF32 => super::float_fast::mul_f32,
+        Op::VAddF32 => |w, i, _| super::float_fast::add_f32(w, i),
+        Op::VSubF32 => |w, i, _| {
+            try_fast(w, i, 2, false, Flush::Mode, |a, b, _| (f32::from_bits(a) - f32::from_bits(b)).to_bits())
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a, b], e| add32(a, b ^ 0x8000_0000, e)))
+        },
+        Op::VSubrevF32 => |w, i, _| {
+            try_fast(w, i, 2, false, Flush::Mode, |a, b, _| (f32::from_bits(b) - f32::from_bits(a)).to_bits())
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a, b], e| add32(b, a ^ 0x8000_0000, e)))
+        },
+        Op::VMulF32 => |w, i, _| super::float_fast::mul_f32(w, i),
         Op::VMulLegacyF32 => |w, i, _| op32(w, i, Out::F32, |[a, b], e| mul_legacy32(a, b, e)),
-        Op::VFmaF32 | Op::VFmamkF32 | Op::VFmaakF32 => super::float_fast::fma_f32,
-        Op::VFmacF32 => |w, i, _| op32_acc(w, i, Out::F32, |[a, b, c], e| fma32(a, b, c, e)),
-        Op::VMadF32 | Op::VMadmkF32 | Op::VMadakF32 => {
-            |w, i, _| op32(w, i, Out::F32, |[a, b, c], e| mad32(a, b, c, false, e))
-        }
+        Op::VFmaF32 | Op::VFmamkF32 | Op::VFmaakF32 => |w, i, _| super::float_fast::fma_f32(w, i),
+        Op::VFmacF32 => |w, i, _| super::float_fast::fmac_f32(w, i),
+        Op::VMadF32 | Op::VMadmkF32 | Op::VMadakF32 => |w, i, _| {
+            try_fast(w, i, 3, false, Flush::Always, host_mad)
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a, b, c], e| mad32(a, b, c, false, e)))
+        },
         Op::VMadLegacyF32 => |w, i, _| op32(w, i, Out::F32, |[a, b, c], e| mad32(a, b, c, true, e)),
-        Op::VMacF32 => |w, i, _| op32_acc(w, i, Out::F32, |[a, b, c], e| mad32(a, b, c, false, e)),
-        Op::VMinF32 => |w, i, _| op32(w, i, Out::F32, |[a, b], e| minmax32(a, b, false, e)),
-        Op::VMaxF32 => |w, i, _| op32(w, i, Out::F32, |[a, b], e| minmax32(a, b, true, e)),
+        Op::VMacF32 => |w, i, _| {
+            try_fast(w, i, 2, true, Flush::Always, host_mad)
+                .unwrap_or_else(|| op32_acc(w, i, Out::F32, |[a, b, c], e| mad32(a, b, c, false, e)))
+        },
+        Op::VMinF32 => |w, i, _| {
+            let e = Env::new(w.mode);
+            try_fast(w, i, 2, false, Flush::Mode, |a, b, _| host_minmax(a, b, false, e))
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a, b], e| minmax32(a, b, false, e)))
+        },
+        Op::VMaxF32 => |w, i, _| {
+            let e = Env::new(w.mode);
+            try_fast(w, i, 2, false, Flush::Mode, |a, b, _| host_minmax(a, b, true, e))
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a, b], e| minmax32(a, b, true, e)))
+        },
         Op::VMin3F32 => |w, i, _| op32(w, i, Out::F32, |[a, b, c], e| minmax32(minmax32(a, b, false, e), c, false, e)),
         Op::VMax3F32 => |w, i, _| op32(w, i, Out::F32, |[a, b, c], e| minmax32(minmax32(a, b, true, e), c, true, e)),
         Op::VMed3F32 => |w, i, _| op32(w, i, Out::F32, |[a, b, c], e| med3_32(a, b, c, e)),
@@ -41,9 +60,15 @@ pub fn handler(op: Op) -> Option<Handler> {
         Op::VCubetcF32 => |w, i, _| op32(w, i, Out::F32, |s, e| cube(s, e).2),
         Op::VCubemaF32 => |w, i, _| op32(w, i, Out::F32, |s, e| cube(s, e).3),
 
-        Op::VAddF64 => |w, i, _| op64(w, i, true, |[a, b], e| add64(a, b, e)),
-        Op::VMulF64 => |w, i, _| op64(w, i, true, |[a, b], e| mul64(a, b, e)),
-        Op::VFmaF64 => |w, i, _| op64(w, i, true, |[a, b, c], e| fma64(a, b, c, e)),
+        Op::VAddF64 => |w, i, _| {
+            try_fast64(w, i, 2, |a, b, _| a + b).unwrap_or_else(|| op64(w, i, true, |[a, b], e| add64(a, b, e)))
+        },
+        Op::VMulF64 => |w, i, _| {
+            try_fast64(w, i, 2, |a, b, _| a * b).unwrap_or_else(|| op64(w, i, true, |[a, b], e| mul64(a, b, e)))
+        },
+        Op::VFmaF64 => |w, i, _| {
+            try_fast64(w, i, 3, f64::mul_add).unwrap_or_else(|| op64(w, i, true, |[a, b, c], e| fma64(a, b, c, e)))
+        },
         Op::VFmacF64 => fmac_f64,
         Op::VMinF64 => |w, i, _| op64(w, i, true, |[a, b], e| minmax64(a, b, false, e)),
         Op::VMaxF64 => |w, i, _| op64(w, i, true, |[a, b], e| minmax64(a, b, true, e)),
@@ -55,8 +80,13 @@ pub fn handler(op: Op) -> Option<Handler> {
         Op::VCeilF64 => |w, i, _| op64(w, i, true, |[a], e| round_int64(a, e, f64::ceil)),
         Op::VFloorF64 => |w, i, _| op64(w, i, true, |[a], e| round_int64(a, e, f64::floor)),
         Op::VRndneF64 => |w, i, _| op64(w, i, true, |[a], e| round_int64(a, e, f64::round_ties_even)),
+        Op::VTrigPreopF64 => |w, i, _| op64_32(w, i, |a, n, _| super::float_trig::trig_preop(a, n)),
         // The other float modules are reached through this one.
-        _ => return super::float_div::handler(op).or_else(|| super::trans::handler(op)),
+        _ => {
+            return super::float_div::handler(op)
+                .or_else(|| super::trans::handler(op))
+                .or_else(|| super::float16::handler(op))
+        }
     };
     Some(h)
 }
@@ -112,7 +142,7 @@ fn mad32(a: u32, b: u32, c: u32, legacy: bool, e: Env) -> u32 {
 
 /// `v_min_f32`/`v_max_f32` (see [`fp::minmax`]); a result is flushed per
 /// MODE, so `v_max_f32 v, v` canonicalizes.
-fn minmax32(a: u32, b: u32, max: bool, e: Env) -> u32 {
+pub fn minmax32(a: u32, b: u32, max: bool, e: Env) -> u32 {
     let a = F32.flush(a as u64, e.in32());
     let b = F32.flush(b as u64, e.in32());
     let (x, y) = (f32::from_bits(a as u32) as f64, f32::from_bits(b as u32) as f64);
@@ -129,7 +159,7 @@ fn med3_32(a: u32, b: u32, c: u32, e: Env) -> u32 {
 fn ldexp32(a: u32, n: i32, e: Env) -> u32 {
     let x = fp::in32(a, e);
     // f32 values times 2^±300 stay exact in f64 and saturate the f32 range.
-    fp::out32(x * 2f64.powi(n.clamp(-300, 300)), e)
+    fp::out32(x * fp::pow2(n.clamp(-300, 300)), e)
 }
 
 /// The mantissa in [0.5, 1) with the sign of `a`; inf and NaN pass
@@ -144,7 +174,7 @@ fn frexp_mant32(a: u32, e: Env) -> u32 {
     }
     let (s, m, ex) = fp::parts(x);
     let lead = 63 - m.leading_zeros() as i32 + ex;
-    let mant = x.abs() * 2f64.powi(-lead - 1);
+    let mant = x.abs() * fp::pow2(-lead - 1);
     let v = if s { -mant } else { mant };
     (v as f32).to_bits()
 }

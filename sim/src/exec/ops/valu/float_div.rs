@@ -94,7 +94,7 @@ fn scale32(s0: u32, d: u32, n: u32) -> (u32, bool) {
     }
     let exp = |b: u32| (b >> 23 & 0xff) as i32;
     let (k, vcc) = scale_decision(dv, nv, exp(d), exp(n), s0 == d, s0 == n, &P32);
-    (fp::round(x * 2f64.powi(k), F32, fp::Rm::Ne, true) as u32, vcc)
+    (fp::round(x * fp::pow2(k), F32, fp::Rm::Ne, true) as u32, vcc)
 }
 
 fn scale64(s0: u64, d: u64, n: u64) -> (u64, bool) {
@@ -162,7 +162,7 @@ fn fmas32(a: u32, b: u32, c: u32, vcc: bool, e: Env) -> u32 {
         return fp::out32(z, e);
     }
     let k = if c >> 23 & 0xff > 127 { 64 } else { -64 };
-    fp::out32(z * 2f64.powi(k), e)
+    fp::out32(z * fp::pow2(k), e)
 }
 
 fn fmas64(a: u64, b: u64, c: u64, vcc: bool, e: Env) -> u64 {

@@ -1,14 +1,15 @@
 //! Fast paths for the hottest f32 ops (`v_add_f32`, `v_mul_f32`,
-//! `v_fma_f32` and its K forms): with MODE at the HIP default (round to
-//! nearest even, f32 denormals kept) and no source or output modifiers,
-//! DPP or SDWA, the lane loop is plain host arithmetic over the register
-//! arrays. Anything else goes through the general driver.
+//! `v_fma_f32` and its K forms): with f32 rounding to nearest even (MODE's
+//! default) and no source or output modifiers, DPP or SDWA, the lane loop
+//! is plain host arithmetic over the register arrays, with branch-free
+//! denormal flushing when MODE asks for it. Anything else goes through the
+//! general driver.
 
 use super::float::{add32, fma32, mul32};
 use super::float_io::{op32, Out};
 use super::fp::{self, Env};
-use crate::exec::wave::{Lanes, Wave, LANES};
-use crate::exec::{Ctx, ExecError, Flow};
+use crate::exec::wave::{Lanes, VSrc, VSrc64, Wave, LANES};
+use crate::exec::{ExecError, Flow};
 use crate::isa::{Ext, Inst};
 
 /// Whether `inst` carries no modifiers that change its sources or result.
@@ -38,38 +39,302 @@ fn store(w: &mut Wave, inst: &Inst, out: &Lanes) -> Result<Flow, ExecError> {
     Ok(Flow::Next)
 }
 
-macro_rules! fast2 {
-    ($name:ident, $slow:ident, $op:tt) => {
-        pub fn $name(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
-            if !(Env::new(w.mode).host32() && plain(inst)) {
-                return op32(w, inst, Out::F32, |[a, b], e| $slow(a, b, e));
-            }
-            let a = w.src32(inst, 0)?.to_lanes();
-            let b = w.src32(inst, 1)?.to_lanes();
-            let mut out = [0u32; LANES];
-            for ((o, x), y) in out.iter_mut().zip(&a).zip(&b) {
-                *o = (f32::from_bits(*x) $op f32::from_bits(*y)).to_bits();
-            }
-            store(w, inst, &out)
-        }
-    };
+/// A denormal becomes a signed zero (branch-free, vectorizable).
+#[inline(always)]
+fn flush(b: u32) -> u32 {
+    if b & 0x7f80_0000 == 0 {
+        b & 0x8000_0000
+    } else {
+        b
+    }
 }
 
-fast2!(add_f32, add32, +);
-fast2!(mul_f32, mul32, *);
-
-/// `v_fma_f32` (and `v_fmamk`/`v_fmaak`, whose K is one of the sources).
-pub fn fma_f32(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
-    if !(Env::new(w.mode).host32() && plain(inst)) {
-        return op32(w, inst, Out::F32, |[a, b, c], e| fma32(a, b, c, e));
+/// The lane loop for a two- or three-source op under round-to-nearest,
+/// monomorphised per flushing mode.
+#[inline(always)]
+fn lanes<const FIN: bool, const FOUT: bool>(s: [&Lanes; 3], out: &mut Lanes, f: impl Fn(u32, u32, u32) -> u32) {
+    for l in 0..LANES {
+        let (mut a, mut b, mut c) = (s[0][l], s[1][l], s[2][l]);
+        if FIN {
+            (a, b, c) = (flush(a), flush(b), flush(c));
+        }
+        let r = f(a, b, c);
+        out[l] = if FOUT { flush(r) } else { r };
     }
-    let a = w.src32(inst, 0)?.to_lanes();
-    let b = w.src32(inst, 1)?.to_lanes();
-    let c = w.src32(inst, 2)?.to_lanes();
+}
+
+/// Source `i` as a register array: the register itself (no copy), or
+/// `buf` filled with a uniform value.
+#[inline(always)]
+fn source<'a>(w: &'a Wave, inst: &Inst, i: usize, buf: &'a mut Lanes) -> Result<&'a Lanes, ExecError> {
+    Ok(match w.src32(inst, i)? {
+        VSrc::Lanes(r) => r,
+        VSrc::Uniform(v) => {
+            *buf = [v; LANES];
+            buf
+        }
+    })
+}
+
+/// Which f32 denormals a fast-path op flushes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Flush {
+    /// As MODE says.
+    Mode,
+    /// Inputs and results, whatever MODE says (`v_mad`, transcendentals).
+    Always,
+    /// None (integer inputs).
+    Never,
+}
+
+/// Runs `f` over the lanes with the given flushing. The third input is
+/// source 2, or with `acc` the destination's old value (`v_fmac`,
+/// `v_mac`).
+#[inline(always)]
+fn run_with(
+    w: &mut Wave,
+    inst: &Inst,
+    n: usize,
+    acc: bool,
+    flush: Flush,
+    f: impl Fn(u32, u32, u32) -> u32 + Copy,
+) -> Result<Flow, ExecError> {
+    let env = Env::new(w.mode);
     let mut out = [0u32; LANES];
-    for (l, o) in out.iter_mut().enumerate() {
-        let p = f32::from_bits(a[l]) as f64 * f32::from_bits(b[l]) as f64;
-        *o = (fp::add_odd(p, f32::from_bits(c[l]) as f64) as f32).to_bits();
+    {
+        let (mut b0, mut b1, mut b2) = ([0u32; LANES], [0u32; LANES], [0u32; LANES]);
+        let s0 = source(w, inst, 0, &mut b0)?;
+        let s1 = if n > 1 { source(w, inst, 1, &mut b1)? } else { &b1 };
+        let s2 = if acc {
+            w.vreg(inst.dst[0], 0)?
+        } else if n > 2 {
+            source(w, inst, 2, &mut b2)?
+        } else {
+            &b2
+        };
+        let s = [s0, s1, s2];
+        let (fin, fout) = match flush {
+            Flush::Mode => (!env.in32(), !env.out32()),
+            Flush::Always => (true, true),
+            Flush::Never => (false, false),
+        };
+        match (fin, fout) {
+            (false, false) => lanes::<false, false>(s, &mut out, f),
+            (false, true) => lanes::<false, true>(s, &mut out, f),
+            (true, false) => lanes::<true, false>(s, &mut out, f),
+            (true, true) => lanes::<true, true>(s, &mut out, f),
+        }
     }
     store(w, inst, &out)
+}
+
+#[inline(always)]
+fn run(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(u32, u32, u32) -> u32 + Copy) -> Result<Flow, ExecError> {
+    run_with(w, inst, n, false, Flush::Mode, f)
+}
+
+/// The fast path for an f32 op computed by host arithmetic `f` on its
+/// (flushed) inputs, when f32 rounding is to nearest even and the
+/// instruction has no modifiers; `None` otherwise (use the general
+/// driver). `f` must round to nearest even itself, as host f32 arithmetic
+/// and `f64 as f32` do.
+#[inline(always)]
+pub fn try_fast(
+    w: &mut Wave,
+    inst: &Inst,
+    n: usize,
+    acc: bool,
+    flush: Flush,
+    f: impl Fn(u32, u32, u32) -> u32 + Copy,
+) -> Option<Result<Flow, ExecError>> {
+    fast(w, inst).then(|| run_with(w, inst, n, acc, flush, f))
+}
+
+/// Host `a * b + c` for f32 bits, fused: exact product, round-to-odd sum,
+/// one rounding to f32.
+#[inline(always)]
+pub fn host_fma(a: u32, b: u32, c: u32) -> u32 {
+    let p = f32::from_bits(a) as f64 * f32::from_bits(b) as f64;
+    (fp::add_odd(p, f32::from_bits(c) as f64) as f32).to_bits()
+}
+
+/// Host unfused `a * b + c`: the product rounded (and flushed) first.
+#[inline(always)]
+pub fn host_mad(a: u32, b: u32, c: u32) -> u32 {
+    let p = flush((f32::from_bits(a) * f32::from_bits(b)).to_bits());
+    (f32::from_bits(p) + f32::from_bits(c)).to_bits()
+}
+
+/// Whether the fast path applies.
+#[inline]
+fn fast(w: &Wave, inst: &Inst) -> bool {
+    Env::new(w.mode).rm32() == fp::Rm::Ne && plain(inst)
+}
+
+/// `v_add_f32` (the handler without its context, for benches).
+pub fn add_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
+    if !fast(w, inst) {
+        return op32(w, inst, Out::F32, |[a, b], e| add32(a, b, e));
+    }
+    run(w, inst, 2, |a, b, _| (f32::from_bits(a) + f32::from_bits(b)).to_bits())
+}
+
+/// `v_mul_f32`.
+pub fn mul_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
+    if !fast(w, inst) {
+        return op32(w, inst, Out::F32, |[a, b], e| mul32(a, b, e));
+    }
+    run(w, inst, 2, |a, b, _| (f32::from_bits(a) * f32::from_bits(b)).to_bits())
+}
+
+/// `v_fma_f32` (and `v_fmamk`/`v_fmaak`, whose K is one of the sources).
+pub fn fma_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
+    if !fast(w, inst) {
+        return op32(w, inst, Out::F32, |[a, b, c], e| fma32(a, b, c, e));
+    }
+    fma_lanes(w, inst, false)
+}
+
+/// `v_fmac_f32`: `d = a * b + d`.
+pub fn fmac_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
+    if !fast(w, inst) {
+        return super::float_io::op32_acc(w, inst, Out::F32, |[a, b, c], e| fma32(a, b, c, e));
+    }
+    fma_lanes(w, inst, true)
+}
+
+/// `v_fma_f32`/`v_fmac_f32` under round-to-nearest.
+fn fma_lanes(w: &mut Wave, inst: &Inst, acc: bool) -> Result<Flow, ExecError> {
+    let env = Env::new(w.mode);
+    let (mut b0, mut b1, mut b2) = ([0u32; LANES], [0u32; LANES], [0u32; LANES]);
+    let s2 = if acc { w.vreg(inst.dst[0], 0)? } else { source(w, inst, 2, &mut b2)? };
+    let out = rne_lanes(Kind::Fma, [source(w, inst, 0, &mut b0)?, source(w, inst, 1, &mut b1)?, s2], env);
+    store(w, inst, &out)
+}
+
+/// The ops with round-to-nearest lane loops usable by other drivers
+/// (the packed-f32 ops).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Add,
+    Mul,
+    Fma,
+}
+
+/// `kind` over 64 lanes with f32 round-to-nearest-even, flushing per MODE.
+pub fn rne_lanes(kind: Kind, s: [&Lanes; 3], env: Env) -> Lanes {
+    let mut s = s;
+    let mut flushed = [[0u32; LANES]; 3];
+    if !env.in32() {
+        for (f, x) in flushed.iter_mut().zip(s.iter_mut()) {
+            *f = x.map(flush);
+            *x = f;
+        }
+    }
+    let mut out = [0u32; LANES];
+    match kind {
+        Kind::Add => lanes::<false, false>(s, &mut out, |a, b, _| (f32::from_bits(a) + f32::from_bits(b)).to_bits()),
+        Kind::Mul => lanes::<false, false>(s, &mut out, |a, b, _| (f32::from_bits(a) * f32::from_bits(b)).to_bits()),
+        Kind::Fma => fma_core(s, &mut out),
+    }
+    if !env.out32() {
+        for x in out.iter_mut() {
+            *x = flush(*x);
+        }
+    }
+    out
+}
+
+/// The fused multiply-add lanes under round-to-nearest.
+///
+/// The product of two f32 is exact in f64, so `s = a*b + c` in f64 is
+/// rounded once; rounding `s` to f32 again gives the correctly rounded
+/// result unless `s` landed exactly on an f32 rounding boundary (a
+/// midpoint, or anywhere in the f32 denormal range where the boundaries
+/// lie elsewhere). Those rare lanes are redone with a round-to-odd sum.
+fn fma_core(s: [&Lanes; 3], out: &mut Lanes) {
+    // Simple separate loops, so that each vectorizes.
+    let mut sum = [0f64; LANES];
+    for (l, d) in sum.iter_mut().enumerate() {
+        *d = f32::from_bits(s[0][l]) as f64 * f32::from_bits(s[1][l]) as f64 + f32::from_bits(s[2][l]) as f64;
+    }
+    for (o, d) in out.iter_mut().zip(&sum) {
+        *o = (*d as f32).to_bits();
+    }
+    // Lanes to redo: the low 29 bits of the f64 mantissa are exactly an f32
+    // midpoint, or the exponent is in the f32 denormal range. Both tests
+    // use 32-bit halves (64-bit compares are slow without SSE4).
+    let redo = |d: f64| {
+        let b = d.to_bits();
+        let (lo, hi) = (b as u32, (b >> 32) as u32);
+        let midpoint = lo & 0x1fff_ffff == 0x1000_0000;
+        let tiny = (hi >> 20 & 0x7ff).wrapping_sub(1) < 1023 - 127;
+        midpoint | tiny
+    };
+    if sum.iter().fold(false, |any, &d| any | redo(d)) {
+        for l in (0..LANES).filter(|&l| redo(sum[l])) {
+            out[l] = host_fma(s[0][l], s[1][l], s[2][l]);
+        }
+    }
+}
+
+/// IEEE-mode `v_max_f32`/`v_min_f32` without NaNs: order the bit patterns
+/// as signed integers (which puts -0 below +0); lanes with a NaN take the
+/// general rule.
+#[inline(always)]
+pub fn host_minmax(a: u32, b: u32, max: bool, e: Env) -> u32 {
+    let nan = |x: u32| x & 0x7fff_ffff > 0x7f80_0000;
+    if nan(a) | nan(b) {
+        return super::float::minmax32(a, b, max, e);
+    }
+    let key = |x: u32| (x ^ ((x as i32 >> 31) as u32 & 0x7fff_ffff)) as i32;
+    if (key(a) < key(b)) == max {
+        b
+    } else {
+        a
+    }
+}
+
+/// Whether an f64 fast path applies: f64 rounding to nearest even, f64
+/// denormals kept, no modifiers.
+#[inline]
+fn fast64(w: &Wave, inst: &Inst) -> bool {
+    Env::new(w.mode).host64() && plain(inst)
+}
+
+/// An f64 op computed by host arithmetic on register pairs, when
+/// [`fast64`] holds; `None` otherwise.
+pub fn try_fast64(
+    w: &mut Wave,
+    inst: &Inst,
+    n: usize,
+    f: impl Fn(f64, f64, f64) -> f64,
+) -> Option<Result<Flow, ExecError>> {
+    fast64(w, inst).then(|| {
+        let mut s = [[0f64; LANES]; 3];
+        for (i, x) in s.iter_mut().enumerate().take(n) {
+            match w.src64(inst, i)? {
+                VSrc64::Lanes(lo, hi) => {
+                    for l in 0..LANES {
+                        x[l] = f64::from_bits(lo[l] as u64 | (hi[l] as u64) << 32);
+                    }
+                }
+                VSrc64::Uniform(v) => *x = [f64::from_bits(v); LANES],
+            }
+        }
+        let mut out = [0u64; LANES];
+        for (l, o) in out.iter_mut().enumerate() {
+            *o = f(s[0][l], s[1][l], s[2][l]).to_bits();
+        }
+        let exec = w.exec;
+        for half in 0..2 {
+            let d = w.vreg_mut(inst.dst[0], half)?;
+            for (l, (d, v)) in d.iter_mut().zip(&out).enumerate() {
+                if exec >> l & 1 != 0 {
+                    *d = (v >> (32 * half)) as u32;
+                }
+            }
+        }
+        Ok(Flow::Next)
+    })
 }

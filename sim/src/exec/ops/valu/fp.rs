@@ -224,7 +224,23 @@ pub fn parts(x: f64) -> (bool, u64, i32) {
 /// more bits than `f`) to format `f`. NaNs keep their sign and top payload
 /// bits and become quiet.
 pub fn round(x: f64, f: Fmt, rm: Rm, denorm: bool) -> u64 {
+    if f == F32 && rm == Rm::Ne {
+        // The host conversion is exactly this (NaNs included).
+        return F32.flush((x as f32).to_bits() as u64, denorm);
+    }
     let b = x.to_bits();
+    if f == F16 && rm == Rm::Ne {
+        // Results in the normal f16 range: round the mantissa directly
+        // (a carry out of it correctly bumps the exponent, up to inf).
+        let e = (b >> 52 & 0x7ff) as i64 - 1023;
+        if (-14..=15).contains(&e) {
+            let m = b & ((1 << 52) - 1);
+            let (r, rem) = (m >> 42, m & ((1 << 42) - 1));
+            let up = (rem > 1 << 41 || (rem == 1 << 41 && r & 1 == 1)) as u64;
+            let sign = (b >> 63) << 15;
+            return sign | ((((e + 15) as u64) << 10) + r + up);
+        }
+    }
     let sbit = if b >> 63 != 0 { f.sign() } else { 0 };
     if x.is_nan() {
         let payload = (b & ((1 << 52) - 1)) >> (52 - f.mbits);
@@ -262,11 +278,16 @@ pub fn odd(s: f64, err: f64) -> f64 {
     }
 }
 
-/// `a + b` rounded to odd.
+/// `a + b` rounded to odd. Branch-free (the lane loops vectorize it): an
+/// inexact sum with an even last bit moves one ulp toward the exact value;
+/// infinities and NaNs (whose error term is NaN) are left alone.
 #[inline]
 pub fn add_odd(a: f64, b: f64) -> f64 {
-    let (s, e) = two_sum(a, b);
-    odd(s, e)
+    let (s, err) = two_sum(a, b);
+    let bits = s.to_bits();
+    let fix = (err.abs() > 0.0) as u64 & !bits & 1;
+    let toward_zero = (err.to_bits() ^ bits) >> 63;
+    f64::from_bits(bits.wrapping_add(fix).wrapping_sub(2 * (fix & toward_zero)))
 }
 
 /// `a * b + c` for operands of at most 26 significant bits (f32, f16: the
@@ -279,8 +300,10 @@ pub fn fma_odd(a: f64, b: f64, c: f64) -> f64 {
 /// Rounds the round-to-odd or exact `x` to f32 bits under `env`.
 #[inline]
 pub fn out32(x: f64, env: Env) -> u32 {
-    if env.host32() {
-        (x as f32).to_bits()
+    if env.rm32() == Rm::Ne {
+        // The host conversion rounds to nearest even, denormals included;
+        // flushing the rounded result is what the hardware does.
+        F32.flush((x as f32).to_bits() as u64, env.out32()) as u32
     } else {
         round(x, F32, env.rm32(), env.out32()) as u32
     }
@@ -310,21 +333,24 @@ pub fn in64(b: u64, env: Env) -> f64 {
     f64::from_bits(F64.flush(b, env.in64()))
 }
 
+/// `2^n` for `n` in the normal f64 exponent range (-1022..=1023).
+#[inline]
+pub fn pow2(n: i32) -> f64 {
+    f64::from_bits(((n + 1023) as u64) << 52)
+}
+
 /// Exact widening of an f16 to f64 (NaNs stay NaN with their payload).
+#[inline]
 pub fn f16_to_f64(h: u16) -> f64 {
-    let sign = if h >> 15 != 0 { -1.0 } else { 1.0 };
-    let e = (h >> 10 & 0x1f) as i32;
+    let sign = ((h >> 15) as u64) << 63;
+    let e = (h >> 10 & 0x1f) as u64;
     let m = (h & 0x3ff) as u64;
     match e {
-        0 => sign * m as f64 * (2f64).powi(-24),
-        31 => {
-            if m == 0 {
-                sign * f64::INFINITY
-            } else {
-                f64::from_bits((h as u64 >> 15) << 63 | 0x7ff8_0000_0000_0000 | m << 42)
-            }
-        }
-        _ => sign * (m | 1 << 10) as f64 * (2f64).powi(e - 25),
+        // m * 2^-24, exact.
+        0 => f64::from_bits(sign | (m as f64 * f64::from_bits(0x3e70_0000_0000_0000)).to_bits()),
+        31 if m == 0 => f64::from_bits(sign | 0x7ff0_0000_0000_0000),
+        31 => f64::from_bits(sign | 0x7ff8_0000_0000_0000 | m << 42),
+        _ => f64::from_bits(sign | (e + 1023 - 15) << 52 | m << 42),
     }
 }
 
@@ -527,9 +553,9 @@ pub fn f8_to_f32(b: u8, k: F8) -> f32 {
     let e = (b as u32 >> mb) & ((1 << eb) - 1);
     let m = (b as u32) & ((1 << mb) - 1);
     let mag = if e == 0 {
-        m as f32 * (2f32).powi(1 - bias - mb as i32)
+        m as f32 * pow2(1 - bias - mb as i32) as f32
     } else {
-        (m | 1 << mb) as f32 * (2f32).powi(e as i32 - bias - mb as i32)
+        (m | 1 << mb) as f32 * pow2(e as i32 - bias - mb as i32) as f32
     };
     sign * mag
 }
@@ -645,6 +671,19 @@ mod tests {
         assert_eq!(round(65519.0, F16, Rm::Ne, true), 0x7bff);
         assert_eq!(round(1.0 + 2f64.powi(-11), F16, Rm::Ne, true), 0x3c00, "tie to even");
         assert_eq!(round(1.0 + 3.0 * 2f64.powi(-11), F16, Rm::Ne, true), 0x3c02);
+    }
+
+    #[test]
+    fn add_odd_moves_toward_the_exact_value() {
+        let one = 1.0f64;
+        assert_eq!(add_odd(one, 2f64.powi(-60)), one.next_up());
+        assert_eq!(add_odd(one, -(2f64.powi(-60))), one.next_down());
+        assert_eq!(add_odd(-one, -(2f64.powi(-60))), (-one).next_down());
+        assert_eq!(add_odd(-one, 2f64.powi(-60)), (-one).next_up());
+        assert_eq!(add_odd(one, 2f64.powi(-52)), one + 2f64.powi(-52), "exact sums are untouched");
+        assert_eq!(add_odd(f64::INFINITY, 1.0), f64::INFINITY);
+        assert!(add_odd(f64::INFINITY, f64::NEG_INFINITY).is_nan());
+        assert_eq!(add_odd(1.0, -1.0), 0.0);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! (`sin(x * 2π)`), reduced exactly. f64 rcp and sqrt are correctly
 //! rounded (host division and square root).
 
+use super::float_fast::{try_fast, Flush};
 use super::float_io::{op32, op64, Out};
 use super::fp::{self, Env, Rm, F16, F32, F64};
 use crate::exec::Handler;
@@ -16,9 +17,19 @@ use crate::isa::Op;
 /// The handler of `op`, if this module implements it.
 pub fn handler(op: Op) -> Option<Handler> {
     let h: Handler = match op {
-        Op::VRcpF32 | Op::VRcpIflagF32 => |w, i, _| op32(w, i, Out::F32, |[a], e| t32(a, e, rcp)),
-        Op::VRsqF32 => |w, i, _| op32(w, i, Out::F32, |[a], e| t32(a, e, rsq)),
-        Op::VSqrtF32 => |w, i, _| op32(w, i, Out::F32, |[a], e| t32(a, e, f64::sqrt)),
+        // Fast paths: the f64 result rounded by the host conversion.
+        Op::VRcpF32 | Op::VRcpIflagF32 => |w, i, _| {
+            try_fast(w, i, 1, false, Flush::Always, |a, _, _| ((1.0 / f32::from_bits(a) as f64) as f32).to_bits())
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a], e| t32(a, e, rcp)))
+        },
+        Op::VRsqF32 => |w, i, _| {
+            try_fast(w, i, 1, false, Flush::Always, |a, _, _| (rsq(f32::from_bits(a) as f64) as f32).to_bits())
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a], e| t32(a, e, rsq)))
+        },
+        Op::VSqrtF32 => |w, i, _| {
+            try_fast(w, i, 1, false, Flush::Always, |a, _, _| ((f32::from_bits(a) as f64).sqrt() as f32).to_bits())
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a], e| t32(a, e, f64::sqrt)))
+        },
         Op::VExpF32 | Op::VExpLegacyF32 => |w, i, _| op32(w, i, Out::F32, |[a], e| t32(a, e, f64::exp2)),
         Op::VLogF32 | Op::VLogLegacyF32 => |w, i, _| op32(w, i, Out::F32, |[a], e| t32(a, e, log2)),
         Op::VSinF32 => |w, i, _| op32(w, i, Out::F32, |[a], e| t32(a, e, sin_rev)),
