@@ -4,10 +4,11 @@
 //! whenever there are fewer GPUs than cores, through HSA waits with
 //! `HSA_WAIT_STATE_ACTIVE`. On real hardware that costs the application one core; here
 //! the GPU *is* host cores, so a spinning waiter takes a core away from the simulated GPU
-//! it waits for (on a 2-core machine, half of it). We pass `HSA_WAIT_STATE_BLOCKED`
-//! instead: ROCR then polls briefly and sleeps on the KFD event that the simulated
-//! command processor signals on completion, so no result or ordering changes, only who
-//! burns the CPU. `ROCJITSU_ACTIVE_WAIT=1` keeps the application's own choice.
+//! it waits for (on a 2-core machine, half of it). An active wait therefore spins for at
+//! most [`SPIN_NS`] (short kernels still complete with spin-wait latency) and then waits
+//! with `HSA_WAIT_STATE_BLOCKED`: ROCR sleeps on the KFD event that the simulated command
+//! processor signals on completion. No result or ordering changes, only who burns the
+//! CPU. `ROCJITSU_ACTIVE_WAIT=1` keeps the application's own choice.
 //!
 //! These are exported under HSA's names, so the application's calls into
 //! libhsa-runtime64 (through the PLT) reach them first; they forward to the next
@@ -18,6 +19,22 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 const HSA_WAIT_STATE_BLOCKED: u32 = 0;
+const HSA_WAIT_STATE_ACTIVE: u32 = 1;
+
+/// How long an active wait may spin before it blocks, in HSA timestamp units (ns: the
+/// simulated KFD reports a 1 GHz system clock).
+const SPIN_NS: u64 = 50_000;
+
+/// Whether `value` satisfies HSA signal condition `condition` against `compare`.
+fn satisfied(condition: u32, value: i64, compare: i64) -> bool {
+    match condition {
+        0 => value == compare, // HSA_SIGNAL_CONDITION_EQ
+        1 => value != compare, // NE
+        2 => value < compare,  // LT
+        3 => value >= compare, // GTE
+        _ => true,             // let ROCR report the bad condition
+    }
+}
 
 /// Whether the application's active waits are kept (`ROCJITSU_ACTIVE_WAIT=1`).
 fn keep_active_waits() -> bool {
@@ -25,12 +42,17 @@ fn keep_active_waits() -> bool {
     *KEEP.get_or_init(|| std::env::var_os("ROCJITSU_ACTIVE_WAIT").is_some_and(|v| v == "1"))
 }
 
-fn wait_state(hint: u32) -> u32 {
-    if keep_active_waits() {
-        hint
-    } else {
-        HSA_WAIT_STATE_BLOCKED
+/// Runs `wait(timeout, hint)` as the application asked, or, for an active wait, as a
+/// short active wait followed by a blocked one.
+fn bounded_spin(timeout: u64, hint: u32, done: impl Fn(i64) -> bool, wait: impl Fn(u64, u32) -> i64) -> i64 {
+    if hint != HSA_WAIT_STATE_ACTIVE || keep_active_waits() {
+        return wait(timeout, hint);
     }
+    let v = wait(timeout.min(SPIN_NS), HSA_WAIT_STATE_ACTIVE);
+    if done(v) || timeout <= SPIN_NS {
+        return v;
+    }
+    wait(timeout - SPIN_NS, HSA_WAIT_STATE_BLOCKED)
 }
 
 /// The next definition of `name` (NUL-terminated). ROCR is loaded whenever these are
@@ -64,8 +86,13 @@ macro_rules! signal_wait {
             // SAFETY: `p` is libhsa-runtime64's function of this name; `hsa_signal_t` is a
             // struct of one u64, passed like a u64.
             let real: unsafe extern "C" fn(u64, u32, i64, u64, u32) -> i64 = unsafe { std::mem::transmute(p) };
-            // SAFETY: forwarded contract.
-            unsafe { real(signal, condition, compare, timeout, wait_state(hint)) }
+            bounded_spin(
+                timeout,
+                hint,
+                |v| satisfied(condition, v, compare),
+                // SAFETY: forwarded contract.
+                |t, h| unsafe { real(signal, condition, compare, t, h) },
+            )
         }
     };
 }
@@ -93,6 +120,13 @@ pub unsafe extern "C" fn hsa_amd_signal_wait_any(
     type WaitAny = unsafe extern "C" fn(u32, *mut u64, *mut u32, *mut i64, u64, u32, *mut i64) -> u32;
     // SAFETY: `p` is libhsa-runtime64's hsa_amd_signal_wait_any, of this C signature.
     let real: WaitAny = unsafe { std::mem::transmute(p) };
-    // SAFETY: forwarded contract.
-    unsafe { real(count, signals, conditions, values, timeout, wait_state(hint), satisfying_value) }
+    // The result is the index of the satisfied signal, or `count` when none is (timeout).
+    let index = bounded_spin(
+        timeout,
+        hint,
+        |i| i < i64::from(count),
+        // SAFETY: forwarded contract.
+        |t, h| i64::from(unsafe { real(count, signals, conditions, values, t, h, satisfying_value) }),
+    );
+    index as u32
 }
