@@ -57,11 +57,24 @@ fn bounded_spin(timeout: u64, hint: u32, done: impl Fn(i64) -> bool, wait: impl 
 
 /// The next definition of `name` (NUL-terminated). ROCR is loaded whenever these are
 /// called (the caller linked against it), so a missing symbol is a broken install.
+/// `RTLD_NEXT` only searches the global scope; a runtime loaded with `RTLD_LOCAL`
+/// (Python's `ctypes.CDLL("libamdhip64.so")`) is found through its already-loaded handle.
 fn next(slot: &AtomicUsize, name: &'static [u8]) -> *const c_void {
     let mut p = slot.load(Ordering::Acquire);
     if p == 0 {
         // SAFETY: `name` is a NUL-terminated static string; dlsym only reads it.
         p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast::<c_char>()) } as usize;
+        if p == 0 {
+            // SAFETY: RTLD_NOLOAD only returns a handle to an already-loaded library (never
+            // loads one); the names are NUL-terminated static strings.
+            let handle =
+                unsafe { libc::dlopen(c"libhsa-runtime64.so.1".as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+            if !handle.is_null() {
+                // SAFETY: as above; the handle stays valid while ROCR is loaded, and we
+                // keep the reference dlopen took so it stays loaded.
+                p = unsafe { libc::dlsym(handle, name.as_ptr().cast::<c_char>()) } as usize;
+            }
+        }
         if p == 0 {
             let msg = b"rocjitsu: libhsa-runtime64 does not export an HSA wait function\n";
             // SAFETY: writing a static buffer to stderr.

@@ -87,7 +87,9 @@ fn run_waves(
             let mut ctx = Ctx { mem, lds: &mut *lds, private: p, dispatch: info };
             step_quantum(w, code, &mut ctx, retired).map_err(GroupError::Failed)?;
         }
-        if abort.load(Ordering::Relaxed) {
+        // A failure elsewhere in the dispatch, or the process going away (a client killed
+        // in the middle of a long kernel), ends the workgroup within a quantum.
+        if abort.load(Ordering::Relaxed) || info.process.closing() {
             return Err(GroupError::Aborted);
         }
         if running == 0 {
