@@ -294,13 +294,6 @@ fn lerp_u8(a: u32, b: u32, c: u32) -> u32 {
     })
 }
 
-/// `v_sat_pk_u8_i16`: two signed 16-bit halves saturated to bytes, packed
-/// into the low 16 bits.
-fn sat_pk_u8_i16(a: u32) -> u32 {
-    let sat = |h: u32| (h as u16 as i16).clamp(0, 255) as u32;
-    sat(a) | sat(a >> 16) << 8
-}
-
 pub fn handler(op: Op) -> Option<Handler> {
     let h: Handler = match op {
         Op::VAdd3U32 => |w, i, _| map3(w, i, |a, b, c| a.wrapping_add(b).wrapping_add(c)),
@@ -367,7 +360,6 @@ pub fn handler(op: Op) -> Option<Handler> {
         Op::VQsadPkU16U8 => |w, i, _| qsad_pk(w, i, false),
         Op::VMqsadPkU16U8 => |w, i, _| qsad_pk(w, i, true),
         Op::VMqsadU32U8 => |w, i, _| mqsad_u32(w, i),
-        Op::VSatPkU8I16 => |w, i, _| super::run::map1(w, i, sat_pk_u8_i16),
         _ => return None,
     };
     Some(h)
