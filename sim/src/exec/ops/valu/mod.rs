@@ -5,6 +5,7 @@
 pub mod cmp;
 pub mod common;
 pub mod conv;
+pub mod dpp;
 pub mod float;
 pub mod float_div;
 pub mod float_fast;
@@ -16,6 +17,7 @@ pub mod int3;
 pub mod lane;
 pub mod packed;
 pub mod run;
+pub mod sad;
 pub mod trans;
 
 use crate::exec::Handler;
