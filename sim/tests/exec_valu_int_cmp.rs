@@ -302,11 +302,15 @@ fn check_on(target: Target, name: &str, words: &[u32], vcc: bool, fa: &dyn Fn(u6
     }
 }
 
+/// A compare's name and its e32, e64 and SDWA encodings (no SDWA for the
+/// 64-bit types).
+type CmpForms = (&'static str, &'static [u32], &'static [u32], &'static [u32]);
+
 /// Every compare op in its e32, e64 and (32/16-bit types) SDWA forms,
 /// plain operands.
 #[test]
 fn every_compare_matches_the_reference() {
-    let table: &[(&str, &[u32], &[u32], &[u32])] = &[
+    let table: &[CmpForms] = &[
         ("v_cmp_class_f16", &[0x7c280300], &[0xd0140004, 0x00020300], &[0x7c2802f9, 0x06068400]),
         ("v_cmp_class_f32", &[0x7c200300], &[0xd0100004, 0x00020300], &[0x7c2002f9, 0x06068400]),
         ("v_cmp_class_f64", &[0x7c240306], &[0xd0120004, 0x00020306], &[]),
