@@ -6,10 +6,18 @@
 //! Semantics follow AMD's "MI200 Instruction Set Architecture" (§6.2 SDWA,
 //! §6.3 DPP, §6.4 VOP3 modifiers).
 //!
-//! Two layers: [`plan`] + [`src32_with`]/[`src64_with`] + [`write32`] do the
-//! work once per instruction (the DPP plan is computed once); the older
-//! [`src32`]/[`src64`]/[`write_mask`] entry points compute what they need
-//! themselves and stay for callers that read one source at a time.
+//! Layers, fastest first:
+//! - [`direct_src`] says which sources can be read straight from the
+//!   register file (no modifier, not DPP-moved); [`super::run`] borrows
+//!   those and fills the others in place with [`src32_into`], so the common
+//!   case copies no 256-byte lane array;
+//! - [`plan`] + [`src32_with`]/[`src64_into`] + [`write32`]/[`write64`] do
+//!   the work once per instruction (the DPP plan is computed once);
+//! - [`src32`]/[`src64`]/[`write_mask`] compute what they need themselves,
+//!   for callers that read one source at a time.
+//!
+//! DPP lane movement itself is in [`super::dpp`]. Lane masks become
+//! per-lane words ([`expand_mask`]) so masked writes are vector blends.
 
 use crate::exec::wave::{Lanes, Wave, LANES};
 use crate::exec::ExecError;

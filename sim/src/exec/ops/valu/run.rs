@@ -1,5 +1,5 @@
 //! Lane loops shared by the integer, compare and lane ops: read the
-//! sources (with modifiers, through [`common`]), run a per-lane function
+//! sources (with modifiers, through [`super::common`]), run a per-lane function
 //! and write the result straight into the destination register under the
 //! write mask.
 //!
