@@ -1,13 +1,13 @@
 //! VOP3-only integer ops: three-source arithmetic and bit fields, 16-bit
-//! multiply-adds and min/max/median, 64-bit shifts and multiply-adds, and
-//! the SAD (sum of absolute differences) family.
+//! multiply-adds and min/max/median, 64-bit shifts and multiply-adds. The
+//! SAD family is in [`super::sad`].
 
-use super::common::{clamp, plan, src32_with, src64_into, write64, write_lane_mask, write_lanes, Plan};
+use super::common::{clamp, plan, src32_with, src64_into, write64, write_lane_mask, Plan};
 use super::int::{i24, sat_i16, sat_i32, sat_u16, sat_u32};
 use super::run::{map3, pack_bits, with_srcs};
-use crate::exec::wave::{Lanes, LANES};
+use crate::exec::wave::LANES;
 use crate::exec::{ExecError, Flow, Handler, Wave};
-use crate::isa::{Inst, Op, Operand, Ty};
+use crate::isa::{Inst, Op};
 
 type R = Result<Flow, ExecError>;
 
@@ -51,30 +51,6 @@ fn bfe_u32(s0: u32, s1: u32, s2: u32) -> u32 {
 
 fn med3<T: Ord + Copy>(a: T, b: T, c: T) -> T {
     a.max(b).min(a.min(b).max(c))
-}
-
-/// Absolute difference of two bytes of `a` and `b` at byte `i`.
-#[inline]
-fn byte_diff(a: u64, b: u64, i: u32) -> u32 {
-    let x = (a >> (8 * i)) as u8;
-    let y = (b >> (8 * i)) as u8;
-    x.abs_diff(y) as u32
-}
-
-/// Sum of the byte differences of the low four bytes of `a` and `r`;
-/// with `masked`, bytes where the reference `r` is 0 are skipped.
-fn sad4(a: u64, r: u32, masked: bool) -> u32 {
-    (0..4).filter(|&i| !masked || (r >> (8 * i)) & 0xff != 0).map(|i| byte_diff(a, r as u64, i)).sum()
-}
-
-/// A 32-bit accumulating SAD: `sum + acc`, saturated with clamp.
-fn acc32(sum: u64, acc: u32, c: bool) -> u32 {
-    let r = sum + acc as u64;
-    if c {
-        r.min(u32::MAX as u64) as u32
-    } else {
-        r as u32
-    }
 }
 
 /// Three 32-bit sources; with clamp, the exact result `f` (over i128) is
@@ -206,84 +182,6 @@ fn lshl_add_u64(w: &mut Wave, inst: &Inst) -> R {
     Ok(Flow::Next)
 }
 
-/// The four SADs of the quad-SAD ops: window `k` is bytes `k..k+4` of
-/// the 64-bit `s0`, against the reference `s1`.
-fn quad_sads(s0: u64, s1: u32, masked: bool) -> [u32; 4] {
-    std::array::from_fn(|k| sad4(s0 >> (8 * k), s1, masked))
-}
-
-/// `v_qsad_pk_u16_u8` / `v_mqsad_pk_u16_u8`: four 16-bit SADs plus the
-/// 16-bit accumulators of `s2`, packed into a 64-bit result.
-fn qsad_pk(w: &mut Wave, inst: &Inst, masked: bool) -> R {
-    let p = vop3_plan(w, inst);
-    let mut s0 = [0u64; LANES];
-    let mut acc = [0u64; LANES];
-    src64_into(w, inst, 0, &p, &mut s0)?;
-    let s1 = src32_with(w, inst, 1, &p)?;
-    src64_into(w, inst, 2, &p, &mut acc)?;
-    let c = clamp(inst);
-    for (l, x) in acc.iter_mut().enumerate() {
-        let sads = quad_sads(s0[l], s1[l], masked);
-        let mut out = 0u64;
-        for (k, s) in sads.iter().enumerate() {
-            let r = (*x >> (16 * k) & 0xffff) + *s as u64;
-            let r = if c { r.min(0xffff) } else { r & 0xffff };
-            out |= r << (16 * k);
-        }
-        *x = out;
-    }
-    write64(w, inst, &acc, p.mask)?;
-    Ok(Flow::Next)
-}
-
-/// The 128-bit accumulator of `v_mqsad_u32_u8`: four registers, four
-/// SGPRs, or a constant that fills only the low two dwords.
-fn acc128(w: &Wave, inst: &Inst) -> Result<[Lanes; 4], ExecError> {
-    let op = inst.src[2];
-    let mut out = [[0u32; LANES]; 4];
-    match op {
-        Operand::Vgpr(_) | Operand::Agpr(_) => {
-            for (k, o) in out.iter_mut().enumerate() {
-                *o = *w.vreg(op, k)?;
-            }
-        }
-        Operand::Sgpr(_) | Operand::Ttmp(_) => {
-            let mut s = [0u32; 4];
-            w.read_sgprs(op, &mut s)?;
-            for (o, v) in out.iter_mut().zip(s) {
-                *o = [v; LANES];
-            }
-        }
-        _ => {
-            let v = w.read_scalar64(op, Ty::I64, inst.literal)?;
-            out[0] = [v as u32; LANES];
-            out[1] = [(v >> 32) as u32; LANES];
-        }
-    }
-    Ok(out)
-}
-
-/// `v_mqsad_u32_u8`: four masked SADs, each added to a 32-bit accumulator
-/// (saturated with clamp), into four registers.
-fn mqsad_u32(w: &mut Wave, inst: &Inst) -> R {
-    let p = vop3_plan(w, inst);
-    let mut s0 = [0u64; LANES];
-    src64_into(w, inst, 0, &p, &mut s0)?;
-    let s1 = src32_with(w, inst, 1, &p)?;
-    let mut acc = acc128(w, inst)?;
-    let c = clamp(inst);
-    for l in 0..LANES {
-        let sads = quad_sads(s0[l], s1[l], true);
-        for (k, s) in sads.iter().enumerate() {
-            acc[k][l] = acc32(*s as u64, acc[k][l], c);
-        }
-    }
-    for (k, vals) in acc.iter().enumerate() {
-        write_lanes(w.vreg_mut(inst.dst[0], k)?, vals, p.mask);
-    }
-    Ok(Flow::Next)
-}
-
 /// `v_lerp_u8`: per byte, the rounded average `(a + b + c[0]) >> 1`, where
 /// bit 0 of each byte of `c` is the rounding bit.
 fn lerp_u8(a: u32, b: u32, c: u32) -> u32 {
@@ -292,13 +190,6 @@ fn lerp_u8(a: u32, b: u32, c: u32) -> u32 {
         let v = ((a >> s & 0xff) + (b >> s & 0xff) + (c >> s & 1)) >> 1;
         acc | (v & 0xff) << s
     })
-}
-
-/// `v_sat_pk_u8_i16`: two signed 16-bit halves saturated to bytes, packed
-/// into the low 16 bits.
-fn sat_pk_u8_i16(a: u32) -> u32 {
-    let sat = |h: u32| (h as u16 as i16).clamp(0, 255) as u32;
-    sat(a) | sat(a >> 16) << 8
 }
 
 pub fn handler(op: Op) -> Option<Handler> {
@@ -343,32 +234,7 @@ pub fn handler(op: Op) -> Option<Handler> {
         Op::VLshrrevB64 => |w, i, _| shift64(w, i, |v, s| v >> s),
         Op::VAshrrevI64 => |w, i, _| shift64(w, i, |v, s| ((v as i64) >> s) as u64),
         Op::VLshlAddU64 => |w, i, _| lshl_add_u64(w, i),
-        Op::VSadU8 => |w, i, _| {
-            let c = clamp(i);
-            map3(w, i, move |a, b, d| acc32(sad4(a as u64, b, false) as u64, d, c))
-        },
-        Op::VSadHiU8 => |w, i, _| {
-            let c = clamp(i);
-            map3(w, i, move |a, b, d| acc32((sad4(a as u64, b, false) as u64) << 16, d, c))
-        },
-        Op::VSadU16 => |w, i, _| {
-            let c = clamp(i);
-            let half = |a: u32, b: u32, k: u32| ((a >> k) as u16).abs_diff((b >> k) as u16) as u64;
-            map3(w, i, move |a, b, d| acc32(half(a, b, 0) + half(a, b, 16), d, c))
-        },
-        Op::VSadU32 => |w, i, _| {
-            let c = clamp(i);
-            map3(w, i, move |a, b, d| acc32(a.abs_diff(b) as u64, d, c))
-        },
-        Op::VMsadU8 => |w, i, _| {
-            let c = clamp(i);
-            map3(w, i, move |a, b, d| acc32(sad4(a as u64, b, true) as u64, d, c))
-        },
-        Op::VQsadPkU16U8 => |w, i, _| qsad_pk(w, i, false),
-        Op::VMqsadPkU16U8 => |w, i, _| qsad_pk(w, i, true),
-        Op::VMqsadU32U8 => |w, i, _| mqsad_u32(w, i),
-        Op::VSatPkU8I16 => |w, i, _| super::run::map1(w, i, sat_pk_u8_i16),
-        _ => return None,
+        _ => return super::sad::handler(op),
     };
     Some(h)
 }

@@ -5,6 +5,7 @@
 pub mod cmp;
 pub mod common;
 pub mod conv;
+pub mod dpp;
 pub mod float;
 pub mod float16;
 pub mod float_div;
@@ -18,6 +19,7 @@ pub mod int3;
 pub mod lane;
 pub mod packed;
 pub mod run;
+pub mod sad;
 pub mod trans;
 
 use crate::exec::Handler;

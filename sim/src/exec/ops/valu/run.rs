@@ -1,5 +1,5 @@
 //! Lane loops shared by the integer, compare and lane ops: read the
-//! sources (with modifiers, through [`common`]), run a per-lane function
+//! sources (with modifiers, through [`super::common`]), run a per-lane function
 //! and write the result straight into the destination register under the
 //! write mask.
 //!
@@ -139,7 +139,12 @@ pub fn map_n<const N: usize>(
     if plain_write(inst) {
         with_dst::<N, _>(w, inst, &p, |d, s| blend(d, p.mask, |l| f(l, s)))?;
     } else {
-        let vals: Lanes = with_srcs::<N, _>(w, inst, &p, |s| std::array::from_fn(|l| f(l, s)))?;
+        let mut vals = [0u32; LANES];
+        with_srcs::<N, _>(w, inst, &p, |s| {
+            for (l, v) in vals.iter_mut().enumerate() {
+                *v = f(l, s);
+            }
+        })?;
         write32(w, inst, &vals, p.mask)?;
     }
     Ok(Flow::Next)
