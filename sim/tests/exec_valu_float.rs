@@ -590,3 +590,38 @@ fn trig_preop_slices_two_over_pi() {
     assert_eq!(d(got[1]), want(53));
     assert_eq!(d(got[2]), want(59));
 }
+
+/// `v_cubeid_f32 v3, v0, v1, v2`
+const CUBEID: &[u32] = &[0xd1c40003, 0x040a0300];
+/// `v_cubesc_f32 v3, v0, v1, v2`
+const CUBESC: &[u32] = &[0xd1c50003, 0x040a0300];
+/// `v_cubetc_f32 v3, v0, v1, v2`
+const CUBETC: &[u32] = &[0xd1c60003, 0x040a0300];
+/// `v_cubema_f32 v3, v0, v1, v2`
+const CUBEMA: &[u32] = &[0xd1c70003, 0x040a0300];
+
+#[test]
+fn cube_map_coordinates() {
+    // (x, y, z) -> (face, sc, tc, ma) per the ISA's major-axis tables.
+    let cases: [([f32; 3], [f32; 4]); 6] = [
+        ([0.5, 0.25, -2.0], [5.0, -0.5, -0.25, -4.0]),
+        ([0.5, 0.25, 2.0], [4.0, 0.5, -0.25, 4.0]),
+        ([0.5, -3.0, 1.0], [3.0, 0.5, -1.0, -6.0]),
+        ([0.5, 3.0, 1.0], [2.0, 0.5, 1.0, 6.0]),
+        ([-4.0, 0.25, 1.0], [1.0, 1.0, -0.25, -8.0]),
+        ([4.0, 0.25, 1.0], [0.0, -1.0, -0.25, 8.0]),
+    ];
+    let mut h = Harness::new();
+    h.wave.mode = HIP;
+    for (l, (v, _)) in cases.iter().enumerate() {
+        for r in 0..3 {
+            h.wave.vgpr[r][l] = v[r].to_bits();
+        }
+    }
+    for (k, words) in [CUBEID, CUBESC, CUBETC, CUBEMA].iter().enumerate() {
+        h.run(words).unwrap();
+        for (l, (_, want)) in cases.iter().enumerate() {
+            assert_eq!(f(h.wave.vgpr[3][l]), want[k], "op {k} case {l}");
+        }
+    }
+}
