@@ -561,3 +561,67 @@ fn f64_ldexp_frexp_fract() {
     assert_eq!([d(fr[0]), d(fr[1]), d(fr[5])], [0.0, 0.25, 0.5]);
     assert!(d(fr[3]).is_nan());
 }
+
+/// `v_trig_preop_f64 v[4:5], v[0:1], v2`
+const TRIG_PREOP: &[u32] = &[0xd2920004, 0x00020500];
+
+#[test]
+fn trig_preop_slices_two_over_pi() {
+    // The first 128 fractional bits of 2/π (the published constant).
+    const TWO_OVER_PI: u128 = 0xa2f9_836e_4e44_1529_fc27_57d1_f534_ddc0;
+    // Bits [start, start + 53) as an integer.
+    let slice = |start: u32| ((TWO_OVER_PI << start) >> (128 - 53)) as u64;
+    let mut h = Harness::new();
+    h.wave.mode = HIP;
+    // Lane 0: S0 = 1.0, segment 0; lane 1: segment 1; lane 2: S0 = 2^60
+    // (exponent 1083, 6 beyond 1077), segment 1.
+    let s0 = [1.0f64, 1.0, 2f64.powi(60)];
+    let seg = [0u32, 1, 1];
+    let mut a = [0u64; 64];
+    for l in 0..3 {
+        a[l] = s0[l].to_bits();
+        h.wave.vgpr[2][l] = seg[l];
+    }
+    set64(&mut h, 0, &a);
+    h.run(TRIG_PREOP).unwrap();
+    let got = get64(&h, 4);
+    let want = |start: u32| slice(start) as f64 * 2f64.powi(-53 - start as i32);
+    assert_eq!(d(got[0]), want(0));
+    assert_eq!(d(got[1]), want(53));
+    assert_eq!(d(got[2]), want(59));
+}
+
+/// `v_cubeid_f32 v3, v0, v1, v2`
+const CUBEID: &[u32] = &[0xd1c40003, 0x040a0300];
+/// `v_cubesc_f32 v3, v0, v1, v2`
+const CUBESC: &[u32] = &[0xd1c50003, 0x040a0300];
+/// `v_cubetc_f32 v3, v0, v1, v2`
+const CUBETC: &[u32] = &[0xd1c60003, 0x040a0300];
+/// `v_cubema_f32 v3, v0, v1, v2`
+const CUBEMA: &[u32] = &[0xd1c70003, 0x040a0300];
+
+#[test]
+fn cube_map_coordinates() {
+    // (x, y, z) -> (face, sc, tc, ma) per the ISA's major-axis tables.
+    let cases: [([f32; 3], [f32; 4]); 6] = [
+        ([0.5, 0.25, -2.0], [5.0, -0.5, -0.25, -4.0]),
+        ([0.5, 0.25, 2.0], [4.0, 0.5, -0.25, 4.0]),
+        ([0.5, -3.0, 1.0], [3.0, 0.5, -1.0, -6.0]),
+        ([0.5, 3.0, 1.0], [2.0, 0.5, 1.0, 6.0]),
+        ([-4.0, 0.25, 1.0], [1.0, 1.0, -0.25, -8.0]),
+        ([4.0, 0.25, 1.0], [0.0, -1.0, -0.25, 8.0]),
+    ];
+    let mut h = Harness::new();
+    h.wave.mode = HIP;
+    for (l, (v, _)) in cases.iter().enumerate() {
+        for r in 0..3 {
+            h.wave.vgpr[r][l] = v[r].to_bits();
+        }
+    }
+    for (k, words) in [CUBEID, CUBESC, CUBETC, CUBEMA].iter().enumerate() {
+        h.run(words).unwrap();
+        for (l, (_, want)) in cases.iter().enumerate() {
+            assert_eq!(f(h.wave.vgpr[3][l]), want[k], "op {k} case {l}");
+        }
+    }
+}

@@ -365,3 +365,29 @@ fn sqrt_f16() {
     assert_eq!(&got[..3], &[0x4000, 0x3c00, 0xfe00], "sqrt(4) = 2, high half zeroed; sqrt(-inf) = NaN");
     let _ = got;
 }
+
+/// MODE's f64/f16 controls (round bits 2..3, denormal bits 6..7) govern
+/// f16 results.
+#[test]
+fn f16_results_follow_the_f16_mode_bits() {
+    let x = [1.0f32 + 2f32.powi(-11) + 2f32.powi(-20), -(1.0f32 + 2f32.powi(-11) + 2f32.powi(-20)), 2f32.powi(-20)];
+    let xs: Vec<u32> = x.iter().map(|v| v.to_bits()).collect();
+    let run_mode = |mode: u32| {
+        let mut h = Harness::new();
+        h.wave.mode = mode;
+        for (l, v) in xs.iter().enumerate() {
+            h.wave.vgpr[0][l] = *v;
+        }
+        h.run(CVT_F16_F32).unwrap();
+        [h.wave.vgpr[2][0], h.wave.vgpr[2][1], h.wave.vgpr[2][2]]
+    };
+    // Nearest: just above the tie, rounds up; 2^-20 is the f16 denormal 16 * 2^-24.
+    assert_eq!(run_mode(0x2f0), [0x3c01, 0xbc01, 0x0010]);
+    // Toward zero (f16 round bits = 3); the f32 round bits do not matter.
+    assert_eq!(run_mode(0x2fc), [0x3c00, 0xbc00, 0x0010]);
+    assert_eq!(run_mode(0x2f3), [0x3c01, 0xbc01, 0x0010]);
+    // Toward -inf.
+    assert_eq!(run_mode(0x2f8), [0x3c00, 0xbc01, 0x0010]);
+    // f16 output denormals flushed (bit 7 clear), f32 kept.
+    assert_eq!(run_mode(0x270), [0x3c01, 0xbc01, 0x0000]);
+}

@@ -105,7 +105,7 @@ fn f64_operand(rng: &mut Rng) -> u64 {
 fn llvm_f32_division_matches_host_division() {
     let mut rng = Rng(0xdead_beef_1234_5678);
     let mut h = Harness::new();
-    for round in 0..400 {
+    for round in 0..2000 {
         let a: [u32; 64] = std::array::from_fn(|_| f32_operand(&mut rng));
         let b: [u32; 64] = std::array::from_fn(|_| f32_operand(&mut rng));
         h.wave.vgpr[0] = a;
@@ -131,7 +131,7 @@ fn llvm_f32_division_matches_host_division() {
 fn llvm_f64_division_matches_host_division() {
     let mut rng = Rng(0x0123_4567_89ab_cdef);
     let mut h = Harness::new();
-    for round in 0..400 {
+    for round in 0..2000 {
         let a: [u64; 64] = std::array::from_fn(|_| f64_operand(&mut rng));
         let b: [u64; 64] = std::array::from_fn(|_| f64_operand(&mut rng));
         for l in 0..64 {

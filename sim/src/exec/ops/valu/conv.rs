@@ -16,8 +16,16 @@ use crate::isa::Op;
 /// The handler of `op`, if this module implements it.
 pub fn handler(op: Op) -> Option<Handler> {
     let h: Handler = match op {
-        Op::VCvtF32F16 => |w, i, _| op32(w, i, Out::F32, |[a], e| fp::out32(fp::in16(a, e), e)),
-        Op::VCvtF16F32 => |w, i, _| op32(w, i, Out::F16, |[a], e| fp::out16(fp::in32(a, e), e)),
+        Op::VCvtF32F16 => |w, i, _| {
+            let e = Env::new(w.mode);
+            try_fast(w, i, 1, false, Flush::Never, move |a, _, _| fp::out32(fp::in16(a, e), e))
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a], e| fp::out32(fp::in16(a, e), e)))
+        },
+        Op::VCvtF16F32 => |w, i, _| {
+            let e = Env::new(w.mode);
+            try_fast(w, i, 1, false, Flush::Never, move |a, _, _| fp::out16(fp::in32(a, e), e))
+                .unwrap_or_else(|| op32(w, i, Out::F16, |[a], e| fp::out16(fp::in32(a, e), e)))
+        },
         Op::VCvtF32F64 => |w, i, _| op64_to32(w, i, Out::F32, |a, e| fp::out32(fp::in64(a, e), e)),
         Op::VCvtF64F32 => |w, i, _| op32_to64(w, i, |a, e| F64.flush(fp::in32(a, e).to_bits(), e.out64())),
         Op::VCvtF32I32 => |w, i, _| {

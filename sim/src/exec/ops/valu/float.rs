@@ -213,7 +213,8 @@ fn round_int32(a: u32, e: Env, f: fn(f64) -> f64) -> u32 {
 }
 
 /// `v_cube*_f32`: face id, s and t coordinates (not yet divided by the
-/// major axis) and twice the major axis, per the ISA's tables.
+/// major axis) and twice the major axis coordinate (signed), per the ISA's
+/// tables.
 fn cube([x, y, z]: [u32; 3], e: Env) -> (u32, u32, u32, u32) {
     let (x, y, z) = (fp::in32(x, e), fp::in32(y, e), fp::in32(z, e));
     let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
@@ -225,7 +226,7 @@ fn cube([x, y, z]: [u32; 3], e: Env) -> (u32, u32, u32, u32) {
         (if x < 0.0 { 1.0 } else { 0.0 }, if x < 0.0 { z } else { -z }, -y, 2.0 * x)
     };
     let f = |v: f64| fp::out32(v, e);
-    (f(id), f(sc), f(tc), f(ma.abs()))
+    (f(id), f(sc), f(tc), f(ma))
 }
 
 // ----- f64 ----------------------------------------------------------------

@@ -76,6 +76,14 @@ fn scale_decision(d: f64, n: f64, exp_d: i32, exp_n: i32, s0_is_d: bool, s0_is_n
 }
 
 fn scale32(s0: u32, d: u32, n: u32) -> (u32, bool) {
+    // The common case, decided on the exponent fields alone: a normal
+    // denominator whose reciprocal is normal, a numerator that is not tiny,
+    // and a quotient well inside the normal range. Nothing is scaled.
+    let (es, ed, en) = (s0 >> 23 & 0xff, d >> 23 & 0xff, n >> 23 & 0xff);
+    let diff = en as i32 - ed as i32;
+    if es != 255 && (1..=252).contains(&ed) && (24..=254).contains(&en) && (-124..96).contains(&diff) {
+        return (s0, false);
+    }
     let (x, dv, nv) = (f32::from_bits(s0) as f64, f32::from_bits(d) as f64, f32::from_bits(n) as f64);
     if x.is_nan() || dv.is_nan() || nv.is_nan() {
         return (
@@ -217,6 +225,13 @@ fn fixup(q: f64, d: f64, n: f64, exp_d: i32, exp_n: i32, underflow_gap: i32) -> 
 }
 
 fn fixup32(q: u32, d: u32, n: u32, e: Env) -> u32 {
+    // The common case: finite nonzero normal operands, a non-NaN estimate,
+    // no underflow; the estimate with the quotient's sign.
+    let (eq, ed, en) = (q >> 23 & 0xff, d >> 23 & 0xff, n >> 23 & 0xff);
+    if eq != 255 && (1..=254).contains(&ed) && (1..=254).contains(&en) && en as i32 - ed as i32 >= -150 {
+        let sign = (d ^ n) & 0x8000_0000;
+        return (F32.flush(q as u64, e.out32()) as u32 & 0x7fff_ffff) | sign;
+    }
     if F32.is_nan(n as u64) {
         return F32.quiet(n as u64) as u32;
     }
