@@ -77,6 +77,21 @@ pub fn hip_program(name: &str) -> PathBuf {
     hip_program_with(name, &[])
 }
 
+/// A gfx90a code object (`hipcc --genco`) of `integration/programs/<name>.hip`, for
+/// programs that load kernels at run time with `hipModuleLoad`.
+pub fn hip_code_object(name: &str) -> PathBuf {
+    let source = root().join("integration/programs").join(format!("{name}.hip"));
+    let out = out_dir().join(format!("{name}.co"));
+    let mut cmd = Command::new("hipcc");
+    cmd.args(["--offload-arch=gfx90a", "-O2", "--genco", "-o"]).arg(&out).arg(&source);
+    compile(&source, &out, cmd)
+}
+
+/// A file of `integration/programs` (scripts run as they are).
+pub fn program_file(name: &str) -> PathBuf {
+    root().join("integration/programs").join(name)
+}
+
 /// [`hip_program`] linked with extra libraries (`-l<lib>` each).
 pub fn hip_program_with(name: &str, libs: &[&str]) -> PathBuf {
     let source = root().join("integration/programs").join(format!("{name}.hip"));

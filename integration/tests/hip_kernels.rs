@@ -111,6 +111,16 @@ fn device_printf_prints_every_line() {
 }
 
 #[test]
+fn device_printf_in_daemon_mode() {
+    let mut cmd = rocjitsu();
+    cmd.arg("--daemon").arg("--").arg(hip_program("printf"));
+    let o = run(cmd, DEADLINE);
+    o.assert_success();
+    assert_eq!(o.stdout.matches("hello from").count(), 6, "{}", o.stdout);
+    assert!(o.stdout.contains("hello from thread 2 of block 1: 42 3.00"), "{}", o.stdout);
+}
+
+#[test]
 fn a_bad_pointer_faults_like_the_real_driver_and_the_next_run_works() {
     let o = local("bad_pointer", &[]);
     assert!(!o.status.success(), "the faulting program must not succeed:\n{}", o.stdout);
