@@ -1,6 +1,7 @@
 //! Interpreter throughput on kernels compiled by clang-15 for gfx90a, run through the
 //! embedding API (no ROCm runtime in the way): wave-instructions per second on a
-//! VALU-heavy and a memory-heavy kernel, with 1 and 2 worker threads.
+//! VALU-heavy and a memory-heavy kernel, with 1 and 2 worker threads, and MFMA
+//! multiply-accumulates per second.
 //!
 //! `cargo run --release -p sim --example throughput` (used by `cargo xtask bench`).
 //! Prints one `name<TAB>value<TAB>unit` line per figure.
@@ -29,7 +30,27 @@ fn args(words: &[u64]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
+/// Multiply-accumulates per second of one MFMA op run back to back on one wave.
+fn mfma_rate(name: &str, words: [u32; 2], macs: u64) {
+    let mut h = sim::exec::testing::Harness::new();
+    for (r, reg) in h.wave.vgpr.iter_mut().enumerate() {
+        reg.iter_mut().enumerate().for_each(|(l, v)| *v = 0x3c00_3c00 ^ ((r * 64 + l) as u32 & 0x0101));
+    }
+    let n = 20_000;
+    let start = Instant::now();
+    for _ in 0..n {
+        h.run(&words).expect("the MFMA runs");
+    }
+    let t = start.elapsed().as_secs_f64();
+    println!("{name}, one core\t{:.2}\tG MAC/s", (n * macs) as f64 / t / 1e9);
+}
+
 fn main() {
+    // Encodings by llvm-mc-15 (A in v0.., B in v2.., C = D at v32).
+    mfma_rate("v_mfma_f32_32x32x8f16", [0xd3cc_0020, 0x0482_0500], 32 * 32 * 8);
+    mfma_rate("v_mfma_f32_32x32x2f32", [0xd3c4_0020, 0x0482_0500], 32 * 32 * 2);
+    mfma_rate("v_mfma_i32_32x32x8i8", [0xd3d4_0020, 0x0482_0500], 32 * 32 * 8);
+    mfma_rate("v_mfma_f64_16x16x4f64", [0xd3ee_0020, 0x0482_0500], 16 * 16 * 4);
     let elf = code_object();
     let machine = Machine::new(sim::config::default_config());
     for workers in [1, 2] {
