@@ -1,5 +1,6 @@
-//! Matrix fused multiply-add (`v_mfma_*`): a whole-wave matrix product whose operands are
-//! spread over the lanes of the A, B and C registers.
+//! Matrix fused multiply-add (`v_mfma_*`, and the 4:2-sparse `v_smfmac_*` of gfx942): a
+//! whole-wave matrix product whose operands are spread over the lanes of the A, B and C
+//! registers.
 //!
 //! An instruction is executed in three steps, so that the arithmetic is a plain dense
 //! loop the host compiler vectorises: gather A, B and C out of the registers into dense
@@ -164,6 +165,14 @@ impl<'w> Regs<'w> {
 fn exec(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
     let plan = plan(inst.op).ok_or(ExecError::Unimplemented(inst.op))?;
     let shape = plan.shape;
+    if shape.sparse {
+        return match shape.acc {
+            Acc::F32 => run_sparse::<f32>(w, inst, plan),
+            Acc::I32 => run_sparse::<i32>(w, inst, plan),
+            Acc::F64 => Err(ExecError::Unimplemented(inst.op)),
+        }
+        .map(|()| Flow::Next);
+    }
     let controls = Controls::of(inst, &shape)?;
     match shape.acc {
         Acc::F32 => run_in_registers::<f32>(w, inst, plan, &controls),
@@ -314,6 +323,61 @@ fn run_in_registers<T: Accum + bytemuck::Pod>(
     Ok(())
 }
 
+/// Sparse ops (`v_smfmac_*`): expand the compressed A into a dense block using the
+/// index nibbles of the third source, then accumulate into D in place like a dense op.
+///
+/// Lane `l` holds row `l % m` of A for logical k `g*per_lane ..` (`g = l / m`): its
+/// stored elements come in pairs, pair `q` being the two kept values of k group
+/// `base + 4q .. +4`; nibble `q` of the index set (bits `[1:0]` place the first value,
+/// `[3:2]` the second) says where. The index set is chosen by ABID when CBSZ is 0 (one of
+/// four bytes for 16-bit types, one of two half-words for 8-bit ones), else set 0 — as
+/// AMD's matrix instruction calculator lays them out.
+fn run_sparse<T: Accum + bytemuck::Pod>(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
+    let s = &plan.shape;
+    let per_lane = s.per_lane();
+    // Logical A and B hold up to 16 elements per lane (the 8-bit ops).
+    let (mut a, mut b) = ([T::default(); 2 * MAX_AB], [T::default(); 2 * MAX_AB]);
+    let (a, b) = (&mut a[..s.m * s.k], &mut b[..plan.b.len()]);
+    {
+        let (ra, rb) = (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?);
+        let Operand::Vgpr(_) = inst.src[2] else { return Err(ExecError::Register(inst.src[2])) };
+        let index = registers(w, inst.src[2], 1)?[0];
+        let (cbsz, abid) = match inst.ext {
+            Ext::Mfma(f) => (f.cbsz, usize::from(f.abid)),
+            _ => (0, 0),
+        };
+        let set = if cbsz == 0 { abid & if s.a.bits() == 8 { 1 } else { 3 } } else { 0 };
+        let bits = s.a.bits();
+        for (lane, &idx) in index.iter().enumerate() {
+            let (row, base) = (lane % s.m, (lane / s.m) * per_lane);
+            let nibbles = idx >> (set * per_lane);
+            for q in 0..per_lane / 4 {
+                let nibble = nibbles >> (4 * q);
+                for kept in 0..2 {
+                    let offset = (2 * q + kept) * bits;
+                    let p = Pos { lane, reg: offset / 32, bit: offset % 32 };
+                    let pos = (nibble >> (2 * kept)) as usize & 3;
+                    a[row * s.k + base + 4 * q + pos] = T::input(s.a, ra.get(p, lane, bits));
+                }
+            }
+        }
+        for (v, &p) in b.iter_mut().zip(plan.b.iter()) {
+            *v = T::input(s.b, rb.get(p, p.lane, s.b.bits()));
+        }
+    }
+    let d = registers_mut(w, inst.dst[0], s.acc_regs())?;
+    for (i, a_row) in a.chunks_exact(s.k).enumerate() {
+        let p = plan.d[i * s.n];
+        let d_row: &mut [T] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + s.n]);
+        for (&av, b_row) in a_row.iter().zip(b.chunks_exact(s.n)) {
+            for (dv, &bv) in d_row.iter_mut().zip(b_row) {
+                *dv = dv.mac(av, bv);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// 64-bit accumulators (split over register pairs): gather C, compute, scatter D.
 fn run_gathered<T: Accum>(w: &mut Wave, inst: &Inst, plan: &Plan, c: &Controls) -> Result<(), ExecError> {
     let s = &plan.shape;
@@ -409,9 +473,6 @@ mod tests {
     #[test]
     fn every_dense_mfma_has_a_bijective_layout() {
         for op in (0..).map_while(Op::from_index).filter(|op| op.info().class == OpClass::Mfma) {
-            if op.name().starts_with("v_smfmac") {
-                continue;
-            }
             let plan = plan(op).unwrap_or_else(|| panic!("{} has no plan", op.name()));
             let s = plan.shape;
             for (what, positions, regs, bits) in [
@@ -419,6 +480,10 @@ mod tests {
                 ("B", &plan.b, usize::from(op.info().src[1].regs), s.b.bits()),
                 ("D", &plan.d, s.acc_regs(), if s.acc == Acc::F64 { 64 } else { 32 }),
             ] {
+                // A sparse op's stored A is half its logical A; `run_sparse` places it.
+                if s.sparse && what == "A" {
+                    continue;
+                }
                 let mut seen = std::collections::HashSet::new();
                 for p in positions.iter() {
                     assert!(p.lane < LANES && p.reg < regs && p.bit + bits.min(32) <= 32, "{} {what} {p:?}", op.name());

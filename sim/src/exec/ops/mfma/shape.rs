@@ -70,13 +70,19 @@ pub struct Shape {
     pub a: Elem,
     pub b: Elem,
     pub acc: Acc,
+    /// `v_smfmac_*`: A is 4:2 structured-sparse (two values kept of every four along k,
+    /// their positions given by 2-bit indices in the third source); C is D itself.
+    pub sparse: bool,
 }
 
 impl Shape {
-    /// The shape of a dense `v_mfma_*` op (the sparse `v_smfmac_*` are not described here).
+    /// The shape of a `v_mfma_*` or `v_smfmac_*` op.
     pub fn of(op: Op) -> Option<Shape> {
         let info = op.info();
-        let rest = info.name.strip_prefix("v_mfma_")?;
+        let (sparse, rest) = match info.name.strip_prefix("v_mfma_") {
+            Some(rest) => (false, rest),
+            None => (true, info.name.strip_prefix("v_smfmac_")?),
+        };
         let (acc, rest) = rest.split_once('_')?;
         let acc = match acc {
             "f32" => Acc::F32,
@@ -103,15 +109,24 @@ impl Shape {
             Some((a, b)) => (Elem::parse(a)?, Elem::parse(b)?),
             None => (Elem::parse(types)?, Elem::parse(types)?),
         };
-        let per_lane = usize::from(info.src[0].regs) * 32 / a.bits();
+        // B is never compressed, so it gives the logical elements per lane of sparse ops.
+        let per_lane = if sparse {
+            usize::from(info.src[1].regs) * 32 / b.bits()
+        } else {
+            usize::from(info.src[0].regs) * 32 / a.bits()
+        };
         let blocks = 64 * per_lane / (m * k);
         if blocks == 0 || blocks * m * k != 64 * per_lane || named_blocks.is_some_and(|b| b != blocks) {
             return None;
         }
-        Some(Shape { m, n, k, blocks, a, b, acc })
+        if sparse && (blocks != 1 || m != n) {
+            return None;
+        }
+        Some(Shape { m, n, k, blocks, a, b, acc, sparse })
     }
 
-    /// A (and B) elements each lane holds.
+    /// A (and B) elements each lane holds (for sparse ops: logical elements of A, of which
+    /// half are stored).
     pub fn per_lane(&self) -> usize {
         self.m * self.k * self.blocks / 64
     }
