@@ -11,6 +11,7 @@
 pub mod code;
 pub mod coverage;
 pub mod dispatch;
+pub mod gws;
 pub mod kd;
 pub mod memory;
 pub mod ops;
@@ -56,6 +57,9 @@ pub enum Flow {
     End,
     /// `s_barrier`: wait for the rest of the workgroup, then continue.
     Barrier,
+    /// Not done yet (a GWS semaphore or barrier): give the other waves a turn and run
+    /// this instruction again.
+    Yield,
 }
 
 /// Everything an instruction may touch besides its wave's registers.

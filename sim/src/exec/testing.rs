@@ -114,6 +114,8 @@ impl Harness {
             match handler(&mut self.wave, &inst, &mut ctx)? {
                 Flow::Next | Flow::Barrier => self.wave.pc += inst.len as u64,
                 Flow::Jump(t) => self.wave.pc = t,
+                // One wave alone: waiting means trying again (until the step limit).
+                Flow::Yield => {}
                 Flow::End => break,
             }
         }

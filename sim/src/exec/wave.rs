@@ -47,6 +47,8 @@ pub struct Wave {
     pub status: WaveStatus,
     /// Index of this wave in its workgroup.
     pub wave_in_group: u32,
+    /// Waiting at GWS barrier (resource, generation) until that generation is released.
+    pub gws_wait: Option<(u8, u64)>,
 }
 
 impl Wave {
@@ -69,6 +71,7 @@ impl Wave {
             trapsts: 0,
             status: WaveStatus::Running,
             wave_in_group: 0,
+            gws_wait: None,
         }
     }
 

@@ -119,6 +119,7 @@ fn step_quantum(w: &mut Wave, code: &mut CodeCache, ctx: &mut Ctx<'_>, retired: 
                 w.status = WaveStatus::Ended;
                 return Ok(());
             }
+            Ok(Flow::Yield) => return Ok(()),
             Ok(Flow::Barrier) => {
                 w.pc += d.inst.len as u64;
                 w.status = WaveStatus::AtBarrier;

@@ -95,6 +95,8 @@ pub struct KfdProcess {
     engines: Arc<Engines>,
     /// Set when the process goes away: running dispatches stop early.
     closing: AtomicBool,
+    /// Global wave sync resources, per GPU.
+    gws: Box<[crate::exec::gws::GwsTable]>,
 }
 
 impl KfdProcess {
@@ -112,6 +114,7 @@ impl KfdProcess {
         let extra = 64 << 20;
         let arena = Arena::new(&format!("rocjitsu-gpu-memory-{pid}"), vram + gtt_budget + extra)?;
         let devices = vec![DeviceSettings::default(); gpus.len()];
+        let devices_count = gpus.len();
         Ok(KfdProcess {
             pid,
             allocs: Mutex::new(AllocTable::new(&gpus, gtt_budget, userptr)),
@@ -121,6 +124,7 @@ impl KfdProcess {
             vm_update: Mutex::new(()),
             events: EventTable::new(),
             settings: Mutex::new(Settings { devices, xnack_enabled: false }),
+            gws: (0..devices_count).map(|_| Default::default()).collect(),
             queues: Mutex::new(QueueTable::default()),
             engines,
             closing: AtomicBool::new(false),
@@ -233,6 +237,11 @@ impl KfdProcess {
     }
 
     /// Whether the process is going away (running kernels should stop).
+    /// The GWS resources of GPU `gpu` (index).
+    pub fn gws(&self, gpu: usize) -> &crate::exec::gws::GwsTable {
+        &self.gws[gpu.min(self.gws.len() - 1)]
+    }
+
     pub fn closing(&self) -> bool {
         self.closing.load(Ordering::Acquire)
     }

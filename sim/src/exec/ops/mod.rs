@@ -4,6 +4,7 @@
 //! touches only its family's module.
 
 pub mod ds;
+pub mod gws;
 pub mod image;
 pub mod mfma;
 pub mod salu;
@@ -27,6 +28,7 @@ fn find(op: Op) -> Option<Handler> {
         .or_else(|| valu::handler(op))
         .or_else(|| mfma::handler(op))
         .or_else(|| ds::handler(op))
+        .or_else(|| gws::handler(op))
         .or_else(|| vmem::handler(op))
         .or_else(|| image::handler(op))
 }
