@@ -52,14 +52,19 @@ pub fn demo() -> Result<()> {
     run(c)?;
     let out = bin_dir().join("hip");
     std::fs::create_dir_all(&out)?;
-    let exe = out.join("device_query");
-    let mut hipcc = Command::new("hipcc");
-    hipcc
-        .args(["--offload-arch=gfx90a", "-O2", "-o"])
-        .arg(&exe)
-        .arg(root().join("integration/programs/device_query.hip"));
-    run(hipcc)?;
-    let mut c = Command::new(&rocjitsu);
-    c.arg("--").arg(&exe);
-    run(c)
+    // A device query, then HIP programs whose kernels run on the simulated MI210 and check
+    // their results against the CPU.
+    for program in ["device_query", "vector_add", "reduce_shuffle"] {
+        let exe = out.join(program);
+        let mut hipcc = Command::new("hipcc");
+        hipcc
+            .args(["--offload-arch=gfx90a", "-O2", "-o"])
+            .arg(&exe)
+            .arg(root().join(format!("integration/programs/{program}.hip")));
+        run(hipcc)?;
+        let mut c = Command::new(&rocjitsu);
+        c.arg("--").arg(&exe);
+        run(c)?;
+    }
+    Ok(())
 }
