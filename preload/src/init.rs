@@ -45,12 +45,11 @@ fn remote_state(socket: PathBuf, inherited: HashSet<RawFd>) -> Result<State, Err
 fn init_logging() {
     let filter =
         std::env::var("ROCJITSU_LOG").or_else(|_| std::env::var("RUST_LOG")).unwrap_or_else(|_| "warn".to_string());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .without_time()
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let _ = tracing_subscriber::registry()
+        .with(tracing_subscriber::EnvFilter::new(filter))
+        .with(crate::log::StderrLines)
         .try_init();
 }
 

@@ -16,6 +16,7 @@ pub mod driver;
 pub mod guard;
 pub mod hooks;
 pub mod init;
+pub mod log;
 pub mod paths;
 pub mod real;
 pub mod remote;
