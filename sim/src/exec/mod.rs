@@ -16,6 +16,7 @@ pub mod kd;
 pub mod memory;
 pub mod ops;
 pub mod testing;
+pub mod vector_modes;
 pub mod wave;
 pub mod workgroup;
 

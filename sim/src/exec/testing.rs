@@ -108,8 +108,18 @@ impl Harness {
                 return Err(ExecError::Invalid("the test program does not terminate".into()));
             }
             let at = self.wave.pc as usize / 4;
-            let inst = decode(&words[at..], self.target)?;
+            let mut inst = decode(&words[at..], self.target)?;
             let handler = super::ops::handler(inst.op);
+            if self.wave.mode & super::vector_modes::MODE_BITS != 0 {
+                match super::vector_modes::adjust(&self.wave, &inst) {
+                    super::vector_modes::Adjusted::AsIs => {}
+                    super::vector_modes::Adjusted::Skip => {
+                        self.wave.pc += inst.len as u64;
+                        continue;
+                    }
+                    super::vector_modes::Adjusted::Indexed(i) => inst = i,
+                }
+            }
             let mut ctx = Ctx { mem: &mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
             match handler(&mut self.wave, &inst, &mut ctx)? {
                 Flow::Next | Flow::Barrier => self.wave.pc += inst.len as u64,

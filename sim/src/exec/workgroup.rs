@@ -4,7 +4,7 @@
 use super::code::CodeCache;
 use super::dispatch::DispatchInfo;
 use super::memory::{PrivateMem, WaveMem};
-use super::{Ctx, ExecError, Flow, Wave, WaveStatus};
+use super::{vector_modes, Ctx, ExecError, Flow, Wave, WaveStatus};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Wave-instructions retired by every dispatch of this process so far (for benchmarks:
@@ -112,7 +112,23 @@ fn step_quantum(w: &mut Wave, code: &mut CodeCache, ctx: &mut Ctx<'_>, retired: 
     for _ in 0..QUANTUM {
         *retired += 1;
         let d = code.fetch(w.pc, ctx.mem).map_err(|error| WaveFailure { error, pc: w.pc, inst: String::new() })?;
-        match (d.handler)(w, &d.inst, ctx) {
+        let indexed;
+        let inst = if w.mode & vector_modes::MODE_BITS == 0 {
+            &d.inst
+        } else {
+            match vector_modes::adjust(w, &d.inst) {
+                vector_modes::Adjusted::AsIs => &d.inst,
+                vector_modes::Adjusted::Skip => {
+                    w.pc += d.inst.len as u64;
+                    continue;
+                }
+                vector_modes::Adjusted::Indexed(i) => {
+                    indexed = i;
+                    &indexed
+                }
+            }
+        };
+        match (d.handler)(w, inst, ctx) {
             Ok(Flow::Next) => w.pc += d.inst.len as u64,
             Ok(Flow::Jump(target)) => w.pc = target,
             Ok(Flow::End) => {
