@@ -97,6 +97,19 @@ fn programs_pass_attached_to_a_shared_daemon() {
 }
 
 #[test]
+fn two_gpus_run_kernels_and_copy_peer_to_peer() {
+    for mode in [&[][..], &["--daemon"][..]] {
+        let mut cmd = rocjitsu();
+        cmd.args(mode).args(["--config", "mi210-2gpu", "--"]).arg(hip_program("multi_gpu"));
+        let o = run(cmd, DEADLINE);
+        o.assert_success();
+        for line in ["PASS kernels_on_two_devices", "PASS peer_copy"] {
+            assert!(o.stdout.lines().any(|l| l == line), "{mode:?}: no `{line}`:\n{}\n{}", o.stdout, o.stderr);
+        }
+    }
+}
+
+#[test]
 fn device_printf_prints_every_line() {
     let o = local("printf", &[]);
     o.assert_success();
