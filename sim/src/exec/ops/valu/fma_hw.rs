@@ -31,12 +31,6 @@ pub fn detected() -> bool {
     }
 }
 
-/// Whether any lane of `x` is a NaN (vectorizable reduction).
-#[inline(always)]
-fn any_nan(x: &Lanes) -> bool {
-    x.iter().fold(0u32, |any, &v| any | ((v & 0x7fff_ffff) > 0x7f80_0000) as u32) != 0
-}
-
 /// `d = a * b + c` (fused, round to nearest even) for the lanes in `mask`,
 /// with `flags` = (flush input denormals, flush output denormals, `c` is
 /// `d`'s old value) as in [`super::float_fast::lanes_into`]. Returns false,
@@ -44,8 +38,7 @@ fn any_nan(x: &Lanes) -> bool {
 /// the caller then uses the portable path.
 #[inline]
 pub fn fma_into(flags: (bool, bool, bool), d: &mut Lanes, s: [&Lanes; 3], mask: u64) -> bool {
-    let c = if flags.2 { &*d } else { s[2] };
-    if !detected() || any_nan(s[0]) || any_nan(s[1]) || any_nan(c) {
+    if !detected() {
         return false;
     }
     #[cfg(target_arch = "x86_64")]
@@ -63,7 +56,11 @@ pub fn fma_into(flags: (bool, bool, bool), d: &mut Lanes, s: [&Lanes; 3], mask: 
             (true, true, true) => x86::fma::<true, true, true>(d, s, mask),
         }
     }
-    true
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (flags, d, s, mask);
+        false
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -72,12 +69,24 @@ mod x86 {
     use crate::exec::wave::Lanes;
 
     /// The lane loop compiled with FMA and AVX2: `mul_add` is one
-    /// `vfmadd` per eight lanes.
+    /// `vfmadd` per eight lanes. The NaN-input check (one pass over the
+    /// three inputs) is compiled for AVX2 too. Returns false, having
+    /// written nothing, if an input lane is a NaN.
     #[target_feature(enable = "avx2,fma")]
-    pub fn fma<const FIN: bool, const FOUT: bool, const ACC: bool>(d: &mut Lanes, s: [&Lanes; 3], mask: u64) {
+    pub fn fma<const FIN: bool, const FOUT: bool, const ACC: bool>(d: &mut Lanes, s: [&Lanes; 3], mask: u64) -> bool {
+        let c = if ACC { &*d } else { s[2] };
+        let nan = |v: u32| ((v & 0x7fff_ffff) > 0x7f80_0000) as u32;
+        let mut any = 0u32;
+        for l in 0..d.len() {
+            any |= nan(s[0][l]) | nan(s[1][l]) | nan(c[l]);
+        }
+        if any != 0 {
+            return false;
+        }
         lanes_into::<FIN, FOUT, ACC>(d, s, mask, |a, b, c| {
             f32::from_bits(a).mul_add(f32::from_bits(b), f32::from_bits(c)).to_bits()
         });
+        true
     }
 }
 
