@@ -201,6 +201,16 @@ fn float_slot(ty: Ty) -> bool {
 /// packed modifiers belong to the packed ops.
 #[inline]
 pub fn src_mods(inst: &Inst, i: usize) -> SrcMods {
+    // The common encodings carry no modifier: answer before the op-table
+    // look-ups (this runs for every source of every VALU instruction).
+    match inst.ext {
+        Ext::Vop3(v) if inst.enc != Encoding::Vop3p && (v.abs | v.neg | v.op_sel) >> i & 1 == 0 => {
+            return SrcMods::NONE
+        }
+        Ext::Vop3(_) | Ext::Sdwa(_) => {}
+        Ext::Dpp(d) if i < 2 && (d.abs | d.neg) >> i & 1 != 0 => {}
+        _ => return SrcMods::NONE,
+    }
     let ty = inst.info().src[i].ty;
     let bits = width(ty).min(32);
     let sign = 1u32 << (bits - 1);
@@ -281,8 +291,13 @@ pub fn src32_into(w: &Wave, inst: &Inst, i: usize, plan: &Plan, out: &mut Lanes)
             }
         }
         (_, _, Operand::Vgpr(_) | Operand::Agpr(_)) => {
-            for (o, &r) in out.iter_mut().zip(w.vreg(op, 0)?) {
-                *o = m.apply(r);
+            let regs = w.vreg(op, 0)?;
+            if m.is_none() {
+                *out = *regs;
+            } else {
+                for (o, &r) in out.iter_mut().zip(regs) {
+                    *o = m.apply(r);
+                }
             }
         }
         _ => {

@@ -5,10 +5,12 @@
 //! denormal flushing when MODE asks for it. Anything else goes through the
 //! general driver.
 
+use super::common::{expand_mask, write_lanes, Plan};
 use super::float::{add32, fma32, mul32};
 use super::float_io::{op32, Out};
 use super::fp::{self, Env};
-use crate::exec::wave::{Lanes, VSrc, VSrc64, Wave, LANES};
+use super::run::with_dst;
+use crate::exec::wave::{Lanes, VSrc64, Wave, LANES};
 use crate::exec::{ExecError, Flow};
 use crate::isa::{Ext, Inst};
 
@@ -20,23 +22,6 @@ fn plain(inst: &Inst) -> bool {
         Ext::Vop3(m) => m.abs == 0 && m.neg == 0 && m.op_sel == 0 && !m.clamp && m.omod == 0,
         _ => false,
     }
-}
-
-/// Writes `out` to `dst[0]` under EXEC.
-#[inline]
-fn store(w: &mut Wave, inst: &Inst, out: &Lanes) -> Result<Flow, ExecError> {
-    let exec = w.exec;
-    let d = w.vreg_mut(inst.dst[0], 0)?;
-    if exec == u64::MAX {
-        *d = *out;
-    } else {
-        for (l, (d, v)) in d.iter_mut().zip(out).enumerate() {
-            if exec >> l & 1 != 0 {
-                *d = *v;
-            }
-        }
-    }
-    Ok(Flow::Next)
 }
 
 /// A denormal becomes a signed zero (branch-free, vectorizable).
@@ -63,17 +48,84 @@ fn lanes<const FIN: bool, const FOUT: bool>(s: [&Lanes; 3], out: &mut Lanes, f: 
     }
 }
 
-/// Source `i` as a register array: the register itself (no copy), or
-/// `buf` filled with a uniform value.
+/// The lane loop writing straight into the destination `d` for the lanes
+/// in `mask`. The third input is `s[2]`, or with `ACC` the destination's
+/// old value (each lane is read before it is written). With EXEC all ones
+/// the loop has no per-lane branch; otherwise the write is a blend.
 #[inline(always)]
-fn source<'a>(w: &'a Wave, inst: &Inst, i: usize, buf: &'a mut Lanes) -> Result<&'a Lanes, ExecError> {
-    Ok(match w.src32(inst, i)? {
-        VSrc::Lanes(r) => r,
-        VSrc::Uniform(v) => {
-            *buf = [v; LANES];
-            buf
+pub(super) fn lanes_into<const FIN: bool, const FOUT: bool, const ACC: bool>(
+    d: &mut Lanes,
+    s: [&Lanes; 3],
+    mask: u64,
+    f: impl Fn(u32, u32, u32) -> u32,
+) {
+    let one = |old: u32, l: usize| {
+        let (mut a, mut b, mut c) = (s[0][l], s[1][l], if ACC { old } else { s[2][l] });
+        if FIN {
+            (a, b, c) = (flush(a), flush(b), flush(c));
         }
-    })
+        let r = f(a, b, c);
+        if FOUT {
+            flush(r)
+        } else {
+            r
+        }
+    };
+    if mask == u64::MAX {
+        for (l, x) in d.iter_mut().enumerate() {
+            *x = one(*x, l);
+        }
+    } else {
+        let m = expand_mask(mask);
+        for (l, (x, m)) in d.iter_mut().zip(&m).enumerate() {
+            *x = (one(*x, l) & m) | (*x & !m);
+        }
+    }
+}
+
+/// [`lanes_into`] with the flushing and accumulator choices made at run
+/// time (each combination is its own monomorphised loop).
+#[inline(always)]
+fn lanes_into_dyn(
+    (fin, fout, acc): (bool, bool, bool),
+    d: &mut Lanes,
+    s: [&Lanes; 3],
+    mask: u64,
+    f: impl Fn(u32, u32, u32) -> u32,
+) {
+    match (fin, fout, acc) {
+        (false, false, false) => lanes_into::<false, false, false>(d, s, mask, f),
+        (false, true, false) => lanes_into::<false, true, false>(d, s, mask, f),
+        (true, false, false) => lanes_into::<true, false, false>(d, s, mask, f),
+        (true, true, false) => lanes_into::<true, true, false>(d, s, mask, f),
+        (false, false, true) => lanes_into::<false, false, true>(d, s, mask, f),
+        (false, true, true) => lanes_into::<false, true, true>(d, s, mask, f),
+        (true, false, true) => lanes_into::<true, false, true>(d, s, mask, f),
+        (true, true, true) => lanes_into::<true, true, true>(d, s, mask, f),
+    }
+}
+
+/// Lanes read for a source an op does not have.
+static ZERO: Lanes = [0; LANES];
+
+/// Runs `f` on the destination `dst[0]` and the first `n` sources (the
+/// others read as zeros). Register sources are borrowed from the register
+/// file; only uniform values and a source that is the destination are
+/// materialised (see [`with_dst`]). Only for instructions without DPP,
+/// so the write mask is EXEC.
+#[inline(always)]
+fn with_dst3<R>(
+    w: &mut Wave,
+    inst: &Inst,
+    n: usize,
+    f: impl FnOnce(&mut Lanes, [&Lanes; 3]) -> R,
+) -> Result<R, ExecError> {
+    let p = Plan { mask: w.exec, dpp: None };
+    match n {
+        1 => with_dst::<1, _>(w, inst, &p, |d, [a]| f(d, [a, &ZERO, &ZERO])),
+        2 => with_dst::<2, _>(w, inst, &p, |d, [a, b]| f(d, [a, b, &ZERO])),
+        _ => with_dst::<3, _>(w, inst, &p, f),
+    }
 }
 
 /// Which f32 denormals a fast-path op flushes.
@@ -100,32 +152,15 @@ fn run_with(
     f: impl Fn(u32, u32, u32) -> u32 + Copy,
 ) -> Result<Flow, ExecError> {
     let env = Env::new(w.mode);
-    let mut out = [0u32; LANES];
-    {
-        let (mut b0, mut b1, mut b2) = ([0u32; LANES], [0u32; LANES], [0u32; LANES]);
-        let s0 = source(w, inst, 0, &mut b0)?;
-        let s1 = if n > 1 { source(w, inst, 1, &mut b1)? } else { &b1 };
-        let s2 = if acc {
-            w.vreg(inst.dst[0], 0)?
-        } else if n > 2 {
-            source(w, inst, 2, &mut b2)?
-        } else {
-            &b2
-        };
-        let s = [s0, s1, s2];
-        let (fin, fout) = match flush {
-            Flush::Mode => (!env.in32(), !env.out32()),
-            Flush::Always => (true, true),
-            Flush::Never => (false, false),
-        };
-        match (fin, fout) {
-            (false, false) => lanes::<false, false>(s, &mut out, f),
-            (false, true) => lanes::<false, true>(s, &mut out, f),
-            (true, false) => lanes::<true, false>(s, &mut out, f),
-            (true, true) => lanes::<true, true>(s, &mut out, f),
-        }
-    }
-    store(w, inst, &out)
+    let (fin, fout) = match flush {
+        Flush::Mode => (!env.in32(), !env.out32()),
+        Flush::Always => (true, true),
+        Flush::Never => (false, false),
+    };
+    let mask = w.exec;
+    let n = if acc { n.min(2) } else { n };
+    with_dst3(w, inst, n, |d, s| lanes_into_dyn((fin, fout, acc), d, s, mask, f))?;
+    Ok(Flow::Next)
 }
 
 #[inline(always)]
@@ -203,13 +238,20 @@ pub fn fmac_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
     fma_lanes(w, inst, true)
 }
 
-/// `v_fma_f32`/`v_fmac_f32` under round-to-nearest.
+/// `v_fma_f32`/`v_fmac_f32` under round-to-nearest: the host's fused
+/// multiply-add when the CPU has one ([`super::fma_hw`]), else the exact
+/// portable lanes ([`fma_core`]).
 fn fma_lanes(w: &mut Wave, inst: &Inst, acc: bool) -> Result<Flow, ExecError> {
     let env = Env::new(w.mode);
-    let (mut b0, mut b1, mut b2) = ([0u32; LANES], [0u32; LANES], [0u32; LANES]);
-    let s2 = if acc { w.vreg(inst.dst[0], 0)? } else { source(w, inst, 2, &mut b2)? };
-    let out = rne_lanes(Kind::Fma, [source(w, inst, 0, &mut b0)?, source(w, inst, 1, &mut b1)?, s2], env);
-    store(w, inst, &out)
+    let flags = (!env.in32(), !env.out32(), acc);
+    let mask = w.exec;
+    with_dst3(w, inst, if acc { 2 } else { 3 }, |d, s| {
+        if !super::fma_hw::fma_into(flags, d, s, mask) {
+            let out = rne_lanes(Kind::Fma, [s[0], s[1], if acc { &*d } else { s[2] }], env);
+            write_lanes(d, &out, mask);
+        }
+    })?;
+    Ok(Flow::Next)
 }
 
 /// The ops with round-to-nearest lane loops usable by other drivers
@@ -223,19 +265,22 @@ pub enum Kind {
 
 /// `kind` over 64 lanes with f32 round-to-nearest-even, flushing per MODE.
 pub fn rne_lanes(kind: Kind, s: [&Lanes; 3], env: Env) -> Lanes {
-    let mut s = s;
-    let mut flushed = [[0u32; LANES]; 3];
-    if !env.in32() {
-        for (f, x) in flushed.iter_mut().zip(s.iter_mut()) {
-            *f = x.map(flush);
-            *x = f;
-        }
-    }
+    let flushed: [Lanes; 3];
+    let s = if env.in32() {
+        s
+    } else {
+        flushed = s.map(|x| x.map(flush));
+        [&flushed[0], &flushed[1], &flushed[2]]
+    };
     let mut out = [0u32; LANES];
     match kind {
         Kind::Add => lanes::<false, false>(s, &mut out, |a, b, _| (f32::from_bits(a) + f32::from_bits(b)).to_bits()),
         Kind::Mul => lanes::<false, false>(s, &mut out, |a, b, _| (f32::from_bits(a) * f32::from_bits(b)).to_bits()),
-        Kind::Fma => fma_core(s, &mut out),
+        Kind::Fma => {
+            if !super::fma_hw::fma_into((false, false, false), &mut out, s, u64::MAX) {
+                fma_core(s, &mut out)
+            }
+        }
     }
     if !env.out32() {
         for x in out.iter_mut() {
@@ -245,14 +290,14 @@ pub fn rne_lanes(kind: Kind, s: [&Lanes; 3], env: Env) -> Lanes {
     out
 }
 
-/// The fused multiply-add lanes under round-to-nearest.
+/// The fused multiply-add lanes under round-to-nearest, in portable code.
 ///
 /// The product of two f32 is exact in f64, so `s = a*b + c` in f64 is
 /// rounded once; rounding `s` to f32 again gives the correctly rounded
 /// result unless `s` landed exactly on an f32 rounding boundary (a
 /// midpoint, or anywhere in the f32 denormal range where the boundaries
 /// lie elsewhere). Those rare lanes are redone with a round-to-odd sum.
-fn fma_core(s: [&Lanes; 3], out: &mut Lanes) {
+pub fn fma_core(s: [&Lanes; 3], out: &mut Lanes) {
     // Simple separate loops, so that each vectorizes.
     let mut sum = [0f64; LANES];
     for (l, d) in sum.iter_mut().enumerate() {

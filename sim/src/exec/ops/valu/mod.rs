@@ -12,6 +12,7 @@ pub mod float_div;
 pub mod float_fast;
 pub mod float_io;
 pub mod float_trig;
+pub mod fma_hw;
 pub mod fp;
 pub mod fp8;
 pub mod int;

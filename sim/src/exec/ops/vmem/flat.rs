@@ -23,13 +23,23 @@ pub fn handler(op: Op) -> Option<Handler> {
 
 /// The lane addresses of a FLAT/GLOBAL/SCRATCH instruction.
 pub fn addresses(w: &Wave, inst: &Inst) -> Result<Access, ExecError> {
+    let mut acc = Access::new(Space::Global);
+    addresses_into(w, inst, &mut acc)?;
+    Ok(acc)
+}
+
+/// [`addresses`] written into `acc` (its space and addresses), so the
+/// 512-byte address array is not moved on every instruction.
+#[inline]
+fn addresses_into(w: &Wave, inst: &Inst, acc: &mut Access) -> Result<(), ExecError> {
     let Ext::Flat(f) = inst.ext else { return Err(ExecError::Invalid(format!("{} without FLAT fields", inst.op))) };
     let offset = f.offset as i64 as u64;
     let vaddr = inst.src[0];
     let saddr = inst.src[2];
+    acc.avail = None;
     match inst.enc {
         Encoding::Scratch => {
-            let mut acc = Access::new(Space::Private);
+            acc.space = Space::Private;
             let s = if saddr.is_none() { 0 } else { w.read_scalar32(saddr, Ty::B32, 0)? };
             let base = s.wrapping_add(offset as u32);
             if vaddr.is_none() {
@@ -40,31 +50,30 @@ pub fn addresses(w: &Wave, inst: &Inst) -> Result<Access, ExecError> {
                     *a = base.wrapping_add(*v) as u64;
                 }
             }
-            Ok(acc)
         }
         Encoding::Global if !saddr.is_none() => {
-            let mut acc = Access::new(Space::Global);
+            acc.space = Space::Global;
             let base = w.read_scalar64(saddr, Ty::I64, 0)?.wrapping_add(offset);
             let v = w.vreg(vaddr, 0)?;
             for (a, v) in acc.addr.iter_mut().zip(v) {
                 *a = base.wrapping_add(*v as u64);
             }
-            Ok(acc)
         }
         _ => {
-            let mut acc = Access::new(if inst.enc == Encoding::Flat { Space::Flat } else { Space::Global });
+            acc.space = if inst.enc == Encoding::Flat { Space::Flat } else { Space::Global };
             let (lo, hi) = (w.vreg(vaddr, 0)?, w.vreg(vaddr, 1)?);
             for (a, (lo, hi)) in acc.addr.iter_mut().zip(lo.iter().zip(hi)) {
                 *a = (*lo as u64 | (*hi as u64) << 32).wrapping_add(offset);
             }
-            Ok(acc)
         }
     }
+    Ok(())
 }
 
 fn exec(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>) -> Result<Flow, ExecError> {
     let Some(kind) = super::kind(inst.op) else { return Err(ExecError::Unimplemented(inst.op)) };
-    let acc = addresses(w, inst)?;
+    let mut acc = Access::new(Space::Global);
+    addresses_into(w, inst, &mut acc)?;
     run(w, inst, ctx, kind, &acc)?;
     Ok(Flow::Next)
 }
