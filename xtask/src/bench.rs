@@ -197,7 +197,7 @@ pub fn run(args: &[String]) -> Result<()> {
             total += text
                 .lines()
                 .find_map(|l| l.strip_prefix("ioctls_per_second\t"))
-                .and_then(|v| v.parse::<f64>().ok())
+                .and_then(|v| v.split('\t').next()?.parse::<f64>().ok())
                 .unwrap_or(0.0);
         }
         rows.push(row("daemon, 8 clients at once: KFD ioctls_per_second (sum)", format!("{total:.0}"), "/s"));
