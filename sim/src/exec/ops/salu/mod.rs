@@ -185,8 +185,8 @@ mod perf {
                 std::hint::black_box(h(&mut w, std::hint::black_box(&inst), &mut ctx).unwrap());
             }
             let ns = t.elapsed().as_nanos() as f64 / n as f64;
+            // A measurement to read, never a timed assertion.
             println!("{name}: {ns:.1} ns");
-            assert!(ns < 50.0, "{name}: {ns} ns");
         }
     }
 }
