@@ -122,7 +122,9 @@ fn next_job(rx: &mut mpsc::UnboundedReceiver<Job>) -> Option<Job> {
         match rx.try_recv() {
             Ok(job) => return Some(job),
             Err(mpsc::error::TryRecvError::Disconnected) => return None,
-            Err(mpsc::error::TryRecvError::Empty) if start.elapsed() < POLL_AFTER_REQUEST => std::hint::spin_loop(),
+            // Yield rather than spin: on a small machine the thread that will send the next
+            // request (the connection's I/O task, the client) needs this core.
+            Err(mpsc::error::TryRecvError::Empty) if start.elapsed() < POLL_AFTER_REQUEST => std::thread::yield_now(),
             Err(mpsc::error::TryRecvError::Empty) => return rx.blocking_recv(),
         }
     }
