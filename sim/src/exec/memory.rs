@@ -10,7 +10,7 @@
 //! - FLAT addresses in the shared aperture reach the workgroup's LDS.
 
 use super::{ExecError, LANES};
-use crate::memory::{GpuFault, GpuVm, VmRange};
+use crate::memory::{GpuFault, GpuVm};
 use bytemuck::Pod;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, AtomicU64};
@@ -58,12 +58,23 @@ pub fn flat_target(addr: u64) -> FlatTarget {
 /// Global memory as one wave sees it.
 pub struct WaveMem<'a> {
     vm: &'a GpuVm,
-    last: Cell<Option<VmRange>>,
+    /// Recently used mappings, `(start, end, host address of start, writable)`: a kernel
+    /// touches a few buffers (its arguments, inputs, outputs) in turn, and a miss costs a
+    /// search of the address space's ordered map.
+    tlb: [Cell<TlbEntry>; TLB_ENTRIES],
+    /// The entry the next miss replaces (round robin).
+    next: Cell<usize>,
 }
+
+const TLB_ENTRIES: usize = 4;
+
+/// `(start, end, host, writable)`; an empty entry has `start > end`.
+type TlbEntry = (u64, u64, usize, bool);
+const EMPTY_ENTRY: TlbEntry = (1, 0, 0, false);
 
 impl<'a> WaveMem<'a> {
     pub fn new(vm: &'a GpuVm) -> Self {
-        WaveMem { vm, last: Cell::new(None) }
+        WaveMem { vm, tlb: std::array::from_fn(|_| Cell::new(EMPTY_ENTRY)), next: Cell::new(0) }
     }
 
     pub fn vm(&self) -> &'a GpuVm {
@@ -73,13 +84,18 @@ impl<'a> WaveMem<'a> {
     /// Host address of `[va, va + len)`.
     #[inline]
     pub fn translate(&self, va: u64, len: u64, write: bool) -> Result<usize, GpuFault> {
-        if let Some(r) = self.last.get() {
-            if r.contains(va, len) && (!write || r.writable) {
-                return Ok(r.host_addr(va));
+        for e in &self.tlb {
+            let (start, end, host, writable) = e.get();
+            if start <= va && va.checked_add(len).is_some_and(|last| last <= end) && (writable || !write) {
+                return Ok(host + (va - start) as usize);
             }
         }
         let host = self.vm.translate(va, len, write)?;
-        self.last.set(self.vm.lookup(va).copied());
+        if let Some(r) = self.vm.lookup(va) {
+            let slot = self.next.get();
+            self.tlb[slot].set((r.start, r.end(), r.host, r.writable));
+            self.next.set((slot + 1) % TLB_ENTRIES);
+        }
         Ok(host)
     }
 
@@ -322,6 +338,7 @@ impl PrivateMem {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::VmRange;
 
     #[test]
     fn apertures_classify_flat_addresses() {
@@ -362,5 +379,42 @@ mod tests {
             assert!(m.read::<u32>(0x10ffe).is_err());
         }
         assert_eq!(buf[1], 5);
+    }
+}
+
+#[cfg(test)]
+mod tlb_tests {
+    use super::*;
+    use crate::memory::VmRange;
+
+    #[test]
+    fn the_translation_cache_keeps_several_buffers_and_their_permissions() {
+        let backing = vec![0u8; 6 * 4096];
+        let host = backing.as_ptr() as usize;
+        let mut vm = GpuVm::new();
+        for i in 0..6u64 {
+            let writable = i != 3;
+            vm.map(VmRange {
+                start: 0x10000 * (i + 1),
+                len: 4096,
+                host: host + 4096 * i as usize,
+                writable,
+                handle: i,
+            })
+            .unwrap();
+        }
+        let mem = WaveMem::new(&vm);
+        // More buffers than entries, visited in turn, twice: every answer is the mapping's.
+        for _ in 0..2 {
+            for i in 0..6u64 {
+                let va = 0x10000 * (i + 1) + 8;
+                assert_eq!(mem.translate(va, 4, false).unwrap(), host + 4096 * i as usize + 8);
+            }
+        }
+        // A cached read-only mapping still refuses writes; an access across the end faults.
+        assert!(mem.translate(0x40000 + 8, 4, false).is_ok());
+        assert!(mem.translate(0x40000 + 8, 4, true).is_err());
+        assert!(mem.translate(0x10000 + 4094, 4, false).is_err());
+        assert!(mem.translate(0x70000, 4, false).is_err(), "unmapped");
     }
 }
