@@ -16,7 +16,7 @@ use crate::clock;
 use crate::exec::{Ctx, ExecError, Flow, Handler, Wave};
 use crate::isa::{Ext, Inst, Op, Ty};
 use crate::memory::GpuFault;
-use std::sync::atomic::Ordering;
+use super::vmem::atomic::Rmw;
 
 /// The engine clock `s_memtime` counts at when the config gives none (MHz).
 const DEFAULT_ENGINE_MHZ: u64 = 1700;
@@ -146,76 +146,58 @@ fn buffer_store(w: &mut Wave, i: &Inst, ctx: &mut Ctx<'_>) -> Result<Flow, ExecE
     Ok(Flow::Next)
 }
 
-/// A read-modify-write operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rmw {
-    Swap,
-    Cmpswap,
-    Add,
-    Sub,
-    Smin,
-    Umin,
-    Smax,
-    Umax,
-    And,
-    Or,
-    Xor,
-    Inc,
-    Dec,
-}
-
 /// (operation, 64-bit, through a buffer resource) of an SMEM atomic.
 fn rmw(op: Op) -> Option<(Rmw, bool, bool)> {
     use Op::*;
     use Rmw::*;
     Some(match op {
         SAtomicSwap => (Swap, false, false),
-        SAtomicCmpswap => (Cmpswap, false, false),
+        SAtomicCmpswap => (CmpSwap, false, false),
         SAtomicAdd => (Add, false, false),
         SAtomicSub => (Sub, false, false),
-        SAtomicSmin => (Smin, false, false),
-        SAtomicUmin => (Umin, false, false),
-        SAtomicSmax => (Smax, false, false),
-        SAtomicUmax => (Umax, false, false),
+        SAtomicSmin => (SMin, false, false),
+        SAtomicUmin => (UMin, false, false),
+        SAtomicSmax => (SMax, false, false),
+        SAtomicUmax => (UMax, false, false),
         SAtomicAnd => (And, false, false),
         SAtomicOr => (Or, false, false),
         SAtomicXor => (Xor, false, false),
         SAtomicInc => (Inc, false, false),
         SAtomicDec => (Dec, false, false),
         SAtomicSwapX2 => (Swap, true, false),
-        SAtomicCmpswapX2 => (Cmpswap, true, false),
+        SAtomicCmpswapX2 => (CmpSwap, true, false),
         SAtomicAddX2 => (Add, true, false),
         SAtomicSubX2 => (Sub, true, false),
-        SAtomicSminX2 => (Smin, true, false),
-        SAtomicUminX2 => (Umin, true, false),
-        SAtomicSmaxX2 => (Smax, true, false),
-        SAtomicUmaxX2 => (Umax, true, false),
+        SAtomicSminX2 => (SMin, true, false),
+        SAtomicUminX2 => (UMin, true, false),
+        SAtomicSmaxX2 => (SMax, true, false),
+        SAtomicUmaxX2 => (UMax, true, false),
         SAtomicAndX2 => (And, true, false),
         SAtomicOrX2 => (Or, true, false),
         SAtomicXorX2 => (Xor, true, false),
         SAtomicIncX2 => (Inc, true, false),
         SAtomicDecX2 => (Dec, true, false),
         SBufferAtomicSwap => (Swap, false, true),
-        SBufferAtomicCmpswap => (Cmpswap, false, true),
+        SBufferAtomicCmpswap => (CmpSwap, false, true),
         SBufferAtomicAdd => (Add, false, true),
         SBufferAtomicSub => (Sub, false, true),
-        SBufferAtomicSmin => (Smin, false, true),
-        SBufferAtomicUmin => (Umin, false, true),
-        SBufferAtomicSmax => (Smax, false, true),
-        SBufferAtomicUmax => (Umax, false, true),
+        SBufferAtomicSmin => (SMin, false, true),
+        SBufferAtomicUmin => (UMin, false, true),
+        SBufferAtomicSmax => (SMax, false, true),
+        SBufferAtomicUmax => (UMax, false, true),
         SBufferAtomicAnd => (And, false, true),
         SBufferAtomicOr => (Or, false, true),
         SBufferAtomicXor => (Xor, false, true),
         SBufferAtomicInc => (Inc, false, true),
         SBufferAtomicDec => (Dec, false, true),
         SBufferAtomicSwapX2 => (Swap, true, true),
-        SBufferAtomicCmpswapX2 => (Cmpswap, true, true),
+        SBufferAtomicCmpswapX2 => (CmpSwap, true, true),
         SBufferAtomicAddX2 => (Add, true, true),
         SBufferAtomicSubX2 => (Sub, true, true),
-        SBufferAtomicSminX2 => (Smin, true, true),
-        SBufferAtomicUminX2 => (Umin, true, true),
-        SBufferAtomicSmaxX2 => (Smax, true, true),
-        SBufferAtomicUmaxX2 => (Umax, true, true),
+        SBufferAtomicSminX2 => (SMin, true, true),
+        SBufferAtomicUminX2 => (UMin, true, true),
+        SBufferAtomicSmaxX2 => (SMax, true, true),
+        SBufferAtomicUmaxX2 => (UMax, true, true),
         SBufferAtomicAndX2 => (And, true, true),
         SBufferAtomicOrX2 => (Or, true, true),
         SBufferAtomicXorX2 => (Xor, true, true),
@@ -225,68 +207,15 @@ fn rmw(op: Op) -> Option<(Rmw, bool, bool)> {
     })
 }
 
-/// The new memory value of `op` on `old` with `data` (and `cmp` for
-/// compare-swap), over 64 bits; 32-bit ops pass sign- or zero-extended
-/// values through `apply32`.
-fn apply(op: Rmw, old: u64, data: u64, cmp: u64, bits: u32) -> u64 {
-    let sext = |v: u64| if bits == 32 { v as u32 as i32 as i64 } else { v as i64 };
-    match op {
-        Rmw::Swap => data,
-        Rmw::Cmpswap => {
-            if old == cmp {
-                data
-            } else {
-                old
-            }
-        }
-        Rmw::Add => old.wrapping_add(data),
-        Rmw::Sub => old.wrapping_sub(data),
-        Rmw::Smin => {
-            if sext(data) < sext(old) {
-                data
-            } else {
-                old
-            }
-        }
-        Rmw::Umin => old.min(data),
-        Rmw::Smax => {
-            if sext(data) > sext(old) {
-                data
-            } else {
-                old
-            }
-        }
-        Rmw::Umax => old.max(data),
-        Rmw::And => old & data,
-        Rmw::Or => old | data,
-        Rmw::Xor => old ^ data,
-        // inc: 0 once old reaches data; dec: data when old is 0 or above it.
-        Rmw::Inc => {
-            if old >= data {
-                0
-            } else {
-                old + 1
-            }
-        }
-        Rmw::Dec => {
-            if old == 0 || old > data {
-                data
-            } else {
-                old - 1
-            }
-        }
-    }
-}
-
 fn atomic(w: &mut Wave, i: &Inst, ctx: &mut Ctx<'_>) -> Result<Flow, ExecError> {
     let Some((op, wide, buffer)) = rmw(i.op) else { return Err(ExecError::Unimplemented(i.op)) };
     let words = if wide { 2 } else { 1 };
     // Data: the new value, then (compare-swap) the value to compare with.
     let mut raw = [0u32; 4];
-    let n = if op == Rmw::Cmpswap { 2 * words } else { words };
+    let n = if op == Rmw::CmpSwap { 2 * words } else { words };
     w.read_sgprs(i.src[1], &mut raw[..n])?;
     let join = |lo: usize| if wide { raw[lo] as u64 | (raw[lo + 1] as u64) << 32 } else { raw[lo] as u64 };
-    let (data, cmp) = (join(0), if op == Rmw::Cmpswap { join(words) } else { 0 });
+    let (data, cmp) = (join(0), if op == Rmw::CmpSwap { join(words) } else { 0 });
     let addr = if buffer { Buffer::of(w, i)?.addr(0, 4 * words as u64) } else { Some(global_addr(w, i)?) };
     let old = match addr {
         None => 0,
@@ -294,17 +223,10 @@ fn atomic(w: &mut Wave, i: &Inst, ctx: &mut Ctx<'_>) -> Result<Flow, ExecError> 
             if a % 8 != 0 {
                 return Err(ExecError::Fault(GpuFault { va: a, write: true, not_present: false }));
             }
-            let cell = ctx.mem.atomic_u64(a)?;
-            match cell.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |o| Some(apply(op, o, data, cmp, 64))) {
-                Ok(o) | Err(o) => o,
-            }
+            op.host64(ctx.mem.atomic_u64(a)?, data, cmp)
         }
         Some(a) => {
-            let cell = ctx.mem.atomic_u32(a)?;
-            let f = |o: u32| Some(apply(op, o as u64, data, cmp, 32) as u32);
-            match cell.fetch_update(Ordering::SeqCst, Ordering::SeqCst, f) {
-                Ok(o) | Err(o) => o as u64,
-            }
+            u64::from(op.host32(ctx.mem.atomic_u32(a)?, data as u32, cmp as u32))
         }
     };
     let glc = matches!(i.ext, Ext::Smem(m) if m.glc);
