@@ -2,7 +2,8 @@
 //! widens exactly to f32, so products of two inputs are exact in f32.
 
 use super::shape::Elem;
-use half::{bf16, f16};
+use crate::exec::ops::valu::fp::{f8_to_f32, F8};
+use crate::exec::ops::vmem::format::{bf16_to_f32, f16_to_f32};
 
 /// The value of a raw input element as f32 (exact for every format but `Xf32`, which
 /// is f32 rounded to its 10-bit mantissa first).
@@ -11,10 +12,11 @@ pub fn to_f32(e: Elem, raw: u32) -> f32 {
     match e {
         Elem::F32 => f32::from_bits(raw),
         Elem::Xf32 => f32::from_bits(round_to_xf32(raw)),
-        Elem::F16 => f16::from_bits(raw as u16).to_f32(),
-        Elem::Bf16 => bf16::from_bits(raw as u16).to_f32(),
-        Elem::Fp8 => fp8_to_f32(raw as u8),
-        Elem::Bf8 => bf8_to_f32(raw as u8),
+        Elem::F16 => f16_to_f32(raw as u16),
+        Elem::Bf16 => bf16_to_f32(raw as u16),
+        // gfx942's "FNUZ" 8-bit floats: E4M3 bias 8 / E5M2 bias 16, no infinities, 0x80 NaN.
+        Elem::Fp8 => f8_to_f32(raw as u8, F8::Fp8),
+        Elem::Bf8 => f8_to_f32(raw as u8, F8::Bf8),
         // Integer and f64 inputs never take this path (their accumulators convert them).
         Elem::I8 => f32::from(raw as u8 as i8),
         Elem::F64 => f64::from_bits(u64::from(raw)) as f32,
@@ -31,35 +33,17 @@ pub fn round_to_xf32(bits: u32) -> u32 {
     bits.wrapping_add(0x0fff + lsb) & !0x1fff
 }
 
-/// gfx942's FP8 (E4M3, "FNUZ": exponent bias 8, no infinities, 0x80 the only NaN).
-pub fn fp8_to_f32(v: u8) -> f32 {
-    small_float_to_f32(v, 3, 8)
-}
-
-/// gfx942's BF8 (E5M2, "FNUZ": exponent bias 16, no infinities, 0x80 the only NaN).
-pub fn bf8_to_f32(v: u8) -> f32 {
-    small_float_to_f32(v, 2, 16)
-}
-
-fn small_float_to_f32(v: u8, mantissa_bits: u32, bias: i32) -> f32 {
-    if v == 0x80 {
-        return f32::NAN;
-    }
-    let sign = if v & 0x80 != 0 { -1.0 } else { 1.0 };
-    let exponent = i32::from((v & 0x7f) >> mantissa_bits);
-    let mantissa = f32::from(v & ((1 << mantissa_bits) - 1));
-    let scale = (1u32 << mantissa_bits) as f32;
-    let magnitude = if exponent == 0 {
-        mantissa / scale * 2f32.powi(1 - bias)
-    } else {
-        (1.0 + mantissa / scale) * 2f32.powi(exponent - bias)
-    };
-    sign * magnitude
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fp8_to_f32(v: u8) -> f32 {
+        to_f32(Elem::Fp8, u32::from(v))
+    }
+
+    fn bf8_to_f32(v: u8) -> f32 {
+        to_f32(Elem::Bf8, u32::from(v))
+    }
 
     #[test]
     fn fp8_values_from_the_format_definition() {
