@@ -6,29 +6,11 @@
 //! `cargo run --release -p sim --example throughput` (used by `cargo xtask bench`).
 //! Prints one `name<TAB>value<TAB>unit` line per figure.
 
+use sim::exec::testing::{compile_opencl, kernargs};
 use sim::exec::workgroup::instructions_retired;
 use sim::Machine;
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
-
-fn code_object() -> Vec<u8> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kernels/throughput.cl");
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let out = dir.path().join("throughput.co");
-    let status = Command::new("clang-15")
-        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-O2", "-nogpulib", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .expect("clang-15 (cargo xtask deps installs it)");
-    assert!(status.success(), "clang-15 failed");
-    std::fs::read(out).expect("the code object")
-}
-
-fn args(words: &[u64]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
 
 /// Multiply-accumulates per second of one MFMA op run back to back on one wave.
 fn mfma_rate(name: &str, words: [u32; 2], macs: u64) {
@@ -51,7 +33,11 @@ fn main() {
     mfma_rate("v_mfma_f32_32x32x2f32", [0xd3c4_0020, 0x0482_0500], 32 * 32 * 2);
     mfma_rate("v_mfma_i32_32x32x8i8", [0xd3d4_0020, 0x0482_0500], 32 * 32 * 8);
     mfma_rate("v_mfma_f64_16x16x4f64", [0xd3ee_0020, 0x0482_0500], 16 * 16 * 4);
-    let elf = code_object();
+    let elf = compile_opencl(
+        "clang-15",
+        "gfx90a",
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kernels/throughput.cl"),
+    );
     let machine = Machine::new(sim::config::default_config());
     for workers in [1, 2] {
         let s = machine.session_with_workers(workers).expect("a session");
@@ -59,9 +45,9 @@ fn main() {
         // VALU: 64 workgroups x 4 waves x 2000 iterations.
         let out = s.alloc(64 * 256 * 4).unwrap();
         let valu = co.kernel("valu").unwrap();
-        s.dispatch(valu, [256, 1, 1], [256, 1, 1], &args(&[out, 10])).unwrap(); // warm-up
+        s.dispatch(valu, [256, 1, 1], [256, 1, 1], &kernargs(&[out, 10])).unwrap(); // warm-up
         let (before, start) = (instructions_retired(), Instant::now());
-        s.dispatch(valu, [64 * 256, 1, 1], [256, 1, 1], &args(&[out, 2000])).unwrap();
+        s.dispatch(valu, [64 * 256, 1, 1], [256, 1, 1], &kernargs(&[out, 2000])).unwrap();
         let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
         println!("valu kernel, {workers} worker(s)\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
         // Memory: 16 M floats read and written, 1024 workgroups grid-striding.
@@ -70,7 +56,7 @@ fn main() {
         let stream = co.kernel("stream").unwrap();
         let grid = 1024 * 256u64;
         let (before, start) = (instructions_retired(), Instant::now());
-        s.dispatch(stream, [grid as u32, 1, 1], [256, 1, 1], &args(&[src, dst, n_floats | (grid << 32)])).unwrap();
+        s.dispatch(stream, [grid as u32, 1, 1], [256, 1, 1], &kernargs(&[src, dst, n_floats | (grid << 32)])).unwrap();
         let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
         println!("memory kernel, {workers} worker(s)\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
         println!("memory kernel, {workers} worker(s)\t{:.2}\tGB/s moved", (n_floats * 8) as f64 / t / 1e9);

@@ -1,11 +1,10 @@
 //! Global wave sync (`ds_gws_*`): semaphores in one wave, and a barrier across the waves
 //! of several workgroups in a kernel compiled by clang-15 (`tests/kernels/gws.cl`).
 
-use sim::exec::testing::Harness;
+use sim::exec::testing::{compile_opencl, kernargs, Harness};
 use sim::exec::ExecError;
 use sim::Machine;
 use std::path::Path;
-use std::process::Command;
 
 // llvm-mc-15 -mcpu=gfx90a
 const S_MOV_M0_0X30000: [u32; 2] = [0xbefc_00ff, 0x0003_0000]; // s_mov_b32 m0, 0x30000
@@ -46,21 +45,7 @@ fn semaphore_counts_down_and_waits_at_zero() {
 }
 
 fn code_object() -> Vec<u8> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/gws.cl");
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("gws.co");
-    let st = Command::new("clang-15")
-        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-O2", "-nogpulib", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .expect("clang-15 (cargo xtask deps installs it)");
-    assert!(st.success());
-    std::fs::read(out).unwrap()
-}
-
-fn args(words: &[u64]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    compile_opencl("clang-15", "gfx90a", &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/gws.cl"))
 }
 
 /// Every wave adds 1 to a counter, meets the others at the GWS barrier, then reads the
@@ -70,10 +55,11 @@ fn barrier_run(groups: u32, workers: usize) {
     let s = m.session_with_workers(workers).unwrap();
     let co = s.load_code_object(&code_object()).unwrap();
     let waves = u64::from(groups) * 4;
-    s.dispatch(co.kernel("gws_init").unwrap(), [64, 1, 1], [64, 1, 1], &args(&[waves])).unwrap();
+    s.dispatch(co.kernel("gws_init").unwrap(), [64, 1, 1], [64, 1, 1], &kernargs(&[waves])).unwrap();
     let counter = s.upload(&[0i32]).unwrap();
     let seen = s.alloc(waves * 4).unwrap();
-    s.dispatch(co.kernel("gws_barrier").unwrap(), [groups * 256, 1, 1], [256, 1, 1], &args(&[counter, seen])).unwrap();
+    s.dispatch(co.kernel("gws_barrier").unwrap(), [groups * 256, 1, 1], [256, 1, 1], &kernargs(&[counter, seen]))
+        .unwrap();
     let got: Vec<i32> = s.read_vec(seen, waves as usize).unwrap();
     assert!(got.iter().all(|&v| v == waves as i32), "{groups} groups: {got:?}");
 }

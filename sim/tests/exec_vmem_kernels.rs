@@ -3,6 +3,7 @@
 //! them, run on the default (gfx90a) machine through the embedding API, and
 //! checked against CPU references.
 
+use sim::exec::testing::compile_opencl;
 use sim::session::Session;
 use sim::Machine;
 use std::path::Path;
@@ -15,21 +16,8 @@ fn compile(mcpu: &'static str) -> Vec<u8> {
     if let Some((_, elf)) = cache.iter().find(|(m, _)| *m == mcpu) {
         return elf.clone();
     }
-    let elf = {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/vmem_gfx90a.cl");
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("vmem.co");
-        let status = Command::new("clang-19")
-            .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-O2", "-nogpulib"])
-            .arg(format!("-mcpu={mcpu}"))
-            .arg("-o")
-            .arg(&out)
-            .arg(&src)
-            .status()
-            .expect("clang-19 runs (`cargo xtask deps` installs clang-19 and lld-19)");
-        assert!(status.success(), "clang-19 failed on {}", src.display());
-        std::fs::read(&out).unwrap()
-    };
+    let elf =
+        compile_opencl("clang-19", mcpu, &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/vmem_gfx90a.cl"));
     cache.push((mcpu, elf.clone()));
     elf
 }
@@ -44,9 +32,7 @@ fn session() -> (Machine, Session) {
     (machine, session)
 }
 
-fn args(words: &[u64]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
+use sim::exec::testing::kernargs as args;
 
 #[test]
 fn private_arrays_spill_to_per_lane_scratch() {

@@ -3,27 +3,16 @@
 //! match a CPU reference (issue "Real ROCm libraries run: … gfx942 kernels").
 //! ROCm 5.2's runtime does not know gfx942, so the embedding API is the way in.
 
+use sim::exec::testing::{compile_opencl, kernargs};
 use sim::session::Session;
 use sim::Machine;
 use std::path::Path;
-use std::process::Command;
 
 /// The code object of `tests/kernels/gfx942.cl`, compiled once per test process.
 fn code_object() -> Vec<u8> {
     static ELF: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
     ELF.get_or_init(|| {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/gfx942.cl");
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("gfx942.co");
-        let status = Command::new("clang-19")
-            .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx942", "-O2", "-nogpulib"])
-            .arg("-o")
-            .arg(&out)
-            .arg(&src)
-            .status()
-            .expect("clang-19 runs (`cargo xtask deps` installs clang-19 and lld-19)");
-        assert!(status.success(), "clang-19 failed on {}", src.display());
-        std::fs::read(&out).unwrap()
+        compile_opencl("clang-19", "gfx942", &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/gfx942.cl"))
     })
     .clone()
 }
@@ -33,10 +22,6 @@ fn session() -> (Machine, Session) {
     let machine = Machine::new(sim::config::load_file(&config).expect("the gfx942 config"));
     let session = machine.session().expect("a session");
     (machine, session)
-}
-
-fn args(words: &[u64]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
 #[test]
@@ -49,7 +34,7 @@ fn vector_add_on_gfx942() {
     let (da, db) = (s.upload(&a).unwrap(), s.upload(&b).unwrap());
     let dc = s.alloc(u64::from(n) * 4).unwrap();
     let grid = n.div_ceil(256) * 256;
-    s.dispatch(co.kernel("vadd").unwrap(), [grid, 1, 1], [256, 1, 1], &args(&[da, db, dc, u64::from(n)])).unwrap();
+    s.dispatch(co.kernel("vadd").unwrap(), [grid, 1, 1], [256, 1, 1], &kernargs(&[da, db, dc, u64::from(n)])).unwrap();
     let c: Vec<f32> = s.read_vec(dc, n as usize).unwrap();
     for i in 0..n as usize {
         assert_eq!(c[i].to_bits(), (a[i] + b[i]).to_bits(), "c[{i}]");
@@ -65,7 +50,8 @@ fn reduction_on_gfx942() {
     let din = s.upload(&input).unwrap();
     let total = s.upload(&[0i64]).unwrap();
     let grid = n.div_ceil(256) * 256;
-    s.dispatch(co.kernel("reduce").unwrap(), [grid, 1, 1], [256, 1, 1], &args(&[din, total, u64::from(n)])).unwrap();
+    s.dispatch(co.kernel("reduce").unwrap(), [grid, 1, 1], [256, 1, 1], &kernargs(&[din, total, u64::from(n)]))
+        .unwrap();
     let got: Vec<i64> = s.read_vec(total, 1).unwrap();
     assert_eq!(got[0], input.iter().map(|&v| i64::from(v)).sum::<i64>());
 }
@@ -91,7 +77,7 @@ fn fp8_mfma_tile_on_gfx942() {
     let enc = |m: &[i32]| m.iter().map(|&v| fp8(v)).collect::<Vec<u8>>();
     let (da, db) = (s.upload(&enc(&a)).unwrap(), s.upload(&enc(&bt)).unwrap());
     let dd = s.alloc(16 * 16 * 4).unwrap();
-    s.dispatch(co.kernel("mfma_fp8").unwrap(), [256, 1, 1], [256, 1, 1], &args(&[da, db, dd])).unwrap();
+    s.dispatch(co.kernel("mfma_fp8").unwrap(), [256, 1, 1], [256, 1, 1], &kernargs(&[da, db, dd])).unwrap();
     let d: Vec<f32> = s.read_vec(dd, 256).unwrap();
     for i in 0..16 {
         for j in 0..16 {

@@ -166,6 +166,35 @@ impl Harness {
     }
 }
 
+/// Compiles the OpenCL C file `src` with one of Debian's clangs (`clang-15`, `clang-19`)
+/// for `mcpu`, using compiler builtins only (`-nogpulib`), and returns the code object:
+/// how tests, benchmarks and examples get real compiled kernels without ROCm.
+///
+/// # Panics
+/// When the compiler is missing (`cargo xtask deps` installs it) or fails.
+pub fn compile_opencl(clang: &str, mcpu: &str, src: &std::path::Path) -> Vec<u8> {
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = std::env::temp_dir().join(format!("rocjitsu-{}-{n}.co", std::process::id()));
+    let status = std::process::Command::new(clang)
+        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-O2", "-nogpulib"])
+        .arg(format!("-mcpu={mcpu}"))
+        .arg("-o")
+        .arg(&out)
+        .arg(src)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {clang} (`cargo xtask deps` installs it): {e}"));
+    assert!(status.success(), "{clang} failed on {}", src.display());
+    let elf = std::fs::read(&out).expect("the compiled code object");
+    let _ = std::fs::remove_file(&out);
+    elf
+}
+
+/// A kernel argument segment made of 64-bit words (pointers, or scalars packed in pairs).
+pub fn kernargs(words: &[u64]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

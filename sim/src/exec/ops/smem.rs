@@ -12,11 +12,11 @@
 //! `s_dcache_*` and `s_atc_probe*` do nothing. `s_scratch_*` stay
 //! unimplemented: no compiler or ROCm code emits them.
 
+use super::vmem::atomic::Rmw;
 use crate::clock;
 use crate::exec::{Ctx, ExecError, Flow, Handler, Wave};
 use crate::isa::{Ext, Inst, Op, Ty};
 use crate::memory::GpuFault;
-use super::vmem::atomic::Rmw;
 
 /// The engine clock `s_memtime` counts at when the config gives none (MHz).
 const DEFAULT_ENGINE_MHZ: u64 = 1700;
@@ -225,9 +225,7 @@ fn atomic(w: &mut Wave, i: &Inst, ctx: &mut Ctx<'_>) -> Result<Flow, ExecError> 
             }
             op.host64(ctx.mem.atomic_u64(a)?, data, cmp)
         }
-        Some(a) => {
-            u64::from(op.host32(ctx.mem.atomic_u32(a)?, data as u32, cmp as u32))
-        }
+        Some(a) => u64::from(op.host32(ctx.mem.atomic_u32(a)?, data as u32, cmp as u32)),
     };
     let glc = matches!(i.ext, Ext::Smem(m) if m.glc);
     if glc {
