@@ -7,6 +7,9 @@
 //! The functional tests place inputs and read results through that data, not through the
 //! simulator's own layout code, so the two are checked independently.
 
+mod mfma_support;
+
+use mfma_support::{encode, put, Rng};
 use sim::exec::ops::mfma::shape::{Acc, Elem, Shape};
 use sim::exec::testing::Harness;
 use sim::exec::ExecError;
@@ -213,57 +216,6 @@ const ENCODINGS: &[(Target, &str, [u32; 2])] = &[
     // v_mfma_f32_32x32x16_fp8_fp8 v[32:47], v[0:1], v[2:3], v[32:47]
     (Target::Gfx942, "v_mfma_f32_32x32x16_fp8_fp8", [0xd3f70020, 0x04820500]),
 ];
-
-/// A deterministic generator (xorshift) so failures reproduce.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    /// A small integer in `-r..=r`.
-    fn small(&mut self, r: i64) -> i64 {
-        (self.next() % (2 * r as u64 + 1)) as i64 - r
-    }
-}
-
-/// The raw encoding of the small integer `v` as an input element.
-fn encode(e: Elem, v: i64) -> u64 {
-    match e {
-        Elem::F32 | Elem::Xf32 => u64::from((v as f32).to_bits()),
-        Elem::F64 => (v as f64).to_bits(),
-        Elem::F16 => u64::from(half::f16::from_f32(v as f32).to_bits()),
-        Elem::Bf16 => u64::from(half::bf16::from_f32(v as f32).to_bits()),
-        Elem::I8 => u64::from(v as i8 as u8),
-        // FNUZ formats by their definition: sign, exponent (bias 8 / 16), mantissa.
-        Elem::Fp8 | Elem::Bf8 => {
-            let (mbits, bias) = if e == Elem::Fp8 { (3, 8) } else { (2, 16) };
-            if v == 0 {
-                return 0;
-            }
-            let mag = v.unsigned_abs();
-            let exp = 63 - mag.leading_zeros() as u64;
-            let mant = (mag - (1 << exp)) << mbits >> exp;
-            assert_eq!((mant + (1 << mbits)) << exp >> mbits, mag, "{v} is not exact in {e:?}");
-            let sign = if v < 0 { 0x80 } else { 0 };
-            sign | (exp + bias) << mbits | mant
-        }
-    }
-}
-
-/// Writes `raw` (width `bits`) at register `base + reg`, bit `bit`, lane `lane`.
-fn put(h: &mut Harness, base: usize, (reg, bit, bits): (usize, usize, usize), lane: usize, raw: u64) {
-    if bits == 64 {
-        h.wave.vgpr[base + reg][lane] = raw as u32;
-        h.wave.vgpr[base + reg + 1][lane] = (raw >> 32) as u32;
-    } else {
-        let mask = ((1u64 << bits) - 1) as u32;
-        let r = &mut h.wave.vgpr[base + reg][lane];
-        *r = (*r & !(mask << bit)) | ((raw as u32 & mask) << bit);
-    }
-}
 
 fn get(h: &Harness, base: usize, (reg, _, bits): (usize, usize, usize), lane: usize) -> u64 {
     let lo = u64::from(h.wave.vgpr[base + reg][lane]);

@@ -3,6 +3,9 @@
 //! generated offline with `--matrix-layout --csv` for A, B, the compression indices K at
 //! ABID 0 and 1, and D), compared with a CPU product of the expanded 4:2-sparse A.
 
+mod mfma_support;
+
+use mfma_support::{encode, put, Rng};
 use sim::exec::ops::mfma::shape::{Acc, Elem, Shape};
 use sim::exec::testing::Harness;
 use sim::isa::{Op, Target};
@@ -110,44 +113,6 @@ const ENCODINGS: &[(&str, u8, [u32; 2])] = &[
     // v_smfmac_f32_32x32x32_fp8_fp8 v[32:47], v[0:1], v[2:5], v10 abid:1
     ("v_smfmac_f32_32x32x32_fp8_fp8", 1, [0xd3ff0820, 0x042a0500]),
 ];
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn small(&mut self, r: i64) -> i64 {
-        (self.next() % (2 * r as u64 + 1)) as i64 - r
-    }
-}
-
-fn encode(e: Elem, v: i64) -> u64 {
-    match e {
-        Elem::F16 => u64::from(half::f16::from_f32(v as f32).to_bits()),
-        Elem::Bf16 => u64::from(half::bf16::from_f32(v as f32).to_bits()),
-        Elem::I8 => u64::from(v as i8 as u8),
-        Elem::Fp8 | Elem::Bf8 => {
-            let (mbits, bias) = if e == Elem::Fp8 { (3, 8) } else { (2, 16) };
-            if v == 0 {
-                return 0;
-            }
-            let mag = v.unsigned_abs();
-            let exp = 63 - mag.leading_zeros() as u64;
-            let mant = (mag - (1 << exp)) << mbits >> exp;
-            (if v < 0 { 0x80 } else { 0 }) | (exp + bias) << mbits | mant
-        }
-        other => panic!("no sparse op takes {other:?}"),
-    }
-}
-
-fn put(h: &mut Harness, base: usize, (reg, bit, bits): (usize, usize, usize), lane: usize, raw: u64) {
-    let mask = if bits == 32 { u32::MAX } else { (1u32 << bits) - 1 };
-    let r = &mut h.wave.vgpr[base + reg][lane];
-    *r = (*r & !(mask << bit)) | ((raw as u32 & mask) << bit);
-}
 
 fn check(name: &str, abid: u8, words: [u32; 2], seed: u64) {
     let data = layouts();
