@@ -76,14 +76,21 @@ fn replay(target: Target) -> Outcome {
             };
             let want = match target {
                 Target::Gfx90a => normalize(want),
-                Target::Gfx942 => normalize(&strip_register_class_notes(want)),
+                Target::Gfx942 | Target::Gfx950 => normalize(&strip_register_class_notes(want)),
             };
-            if got != want {
+            if got != want && !known_llvm_quirk(target, hex) {
                 out.failures.entry(name.clone()).or_default().push(format!("{hex}\n    llvm: {want}\n    ours: {got}"));
             }
         }
     }
     out
+}
+
+/// Vectors whose LLVM text we deliberately do not reproduce.
+fn known_llvm_quirk(target: Target, hex: &str) -> bool {
+    // LLVM 22 prints an out-of-range SGPR destination of this `v_cmpx_*_e64` as the inline
+    // constant `47/*Invalid immediate*/`; we reject the word (no destination register 175).
+    target == Target::Gfx950 && hex == "d0766baf 04cf0e56"
 }
 
 fn check(target: Target) {
@@ -159,11 +166,28 @@ fn gfx942_vectors_match_llvm() {
 
 #[test]
 fn gfx942_rejected_words_do_not_panic() {
-    let text = std::fs::read_to_string(data_dir().join("gfx942/rejected.txt")).expect("rejected");
+    rejected_words_do_not_panic(Target::Gfx942);
+}
+
+/// gfx950 vectors come from LLVM 22 (`llvm-objdump` of Rust's llvm-tools component: Debian 12
+/// has no LLVM that knows gfx950).
+#[test]
+fn gfx950_vectors_match_llvm() {
+    check(Target::Gfx950);
+}
+
+#[test]
+fn gfx950_rejected_words_do_not_panic() {
+    rejected_words_do_not_panic(Target::Gfx950);
+}
+
+fn rejected_words_do_not_panic(target: Target) {
+    let path = data_dir().join(target.name()).join("rejected.txt");
+    let text = std::fs::read_to_string(path).expect("rejected");
     let mut n = 0;
     for line in text.lines() {
         let (_, hex) = line.split_once('\t').expect("enc<TAB>words");
-        if let Ok(inst) = decode(&parse_words(hex), Target::Gfx942) {
+        if let Ok(inst) = decode(&parse_words(hex), target) {
             assert!(!inst.to_string().is_empty());
         }
         n += 1;

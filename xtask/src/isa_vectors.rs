@@ -14,7 +14,7 @@ mod tables;
 mod variants;
 
 use enc::Enc;
-use llvm::Mc;
+use llvm::{Mc, Tool};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tables::{OpDesc, Probe};
@@ -25,9 +25,13 @@ struct TargetSpec {
 }
 
 fn targets() -> Vec<TargetSpec> {
+    // gfx950 needs LLVM ≥ 20, which Debian 12 does not ship; Rust's llvm-tools component has one.
+    let objdump =
+        llvm::rust_llvm_objdump().unwrap_or_else(|| PathBuf::from("llvm-objdump (rustup component add llvm-tools)"));
     vec![
-        TargetSpec { name: "gfx90a", mc: Mc { bin: "llvm-mc-15", cpu: "gfx90a" } },
-        TargetSpec { name: "gfx942", mc: Mc { bin: "llvm-mc-19", cpu: "gfx942" } },
+        TargetSpec { name: "gfx90a", mc: Mc { tool: Tool::Mc("llvm-mc-15"), cpu: "gfx90a" } },
+        TargetSpec { name: "gfx942", mc: Mc { tool: Tool::Mc("llvm-mc-19"), cpu: "gfx942" } },
+        TargetSpec { name: "gfx950", mc: Mc { tool: Tool::Objdump(objdump), cpu: "gfx950" } },
     ]
 }
 
@@ -39,7 +43,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let want = match args {
         [] => "all".to_string(),
         [flag, t] if flag == "--target" => t.clone(),
-        _ => anyhow::bail!("usage: cargo xtask isa-vectors [--target gfx90a|gfx942|all]"),
+        _ => anyhow::bail!("usage: cargo xtask isa-vectors [--target gfx90a|gfx942|gfx950|all]"),
     };
     let root = root();
     let mut all_ops: BTreeMap<String, OpDesc> = BTreeMap::new();
@@ -49,16 +53,15 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let mut all_tools = true;
     for t in targets() {
         let selected = want == "all" || want == t.name;
-        let have_tool = std::process::Command::new(t.mc.bin).arg("--version").output().is_ok();
-        if !have_tool {
+        if !t.mc.available() {
             if selected && want != "all" {
-                anyhow::bail!("{} is not installed", t.mc.bin);
+                anyhow::bail!("{} is not installed", t.mc.bin());
             }
-            eprintln!("isa-vectors: {} not found, skipping {}", t.mc.bin, t.name);
+            eprintln!("isa-vectors: {} not found, skipping {}", t.mc.bin(), t.name);
             all_tools = false;
             continue;
         }
-        eprintln!("isa-vectors: probing {} with {}", t.name, t.mc.bin);
+        eprintln!("isa-vectors: probing {} with {}", t.name, t.mc.bin());
         let probes = probe_target(&t.mc)?;
         let descs = describe_all(&t.mc, &probes)?;
         // Printed modifiers differ between LLVM versions, so they stay per target.

@@ -69,7 +69,8 @@ impl DispatchInfo {
             process.gpus().get(gpu).ok_or_else(|| invalid(queue_error::INVALID_PACKET, "no such GPU".into()))?;
         let target = match device.gfx_target_version / 100 {
             900 => Target::Gfx90a,
-            904 | 905 => Target::Gfx942,
+            904 => Target::Gfx942,
+            905 => Target::Gfx950,
             _ => {
                 return Err(invalid(
                     queue_error::INVALID_CODE,
@@ -221,7 +222,7 @@ impl DispatchInfo {
         let first = k * LANES;
         let lanes = items.saturating_sub(first).min(LANES);
         w.exec = if lanes == LANES { u64::MAX } else { (1u64 << lanes) - 1 };
-        let packed = matches!(self.target, Target::Gfx90a | Target::Gfx942);
+        let packed = matches!(self.target, Target::Gfx90a | Target::Gfx942 | Target::Gfx950);
         let dims = kd.workitem_id_dims();
         // Walk x, y, z incrementally from the wave's first work-item: three integer
         // divisions per lane cost more than the rest of the wave's set-up.

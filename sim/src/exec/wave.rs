@@ -94,7 +94,8 @@ impl Wave {
             Operand::ExecHi => (self.exec >> 32) as u32,
             Operand::M0 => self.m0,
             Operand::FlatScratchLo => self.flat_scratch as u32,
-            Operand::FlatScratchHi => (self.flat_scratch >> 32) as u32,
+            Operand::FlatScratchHi | Operand::FlatScratchBaseHi => (self.flat_scratch >> 32) as u32,
+            Operand::FlatScratchBaseLo => self.flat_scratch as u32,
             Operand::XnackMaskLo => self.xnack_mask as u32,
             Operand::XnackMaskHi => (self.xnack_mask >> 32) as u32,
             Operand::Ttmp(n) => *self.ttmp.get(n as usize).ok_or(ExecError::Register(op))?,
@@ -136,7 +137,7 @@ impl Wave {
             }
             Operand::VccLo => self.vcc,
             Operand::ExecLo => self.exec,
-            Operand::FlatScratchLo => self.flat_scratch,
+            Operand::FlatScratchLo | Operand::FlatScratchBaseLo => self.flat_scratch,
             Operand::XnackMaskLo => self.xnack_mask,
             Operand::Null => 0,
             // The aperture registers as 64-bit operands are whole addresses

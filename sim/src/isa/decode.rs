@@ -2,7 +2,7 @@
 //! target's generated map, and decodes the scalar encodings (SOP*, SMEM). Vector ALU and memory
 //! encodings are in `decode_vop` and `decode_mem`. Pure and panic-free on any input.
 
-use super::gen::{gfx90a, gfx942};
+use super::gen::{gfx90a, gfx942, gfx950};
 use super::info::{OpInfo, RegFile, Slot};
 use super::inst::{Encoding, Ext, Inst, Smem};
 use super::operand::Operand;
@@ -70,11 +70,13 @@ macro_rules! tables {
 
 static GFX90A: Tables = tables!(gfx90a);
 static GFX942: Tables = tables!(gfx942);
+static GFX950: Tables = tables!(gfx950);
 
 pub(crate) fn tables(target: Target) -> &'static Tables {
     match target {
         Target::Gfx90a => &GFX90A,
         Target::Gfx942 => &GFX942,
+        Target::Gfx950 => &GFX950,
     }
 }
 

@@ -65,10 +65,10 @@ pub(crate) fn mem(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
             // only with the SVE bit (13, the gfx90a lds bit).
             let vaddr = match (cx.enc, cx.target) {
                 (Encoding::Scratch, Target::Gfx90a) => !has_saddr,
-                (Encoding::Scratch, Target::Gfx942) => w0 & (1 << 13) != 0,
+                (Encoding::Scratch, Target::Gfx942 | Target::Gfx950) => w0 & (1 << 13) != 0,
                 _ => true,
             };
-            let lds = lds && !(cx.enc == Encoding::Scratch && cx.target == Target::Gfx942);
+            let lds = lds && !(cx.enc == Encoding::Scratch && cx.target.is_gfx94x_family());
             if vaddr {
                 inst.src[0] = Operand::Vgpr(w1 as u8);
             }

@@ -90,8 +90,9 @@ pub(crate) fn vop12c(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> 
         inst.src[2] = Operand::VccLo;
     }
     match f_src0 {
-        // Ops without src0 (v_nop) ignore an SDWA/DPP marker but still take its dword.
-        0xf9 | 0xfa if !info.src[0].is_present() => {
+        // Ops without src0 (v_nop) ignore an SDWA/DPP marker but still take its dword (LLVM 22,
+        // our gfx950 reference, decodes v_nop's DPP controls).
+        0xf9 | 0xfa if !(info.src[0].is_present() || (f_src0 == 0xfa && cx.target == Target::Gfx950)) => {
             cx.word(1)?;
             inst.len = 8;
         }
@@ -106,7 +107,7 @@ pub(crate) fn vop12c(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> 
             sdwa(cx, &mut inst, w1, f_vsrc1).ok_or_else(bad)?;
         }
         0xfa => {
-            if form & forms::DPP == 0 {
+            if form & forms::DPP == 0 && op != Op::VNop {
                 return Err(bad());
             }
             let w1 = cx.word(1)?;
@@ -222,7 +223,8 @@ pub(crate) fn vop3p(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
     let info = op.info();
     let bad = || cx.invalid(op);
     let mut inst = cx.inst(op, 8);
-    if info.class == OpClass::Mfma {
+    // `v_mfma_ld_scale_b32` is named like an MFMA but is an ordinary two-source VOP3P op.
+    if info.class == OpClass::Mfma && op != Op::VMfmaLdScaleB32 {
         // acc_cd (bit 15): vdst and srcC are AGPRs; acc (w1 bits 27, 28): srcA, srcB are.
         let acc_cd = w0 & (1 << 15) != 0;
         let to_acc = |o: Operand, acc: bool| match o {

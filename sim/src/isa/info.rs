@@ -207,6 +207,7 @@ impl Op {
         match target {
             super::Target::Gfx90a => super::gen::gfx90a::MODS[self as usize],
             super::Target::Gfx942 => super::gen::gfx942::MODS[self as usize],
+            super::Target::Gfx950 => super::gen::gfx950::MODS[self as usize],
         }
     }
 }

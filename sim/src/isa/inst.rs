@@ -248,7 +248,17 @@ impl Inst {
         pc.wrapping_add(4).wrapping_add((i64::from(self.simm16()) * 4) as u64)
     }
 
-    /// Number of consecutive registers `src[i]` covers.
+    /// The truth table of a gfx950 `v_bitop3_b16/b32` (bit `4*s0 + 2*s1 + s2` is the result
+    /// for those source bits), kept in the VOP3 neg (bits 2:0), abs (5:3) and omod (7:6)
+    /// fields.
+    pub fn bitop3(&self) -> Option<u8> {
+        match (self.op, self.ext) {
+            (Op::VBitop3B16 | Op::VBitop3B32, Ext::Vop3(v)) => Some((v.neg & 7) | (v.abs & 7) << 3 | (v.omod & 3) << 6),
+            _ => None,
+        }
+    }
+
+    /// Number of consecutive registers `src[i]` covers (see also `f8f6f4_regs`).
     pub fn src_regs(&self, i: usize) -> u8 {
         let info = self.info();
         let n = info.src[i].regs;
@@ -263,6 +273,11 @@ impl Inst {
                 }
             }
             (Encoding::Mimg, 1, _) => self.data_regs(),
+            // gfx950 `*_f8f6f4` MFMAs: cbsz (A) and blgp (B) choose the format, and so how many
+            // registers hold a lane's 32 elements: fp8/bf8 8, fp6/bf6 6, fp4 4.
+            (Encoding::Vop3p, 0 | 1, Ext::Mfma(m)) if info.name.ends_with("_f8f6f4") => {
+                f8f6f4_regs(if i == 0 { m.cbsz } else { m.blgp })
+            }
             _ => n,
         }
     }
@@ -341,5 +356,15 @@ impl Inst {
     /// Whether the instruction is a memory access (see `flags::MEMORY`).
     pub fn is_memory(&self) -> bool {
         !matches!(self.info().class, OpClass::Salu | OpClass::Sopp | OpClass::Valu | OpClass::Mfma)
+    }
+}
+
+/// Registers per lane of a gfx950 `*_f8f6f4` MFMA operand in format `fmt` (0 fp8, 1 bf8,
+/// 2 fp6, 3 bf6, 4 fp4): 32 elements of 8, 6 or 4 bits.
+pub fn f8f6f4_regs(fmt: u8) -> u8 {
+    match fmt {
+        2 | 3 => 6,
+        4 => 4,
+        _ => 8,
     }
 }

@@ -44,6 +44,8 @@ pub enum Target {
     Gfx90a,
     /// MI300X (CDNA3).
     Gfx942,
+    /// MI350X/MI355X (CDNA4): gfx942 plus the additions in `sim/docs/gfx950.md`.
+    Gfx950,
 }
 
 impl Target {
@@ -51,7 +53,14 @@ impl Target {
         match self {
             Target::Gfx90a => "gfx90a",
             Target::Gfx942 => "gfx942",
+            Target::Gfx950 => "gfx950",
         }
+    }
+
+    /// Whether the target belongs to the gfx940 family (CDNA3 and later): sc0/sc1/nt cache
+    /// bits, fp8 conversions, and LLVM's later spelling of some operands.
+    pub fn is_gfx94x_family(self) -> bool {
+        matches!(self, Target::Gfx942 | Target::Gfx950)
     }
 }
 
@@ -61,6 +70,7 @@ pub fn mnemonics(target: Target) -> impl Iterator<Item = &'static str> {
     let list: &'static [&'static str] = match target {
         Target::Gfx90a => &gen::gfx90a::MNEMONICS,
         Target::Gfx942 => &gen::gfx942::MNEMONICS,
+        Target::Gfx950 => &gen::gfx950::MNEMONICS,
     };
     list.iter().copied()
 }

@@ -32,6 +32,10 @@ pub enum Operand {
     Float(InlineFloat),
     /// The instruction's 32-bit literal (`Inst::literal`).
     Literal,
+    /// gfx950 `src_flat_scratch_base_lo/hi` (codes 230, 231): the wave's scratch base,
+    /// readable as a source (on earlier targets the codes name nothing).
+    FlatScratchBaseLo,
+    FlatScratchBaseHi,
     SharedBase,
     SharedLimit,
     PrivateBase,
@@ -60,7 +64,7 @@ pub enum InlineFloat {
 }
 
 impl InlineFloat {
-    const ALL: [InlineFloat; 9] = [
+    pub(crate) const ALL: [InlineFloat; 9] = [
         InlineFloat::Half,
         InlineFloat::NegHalf,
         InlineFloat::One,
@@ -133,6 +137,8 @@ impl Operand {
             102..=127 => Self::from_special(code)?,
             128..=192 => Operand::Int((code - 128) as i8),
             193..=208 => Operand::Int((192 - code as i32) as i8),
+            230 => Operand::FlatScratchBaseLo,
+            231 => Operand::FlatScratchBaseHi,
             235 => Operand::SharedBase,
             236 => Operand::SharedLimit,
             237 => Operand::PrivateBase,
@@ -196,6 +202,8 @@ impl Operand {
             Operand::Int(i) => (192 - i32::from(i)) as u32,
             Operand::Float(f) => 240 + f as u32,
             Operand::Literal => 255,
+            Operand::FlatScratchBaseLo => 230,
+            Operand::FlatScratchBaseHi => 231,
             Operand::SharedBase => 235,
             Operand::SharedLimit => 236,
             Operand::PrivateBase => 237,

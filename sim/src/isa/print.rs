@@ -50,6 +50,8 @@ pub(crate) fn operand(f: &mut impl Write, o: Operand, regs: u8, ty: Ty, literal:
             _ => f.write_str(x.text(matches!(ty, Ty::I64 | Ty::F64))),
         },
         Operand::Literal => literal_text(f, literal, ty, target),
+        Operand::FlatScratchBaseLo => f.write_str("src_flat_scratch_base_lo"),
+        Operand::FlatScratchBaseHi => f.write_str("src_flat_scratch_base_hi"),
         Operand::SharedBase => f.write_str("src_shared_base"),
         Operand::SharedLimit => f.write_str("src_shared_limit"),
         Operand::PrivateBase => f.write_str("src_private_base"),
@@ -62,12 +64,23 @@ pub(crate) fn operand(f: &mut impl Write, o: Operand, regs: u8, ty: Ty, literal:
     }
 }
 
-/// LLVM prints a literal that equals an inline constant as that constant, else in hex.
+/// LLVM prints a literal that equals an inline constant as that constant, else in hex; LLVM 22
+/// (our gfx950 reference) marks such a literal instead: `lit(0x40)`.
 fn literal_text(f: &mut impl Write, v: u32, ty: Ty, target: Target) -> fmt::Result {
+    // (A double's literal is its high half, printed as a float: no marker.)
+    if target == Target::Gfx950 && ty != Ty::F64 {
+        let mut text = String::new();
+        literal_value_text(&mut text, v, ty, target)?;
+        return if text.starts_with("0x") { f.write_str(&text) } else { write!(f, "lit(0x{v:x})") };
+    }
+    literal_value_text(f, v, ty, target)
+}
+
+fn literal_value_text(f: &mut impl Write, v: u32, ty: Ty, target: Target) -> fmt::Result {
     match ty {
         // LLVM 19 reads a double's literal as its high half and prints it as a float when
         // that is an inline value.
-        Ty::F64 if target == Target::Gfx942 => {
+        Ty::F64 if target.is_gfx94x_family() => {
             let d = u64::from(v) << 32;
             if d == 0 {
                 write!(f, "0")
@@ -86,7 +99,7 @@ fn literal_text(f: &mut impl Write, v: u32, ty: Ty, target: Target) -> fmt::Resu
             }
         }
         // LLVM 19: a packed-f16 literal is a whole dword.
-        Ty::PkF16 if target == Target::Gfx942 => {
+        Ty::PkF16 if target.is_gfx94x_family() => {
             let s = v as i32;
             if (-16..=64).contains(&s) {
                 write!(f, "{s}")
@@ -101,7 +114,7 @@ fn literal_text(f: &mut impl Write, v: u32, ty: Ty, target: Target) -> fmt::Resu
         }
         // LLVM 19 checks a 16-bit integer literal's whole dword against the 32-bit inline
         // values, then prints its low half.
-        Ty::I16 | Ty::PkI16 if target == Target::Gfx942 => {
+        Ty::I16 | Ty::PkI16 if target.is_gfx94x_family() => {
             let s = v as i32;
             if (-16..=64).contains(&s) {
                 write!(f, "{s}")
@@ -210,9 +223,13 @@ fn invalid_immediate(s: &mut String, i: &Inst, k: usize) -> fmt::Result {
         s.push_str("/*invalid immediate*/");
         return Ok(());
     }
-    // LLVM 19 prints the rejected constant as a 32-bit value.
+    // LLVM 19 prints the rejected constant as a 32-bit value (LLVM 22 without `lit()`).
     let slot = i.info().src[k];
-    operand(s, i.src[k], slot.regs, Ty::B32, i.literal, i.target)?;
+    if i.src[k] == Operand::Literal {
+        literal_value_text(s, i.literal, Ty::B32, i.target)?;
+    } else {
+        operand(s, i.src[k], slot.regs, Ty::B32, i.literal, i.target)?;
+    }
     s.push_str("/*Invalid immediate*/");
     Ok(())
 }
@@ -239,11 +256,11 @@ fn gpr_idx(s: &mut String, m: u16) -> fmt::Result {
 
 fn hwreg_name(id: u16, target: Target) -> Option<&'static str> {
     Some(match id {
-        20 if target == Target::Gfx942 => "HW_REG_XCC_ID",
-        21 if target == Target::Gfx942 => "HW_REG_SQ_PERF_SNAPSHOT_DATA",
-        22 if target == Target::Gfx942 => "HW_REG_SQ_PERF_SNAPSHOT_DATA1",
-        23 if target == Target::Gfx942 => "HW_REG_SQ_PERF_SNAPSHOT_PC_LO",
-        24 if target == Target::Gfx942 => "HW_REG_SQ_PERF_SNAPSHOT_PC_HI",
+        20 if target.is_gfx94x_family() => "HW_REG_XCC_ID",
+        21 if target.is_gfx94x_family() => "HW_REG_SQ_PERF_SNAPSHOT_DATA",
+        22 if target.is_gfx94x_family() => "HW_REG_SQ_PERF_SNAPSHOT_DATA1",
+        23 if target.is_gfx94x_family() => "HW_REG_SQ_PERF_SNAPSHOT_PC_LO",
+        24 if target.is_gfx94x_family() => "HW_REG_SQ_PERF_SNAPSHOT_PC_HI",
         1 => "HW_REG_MODE",
         2 => "HW_REG_STATUS",
         3 => "HW_REG_TRAPSTS",
@@ -431,7 +448,7 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
     match (i.enc, i.ext) {
         (Encoding::Vop3, _) if i.op.has_flag(flags::E64_SUFFIX) => s.push_str("_e64"),
         (Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc, Ext::Sdwa(_)) => s.push_str("_sdwa"),
-        (Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc, Ext::Dpp(_)) => s.push_str("_dpp"),
+        (Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc, Ext::Dpp(_)) if i.op != Op::VNop => s.push_str("_dpp"),
         (Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc, _) if i.op.has_flag(flags::E32_SUFFIX) => s.push_str("_e32"),
         _ => {}
     }
@@ -456,8 +473,30 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
         let bit = |v: u8| v & (1 << k) != 0;
         match i.ext {
             _ if m & (mods::SRC0_NOCONST << k) != 0 && (i.src[k].is_inline_const() || i.src[k] == Operand::Literal) => {
-                invalid_immediate(s, i, k)?
+                // LLVM 22 keeps the float modifiers around the rejected constant.
+                let (neg, abs) = match i.ext {
+                    Ext::Vop3(v) if i.target == Target::Gfx950 && i.enc == Encoding::Vop3 => {
+                        (bit(v.neg) && m & [mods::NEG, mods::NEG_SRC1, mods::NEG_SRC2][k] != 0, bit(v.abs))
+                    }
+                    _ => (false, false),
+                };
+                s.push_str(if neg && !abs {
+                    "neg("
+                } else if neg {
+                    "-"
+                } else {
+                    ""
+                });
+                s.push_str(if abs { "|" } else { "" });
+                invalid_immediate(s, i, k)?;
+                s.push_str(if abs { "|" } else { "" });
+                s.push_str(if neg && !abs { ")" } else { "" });
             }
+            // LLVM 22 reads a bf16 source's literal as 16 bits: `lit()` when they are an inline
+            // integer or bf16 value, hex otherwise.
+            _ if i.src[k] == Operand::Literal && bf16_source(i) => bf16_literal(s, i)?,
+            // gfx950 `v_bitop3_*`: the abs/neg/omod bits are the truth table.
+            _ if i.bitop3().is_some() => modded(s, i, k, info.src[k], false, false, false)?,
             // The madmk/madak constant K prints in hex.
             _ if i.src[k] == Operand::Literal && k > 0 && k_literal(i.op) => write!(s, "0x{:x}", i.literal)?,
             Ext::Vop3(v) if i.enc == Encoding::Vop3p => {
@@ -474,6 +513,8 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
                     [(mods::NEG, mods::ABS), (mods::NEG_SRC1, mods::ABS_SRC1), (mods::NEG_SRC2, mods::ABS_SRC2)][k];
                 modded(s, i, k, info.src[k], bit(v.neg) && m & neg != 0, bit(v.abs) && m & abs != 0, false)?
             }
+            // gfx950 f8f6f4 MFMA sources: width from the format (cbsz/blgp).
+            Ext::Mfma(_) if k < 2 => modded(s, i, k, Slot { regs: i.src_regs(k), ..info.src[k] }, false, false, false)?,
             // An MFMA accumulator given as a scalar is one register.
             Ext::Mfma(_)
                 if k == 2 && info.src[k].regs >= 32 && matches!(i.src[k], Operand::Sgpr(_) | Operand::Ttmp(_)) =>
@@ -492,7 +533,9 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
                 modded(s, i, k, info.src[k], false, false, bit(d.neg))?
             }
             Ext::Dpp(d) if k < 2 => {
-                let fl = m & mods::DPP_ABS_NEG != 0;
+                // LLVM 22 prints no float modifiers on an ldexp exponent.
+                let exponent = k == 1 && i.target == Target::Gfx950 && info.name.contains("ldexp");
+                let fl = m & mods::DPP_ABS_NEG != 0 && !exponent;
                 modded(s, i, k, info.src[k], bit(d.neg) && fl, bit(d.abs) && fl, false)?
             }
             _ => modded(s, i, k, info.src[k], false, false, false)?,
@@ -521,9 +564,28 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
                 s.push_str(" clamp");
             }
         }
+        Ext::Vop3(v) if matches!(i.op, Op::VPermlane16SwapB32 | Op::VPermlane32SwapB32) => {
+            // gfx950 permlane swaps: op_sel bit 1 is bound_ctrl, bit 0 fetch-inactive.
+            if v.op_sel & 2 != 0 {
+                s.push_str(" bound_ctrl:1");
+            }
+            if v.op_sel & 1 != 0 {
+                s.push_str(" fi:1");
+            }
+        }
         Ext::Vop3(v) => {
+            if let Some(table) = i.bitop3().filter(|&t| t != 0) {
+                if table > 9 {
+                    write!(s, " bitop3:0x{table:x}")?;
+                } else {
+                    write!(s, " bitop3:{table}")?;
+                }
+            }
             if m & mods::OP_SEL != 0 && v.op_sel != 0 {
-                if info.name.starts_with("v_cvt_sr_") {
+                if info.name.starts_with("v_cvt_scalef32_pk_fp4_") {
+                    // Two sources, and op_sel bits 2, 3 choose the destination byte.
+                    mask_list(s, "op_sel", v.op_sel, 4)?;
+                } else if info.name.starts_with("v_cvt_sr_") && !info.name.ends_with("16_f32") {
                     // The stochastic-rounding fp8 conversions print all four bits (bits 2, 3
                     // select the destination byte).
                     mask_list(s, "op_sel", v.op_sel, 4)?;
@@ -536,7 +598,7 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
             if v.clamp && m & mods::CLAMP != 0 {
                 s.push_str(" clamp");
             }
-            if m & mods::OMOD != 0 {
+            if m & mods::OMOD != 0 && i.bitop3().is_none() {
                 omod(s, v.omod);
             }
         }
@@ -548,7 +610,7 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
                 write!(s, " abid:{}", x.abid)?;
             }
             // gfx940+ f64 MFMA: the blgp field negates the sources.
-            if i.target == Target::Gfx942 && i.info().name.contains("_f64") {
+            if i.target.is_gfx94x_family() && i.info().name.contains("_f64") {
                 if x.blgp != 0 {
                     mask_list(s, "neg", x.blgp, 3)?;
                 }
@@ -594,11 +656,11 @@ fn dpp_suffix(s: &mut String, i: &Inst, d: &Dpp) -> fmt::Result {
     let c = d.ctrl;
     let info = i.info();
     // gfx90a: 64-bit source; gfx940+ ("DP ALU"): 64-bit source or result.
-    let dpp64 = info.src[0].regs == 2 || (i.target == Target::Gfx942 && info.dst[0].regs == 2);
+    let dpp64 = info.src[0].regs == 2 || (i.target.is_gfx94x_family() && info.dst[0].regs == 2);
     match c {
         _ if dpp64 && !(0x150..=0x15f).contains(&c) => s.push_str(match i.target {
             Target::Gfx90a => " /* 64 bit dpp only supports row_newbcast */",
-            Target::Gfx942 => " /* DP ALU dpp only supports row_newbcast */",
+            Target::Gfx942 | Target::Gfx950 => " /* DP ALU dpp only supports row_newbcast */",
         }),
         0x000..=0x0ff => write!(s, " quad_perm:[{},{},{},{}]", c & 3, (c >> 2) & 3, (c >> 4) & 3, (c >> 6) & 3)?,
         0x101..=0x10f => write!(s, " row_shl:{}", c & 0xf)?,
@@ -621,4 +683,29 @@ fn dpp_suffix(s: &mut String, i: &Inst, d: &Dpp) -> fmt::Result {
         s.push_str(" bound_ctrl:1");
     }
     Ok(())
+}
+
+/// Ops whose sources are bf16 (gfx950): `v_cvt_f32_bf16`, `v_dot2*_bf16`.
+fn bf16_source(i: &Inst) -> bool {
+    i.target == Target::Gfx950 && {
+        let n = i.info().name;
+        n == "v_cvt_f32_bf16" || (n.starts_with("v_dot2") && n.ends_with("_bf16"))
+    }
+}
+
+/// `v_cvt_f32_bf16` checks the low half (an inline integer or bf16 value); the packed
+/// `v_dot2*_bf16` only the whole dword as an inline integer.
+fn bf16_literal(s: &mut String, i: &Inst) -> fmt::Result {
+    let v = i.literal;
+    let h = v as u16;
+    let marked = if i.op == Op::VCvtF32Bf16 {
+        (-16..=64).contains(&(h as i16)) || InlineFloat::ALL.into_iter().any(|x| x.bits(Ty::B32) == u64::from(h) << 16)
+    } else {
+        (-16..=64).contains(&(v as i32))
+    };
+    if marked {
+        write!(s, "lit(0x{v:x})")
+    } else {
+        write!(s, "0x{v:x}")
+    }
 }

@@ -14,7 +14,7 @@ const SGPR: Slot = Slot { regs: 1, file: super::info::RegFile::Sgpr, ty: Ty::B32
 fn cache(s: &mut String, c: &Cache, target: Target) {
     let names = match target {
         Target::Gfx90a => [" glc", " slc", " scc"],
-        Target::Gfx942 => [" sc0", " nt", " sc1"],
+        Target::Gfx942 | Target::Gfx950 => [" sc0", " nt", " sc1"],
     };
     for (on, name) in [c.glc, c.slc, c.scc].into_iter().zip(names) {
         if on {
@@ -81,7 +81,7 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
                 }
             } else if i.op == Op::DsSwizzleB32 && d.offset() != 0 {
                 s.push_str(" offset:");
-                swizzle(s, d.offset())?;
+                swizzle(s, d.offset(), i.target)?;
             } else if d.offset() != 0 {
                 write!(s, " offset:{}", d.offset())?;
             }
@@ -120,7 +120,7 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
         Ext::Buf(b) => {
             if i.src[2].is_none() {
                 // buffer_wbinvl1 & co: no operands (gfx940+: cache bits).
-                if i.target == Target::Gfx942 {
+                if i.target.is_gfx94x_family() {
                     let c = Cache { slc: false, ..b.cache };
                     cache(l.f, &c, i.target);
                 }
@@ -194,7 +194,14 @@ pub(crate) fn mem(s: &mut String, i: &Inst) -> fmt::Result {
 
 /// `ds_swizzle_b32` offset: `swizzle(QUAD_PERM,...)`, `SWAP`, `REVERSE`, `BROADCAST` or
 /// `BITMASK_PERM` with the and/or/xor masks as a 5-character pattern.
-fn swizzle(s: &mut String, v: u16) -> fmt::Result {
+fn swizzle(s: &mut String, v: u16, target: Target) -> fmt::Result {
+    // LLVM 22 (gfx950) names the FFT and rotate modes of offsets 0xc000 and up.
+    if target == Target::Gfx950 && v & 0xe000 == 0xe000 {
+        return write!(s, "swizzle(FFT,{})", v & 0x1f);
+    }
+    if target == Target::Gfx950 && v & 0xe000 == 0xc000 {
+        return write!(s, "swizzle(ROTATE,{},{})", (v >> 10) & 1, (v >> 5) & 0x1f);
+    }
     if v & 0x8000 != 0 && v & 0xff00 != 0x8000 {
         return write!(s, "{v}");
     }
@@ -300,7 +307,7 @@ pub(crate) fn sendmsg(s: &mut String, v: u16, target: Target) -> fmt::Result {
             }
         }
         // SYSMSG_OP_HOST_TRAP_ACK is gone on gfx940+.
-        (15, Some(n)) => ((1..=4).contains(&op) && stream == 0 && !(op == 3 && target == Target::Gfx942))
+        (15, Some(n)) => ((1..=4).contains(&op) && stream == 0 && !(op == 3 && target.is_gfx94x_family()))
             .then(|| format!("{n}, {}", SYS_OPS[usize::from(op)])),
         (_, Some(n)) => (op == 0 && stream == 0).then(|| n.to_string()),
     };

@@ -226,6 +226,14 @@ pub fn probes(enc: Enc, op: u32) -> Vec<Vec<u32>> {
                     p.push(vop3p(op, D, srcs).to_vec());
                 }
             }
+            // gfx950 puts MFMAs (`v_mfma_*_f8f6f4`) and `v_mfma_ld_scale_b32` (no destination)
+            // below 0x40, where the default op_sel_hi bits would read as abid/acc bits.
+            if op < 0x40 {
+                let [w0, w1] = vop3p(op, D, [v(A), v(B), v(C)]);
+                p.push(vec![w0 & !(1 << 14), w1 & !(0b11 << 27)]);
+                let [w0, w1] = vop3p(op, 0, [v(A), v(B), 0]);
+                p.push(vec![w0, w1]);
+            }
         }
         Enc::Ds => {
             // Presence of vdst, data0, data1 (addr is always given; ds_nop & co take none).

@@ -25,6 +25,7 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // buffer_atomic_min_f64
     0, // buffer_atomic_or
     0, // buffer_atomic_or_x2
+    0, // buffer_atomic_pk_add_bf16
     0, // buffer_atomic_pk_add_f16
     0, // buffer_atomic_smax
     0, // buffer_atomic_smax_x2
@@ -168,7 +169,11 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // ds_read_b128
     0, // ds_read_b32
     0, // ds_read_b64
+    0, // ds_read_b64_tr_b16
+    0, // ds_read_b64_tr_b4
+    0, // ds_read_b64_tr_b8
     0, // ds_read_b96
+    0, // ds_read_b96_tr_b6
     0, // ds_read_i16
     0, // ds_read_i8
     0, // ds_read_i8_d16
@@ -303,6 +308,8 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // global_load_dwordx3
     0, // global_load_dwordx4
     0, // global_load_lds_dword
+    0, // global_load_lds_dwordx3
+    0, // global_load_lds_dwordx4
     0, // global_load_lds_sbyte
     0, // global_load_lds_sshort
     0, // global_load_lds_ubyte
@@ -674,6 +681,8 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // v_alignbyte_b32
     SDWA_CLAMP | SDWA_SEXT, // v_and_b32
     0, // v_and_or_b32
+    0, // v_ashr_pk_i8_i32
+    0, // v_ashr_pk_u8_i32
     SDWA_CLAMP | SDWA_SEXT, // v_ashrrev_i16
     SDWA_CLAMP | SDWA_SEXT, // v_ashrrev_i32
     0, // v_ashrrev_i64
@@ -683,6 +692,8 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // v_bfi_b32
     0, // v_bfm_b32
     0, // v_bfrev_b32
+    0, // v_bitop3_b16
+    0, // v_bitop3_b32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_ceil_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_ceil_f32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_ceil_f64
@@ -895,6 +906,7 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_f16_f32
     CLAMP | OMOD, // v_cvt_f16_i16
     CLAMP | OMOD, // v_cvt_f16_u16
+    0, // v_cvt_f32_bf16
     CLAMP | OMOD, // v_cvt_f32_bf8
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_f32_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_f32_f64
@@ -915,7 +927,9 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_norm_i16_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_norm_u16_f16
     CLAMP | OMOD, // v_cvt_off_f32_i4
+    0, // v_cvt_pk_bf16_f32
     ABS | ABS_SRC1 | NEG | NEG_SRC1 | OP_SEL, // v_cvt_pk_bf8_f32
+    0, // v_cvt_pk_f16_f32
     CLAMP | OMOD, // v_cvt_pk_f32_bf8
     CLAMP | OMOD, // v_cvt_pk_f32_fp8
     ABS | ABS_SRC1 | NEG | NEG_SRC1 | OP_SEL, // v_cvt_pk_fp8_f32
@@ -929,7 +943,58 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1, // v_cvt_pknorm_u16_f32
     ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | OMOD, // v_cvt_pkrtz_f16_f32
     ABS | CLAMP | DPP_ABS_NEG | NEG, // v_cvt_rpi_i32_f32
+    0, // v_cvt_scalef32_2xpk16_bf6_f32
+    0, // v_cvt_scalef32_2xpk16_fp6_f32
+    0, // v_cvt_scalef32_f16_bf8
+    0, // v_cvt_scalef32_f16_fp8
+    0, // v_cvt_scalef32_f32_bf8
+    0, // v_cvt_scalef32_f32_fp8
+    0, // v_cvt_scalef32_pk32_bf16_bf6
+    0, // v_cvt_scalef32_pk32_bf16_fp6
+    0, // v_cvt_scalef32_pk32_bf6_bf16
+    0, // v_cvt_scalef32_pk32_bf6_f16
+    0, // v_cvt_scalef32_pk32_f16_bf6
+    0, // v_cvt_scalef32_pk32_f16_fp6
+    0, // v_cvt_scalef32_pk32_f32_bf6
+    0, // v_cvt_scalef32_pk32_f32_fp6
+    0, // v_cvt_scalef32_pk32_fp6_bf16
+    0, // v_cvt_scalef32_pk32_fp6_f16
+    0, // v_cvt_scalef32_pk_bf16_bf8
+    0, // v_cvt_scalef32_pk_bf16_fp4
+    0, // v_cvt_scalef32_pk_bf16_fp8
+    0, // v_cvt_scalef32_pk_bf8_bf16
+    0, // v_cvt_scalef32_pk_bf8_f16
+    0, // v_cvt_scalef32_pk_bf8_f32
+    0, // v_cvt_scalef32_pk_f16_bf8
+    0, // v_cvt_scalef32_pk_f16_fp4
+    0, // v_cvt_scalef32_pk_f16_fp8
+    0, // v_cvt_scalef32_pk_f32_bf8
+    0, // v_cvt_scalef32_pk_f32_fp4
+    0, // v_cvt_scalef32_pk_f32_fp8
+    0, // v_cvt_scalef32_pk_fp4_bf16
+    0, // v_cvt_scalef32_pk_fp4_f16
+    0, // v_cvt_scalef32_pk_fp4_f32
+    0, // v_cvt_scalef32_pk_fp8_bf16
+    0, // v_cvt_scalef32_pk_fp8_f16
+    0, // v_cvt_scalef32_pk_fp8_f32
+    0, // v_cvt_scalef32_sr_bf8_bf16
+    0, // v_cvt_scalef32_sr_bf8_f16
+    0, // v_cvt_scalef32_sr_bf8_f32
+    0, // v_cvt_scalef32_sr_fp8_bf16
+    0, // v_cvt_scalef32_sr_fp8_f16
+    0, // v_cvt_scalef32_sr_fp8_f32
+    0, // v_cvt_scalef32_sr_pk32_bf6_bf16
+    0, // v_cvt_scalef32_sr_pk32_bf6_f16
+    0, // v_cvt_scalef32_sr_pk32_bf6_f32
+    0, // v_cvt_scalef32_sr_pk32_fp6_bf16
+    0, // v_cvt_scalef32_sr_pk32_fp6_f16
+    0, // v_cvt_scalef32_sr_pk32_fp6_f32
+    0, // v_cvt_scalef32_sr_pk_fp4_bf16
+    0, // v_cvt_scalef32_sr_pk_fp4_f16
+    0, // v_cvt_scalef32_sr_pk_fp4_f32
+    0, // v_cvt_sr_bf16_f32
     ABS | NEG | OP_SEL, // v_cvt_sr_bf8_f32
+    0, // v_cvt_sr_f16_f32
     ABS | NEG | OP_SEL, // v_cvt_sr_fp8_f32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_u16_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_cvt_u32_f32
@@ -942,9 +1007,11 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_div_fmas_f64
     CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_div_scale_f32
     CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_div_scale_f64
+    0, // v_dot2_f32_bf16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot2_f32_f16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot2_i32_i16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot2_u32_u16
+    0, // v_dot2c_f32_bf16
     ABS | ABS_SRC1 | CLAMP | DPP_ABS_NEG | NEG | NEG_SRC1 | OMOD, // v_dot2c_f32_f16
     CLAMP, // v_dot2c_i32_i16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_dot4_i32_i8
@@ -1031,6 +1098,7 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     SDWA_CLAMP | SDWA_SEXT, // v_max_i32
     SDWA_CLAMP | SDWA_SEXT, // v_max_u16
     SDWA_CLAMP | SDWA_SEXT, // v_max_u32
+    0, // v_maximum3_f32
     0, // v_mbcnt_hi_u32_b32
     0, // v_mbcnt_lo_u32_b32
     ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD | OP_SEL, // v_med3_f16
@@ -1039,6 +1107,7 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // v_med3_i32
     CLAMP | OP_SEL, // v_med3_u16
     0, // v_med3_u32
+    0, // v_mfma_f32_16x16x128_f8f6f4
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x16_bf16
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x16_f16
     0, // v_mfma_f32_16x16x16bf16_1k
@@ -1046,8 +1115,10 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x1_4b_f32
     0, // v_mfma_f32_16x16x1f32
     0, // v_mfma_f32_16x16x2bf16
+    0, // v_mfma_f32_16x16x32_bf16
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x32_bf8_bf8
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x32_bf8_fp8
+    0, // v_mfma_f32_16x16x32_f16
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x32_fp8_bf8
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x32_fp8_fp8
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x4_4b_bf16
@@ -1058,8 +1129,10 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // v_mfma_f32_16x16x4f32
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI | SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_16x16x8_xf32
     0, // v_mfma_f32_16x16x8bf16
+    0, // v_mfma_f32_32x32x16_bf16
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x16_bf8_bf8
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x16_bf8_fp8
+    0, // v_mfma_f32_32x32x16_f16
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x16_fp8_bf8
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x16_fp8_fp8
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x1_2b_f32
@@ -1073,6 +1146,7 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // v_mfma_f32_32x32x4bf16
     0, // v_mfma_f32_32x32x4bf16_1k
     0, // v_mfma_f32_32x32x4f16
+    0, // v_mfma_f32_32x32x64_f8f6f4
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x8_bf16
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_f32_32x32x8_f16
     0, // v_mfma_f32_32x32x8bf16_1k
@@ -1092,12 +1166,15 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_i32_16x16x32_i8
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_i32_16x16x4_4b_i8
     0, // v_mfma_i32_16x16x4i8
+    0, // v_mfma_i32_16x16x64_i8
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_i32_32x32x16_i8
+    0, // v_mfma_i32_32x32x32_i8
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_i32_32x32x4_2b_i8
     0, // v_mfma_i32_32x32x4i8
     0, // v_mfma_i32_32x32x8i8
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_i32_4x4x4_16b_i8
     0, // v_mfma_i32_4x4x4i8
+    0, // v_mfma_ld_scale_b32
     ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD | OP_SEL, // v_min3_f16
     ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_min3_f32
     CLAMP | OP_SEL, // v_min3_i16
@@ -1111,6 +1188,7 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     SDWA_CLAMP | SDWA_SEXT, // v_min_i32
     SDWA_CLAMP | SDWA_SEXT, // v_min_u16
     SDWA_CLAMP | SDWA_SEXT, // v_min_u32
+    0, // v_minimum3_f32
     0, // v_mov_b32
     0, // v_mov_b64
     CLAMP, // v_mqsad_pk_u16_u8
@@ -1134,6 +1212,8 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     SDWA_CLAMP | SDWA_SEXT, // v_or_b32
     ABS | ABS_SRC1 | CLAMP | NEG | NEG_SRC1 | OP_SEL, // v_pack_b32_f16
     0, // v_perm_b32
+    0, // v_permlane16_swap_b32
+    0, // v_permlane32_swap_b32
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_add_f16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_add_f32
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_add_i16
@@ -1149,15 +1229,18 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_max_f16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_max_i16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_max_u16
+    0, // v_pk_maximum3_f16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_min_f16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_min_i16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_min_u16
+    0, // v_pk_minimum3_f16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_mov_b32
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_mul_f16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_mul_f32
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_mul_lo_u16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_sub_i16
     CLAMP | NEG | NEG_HI | OP_SEL | OP_SEL_HI, // v_pk_sub_u16
+    0, // v_prng_b32
     CLAMP, // v_qsad_pk_u16_u8
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_rcp_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_rcp_f32
@@ -1179,20 +1262,34 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // v_screen_partition_4se_b32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_sin_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_sin_f32
+    0, // v_smfmac_f32_16x16x128_bf8_bf8
+    0, // v_smfmac_f32_16x16x128_bf8_fp8
+    0, // v_smfmac_f32_16x16x128_fp8_bf8
+    0, // v_smfmac_f32_16x16x128_fp8_fp8
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_f32_16x16x32_bf16
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_f32_16x16x32_f16
+    0, // v_smfmac_f32_16x16x64_bf16
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_f32_16x16x64_bf8_bf8
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_f32_16x16x64_bf8_fp8
+    0, // v_smfmac_f32_16x16x64_f16
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_f32_16x16x64_fp8_bf8
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_f32_16x16x64_fp8_fp8
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_f32_32x32x16_bf16
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_f32_32x32x16_f16
+    0, // v_smfmac_f32_32x32x32_bf16
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_f32_32x32x32_bf8_bf8
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_f32_32x32x32_bf8_fp8
+    0, // v_smfmac_f32_32x32x32_f16
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_f32_32x32x32_fp8_bf8
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_f32_32x32x32_fp8_fp8
+    0, // v_smfmac_f32_32x32x64_bf8_bf8
+    0, // v_smfmac_f32_32x32x64_bf8_fp8
+    0, // v_smfmac_f32_32x32x64_fp8_bf8
+    0, // v_smfmac_f32_32x32x64_fp8_fp8
+    0, // v_smfmac_i32_16x16x128_i8
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_i32_16x16x64_i8
     SRC0_NOCONST | SRC1_NOCONST | SRC2_NOCONST, // v_smfmac_i32_32x32x32_i8
+    0, // v_smfmac_i32_32x32x64_i8
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_sqrt_f16
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_sqrt_f32
     ABS | CLAMP | DPP_ABS_NEG | NEG | OMOD, // v_sqrt_f64

@@ -2,4 +2,5 @@
 
 pub mod gfx90a;
 pub mod gfx942;
+pub mod gfx950;
 pub mod op;

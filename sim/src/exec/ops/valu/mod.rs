@@ -2,6 +2,7 @@
 //! DPP and SDWA forms. [`common`] holds the operand plumbing every op uses;
 //! the other modules hold the semantics, by kind of op.
 
+pub mod cdna4;
 pub mod cmp;
 pub mod common;
 pub mod conv;
@@ -34,4 +35,5 @@ pub fn handler(op: Op) -> Option<Handler> {
         .or_else(|| float::handler(op))
         .or_else(|| conv::handler(op))
         .or_else(|| packed::handler(op))
+        .or_else(|| cdna4::handler(op))
 }

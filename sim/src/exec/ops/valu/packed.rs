@@ -49,6 +49,9 @@ pub fn handler(op: Op) -> Option<Handler> {
         Op::VFmaMixloF16 => |w, i, _| mix(w, i, Mix::Lo),
         Op::VFmaMixhiF16 => |w, i, _| mix(w, i, Mix::Hi),
         Op::VDot2F32F16 | Op::VDot2cF32F16 => |w, i, _| dot(w, i, dot2_f16),
+        Op::VDot2F32Bf16 | Op::VDot2cF32Bf16 => |w, i, _| dot(w, i, dot2_bf16),
+        Op::VPkMinimum3F16 => |w, i, _| pk16(w, i, true, |a, b, c, _| minimum3_16(a, b, c, false)),
+        Op::VPkMaximum3F16 => |w, i, _| pk16(w, i, true, |a, b, c, _| minimum3_16(a, b, c, true)),
         Op::VDot2I32I16 | Op::VDot2cI32I16 => |w, i, _| dot(w, i, |a, b, c, cl, _| dot_int(a, b, c, 16, true, cl)),
         Op::VDot2U32U16 => |w, i, _| dot(w, i, |a, b, c, cl, _| dot_int(a, b, c, 16, false, cl)),
         Op::VDot4I32I8 | Op::VDot4cI32I8 => |w, i, _| dot(w, i, |a, b, c, cl, _| dot_int(a, b, c, 8, true, cl)),
@@ -353,7 +356,7 @@ fn dot(w: &mut Wave, inst: &Inst, f: impl Fn(u32, u32, u32, bool, Env) -> u32) -
         }
         v
     };
-    let float = matches!(inst.op, Op::VDot2F32F16 | Op::VDot2cF32F16);
+    let float = matches!(inst.op, Op::VDot2F32F16 | Op::VDot2cF32F16 | Op::VDot2F32Bf16 | Op::VDot2cF32Bf16);
     let out: Lanes = std::array::from_fn(|l| {
         let (x, y) = if float { (neg(a[l], 0), neg(b[l], 1)) } else { (a[l], b[l]) };
         let z = if float && m.neg_lo >> 2 & 1 != 0 { c[l] ^ 0x8000_0000 } else { c[l] };
@@ -376,6 +379,29 @@ fn dot2_f16(a: u32, b: u32, c: u32, clamp: bool, e: Env) -> u32 {
     } else {
         r
     }
+}
+
+/// gfx950 `v_dot2_f32_bf16`: as [`dot2_f16`] with bf16 halves (exact in f64, never
+/// flushed: bf16 inputs ignore the denormal mode).
+fn dot2_bf16(a: u32, b: u32, c: u32, clamp: bool, e: Env) -> u32 {
+    let h = |v: u32| f32::from_bits(v << 16) as f64;
+    let p0 = h(a) * h(b);
+    let p1 = h(a >> 16) * h(b >> 16);
+    let (s, err) = fp::two_sum(p0, p1);
+    let z = fp::add_odd(s, fp::in32(c, e) + err);
+    let r = fp::out32(z, e);
+    if clamp {
+        clamp32(r)
+    } else {
+        r
+    }
+}
+
+/// gfx950 `v_pk_minimum3_f16`/`v_pk_maximum3_f16` on one half: IEEE 754-2019
+/// minimum/maximum (a NaN operand gives a quiet NaN; -0 < +0).
+fn minimum3_16(a: u32, b: u32, c: u32, max: bool) -> u32 {
+    let pick = |x: u32, y: u32| super::cdna4::minimum_bits(x as u64, y as u64, fp::F16, max) as u32;
+    pick(pick(a, b), c)
 }
 
 /// Integer dot products of `32 / bits` elements plus `c`; `clamp`

@@ -111,8 +111,14 @@ pub fn run(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>, kind: Kind, acc: &Acces
             access::load(ctx, acc, exec, ld.bytes as u64, &mut data)?;
             ld.merge(&mut data, &[0; LANES], exec);
             let base = (w.m0 & 0xffff).wrapping_add(inst_offset(inst));
+            // One dword per lane, or for gfx950's `_dwordx3/x4` forms each lane's whole
+            // 12/16 bytes, consecutive by lane.
+            let dwords = (ld.bytes as u32).div_ceil(4);
             access::for_lanes(exec, |l| {
-                access::lds_write(ctx.lds, base.wrapping_add(4 * l as u32), &data[0][l].to_le_bytes())
+                for (d, reg) in data.iter().enumerate().take(dwords as usize) {
+                    let at = base.wrapping_add(4 * (dwords * l as u32 + d as u32));
+                    access::lds_write(ctx.lds, at, &reg[l].to_le_bytes())
+                }
             });
         }
         Kind::Store(st) if st.bytes >= 4 => {
