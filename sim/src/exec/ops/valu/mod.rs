@@ -19,6 +19,7 @@ pub mod fp8;
 pub mod int;
 pub mod int3;
 pub mod lane;
+pub mod minifloat;
 pub mod packed;
 pub mod run;
 pub mod sad;
