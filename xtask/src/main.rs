@@ -9,7 +9,9 @@
 //! - `bench`: end-to-end measurements (median of N runs), printed as a table.
 //! - `isa-vectors [--target gfx90a|gfx942|all]`: probe LLVM's AMDGPU disassembler, regenerate the
 //!   decoder's opcode tables (`sim/src/isa/gen/`) and test vectors (`sim/tests/data/isa/<target>/`).
-//!   Needs `llvm-mc-15` (gfx90a) and `llvm-mc-19` (gfx942).
+//!   Needs `llvm-mc-15` (gfx90a), `llvm-mc-19` (gfx942) and Rust's llvm-tools component (gfx950).
+//! - `gfx950-kernels`: recompile `sim/tests/kernels/gfx950.ll` into the checked-in code object
+//!   `gfx950.co` with llvm-tools' `llc` (LLVM 22): tests load the object, so CI needs no LLVM 22.
 
 mod bench;
 mod coverage;
@@ -36,6 +38,7 @@ fn main() -> Result<()> {
         "install" => install::run(rest),
         "isa-coverage" => coverage::run(rest),
         "isa-vectors" => isa_vectors::run(rest),
+        "gfx950-kernels" => gfx950_kernels(),
         "-h" | "--help" | "help" => {
             print_usage();
             Ok(())
@@ -58,6 +61,17 @@ fn print_usage() {
          isa-coverage [--missing]  implemented / total instructions per ISA coverage list\n  \
          install [--prefix DIR]  install rocjitsu, librocjitsu.so and the systemd user units (default ~/.local)\n  \
          bench   end-to-end measurements, printed as a table (optional argument: runs, default 10)\n  \
-         isa-vectors [--target gfx90a|gfx942|all]  regenerate decoder tables and test vectors with llvm-mc"
+         isa-vectors [--target gfx90a|gfx942|gfx950|all]  regenerate decoder tables and test vectors with LLVM\n  \
+         gfx950-kernels  recompile sim/tests/kernels/gfx950.ll into gfx950.co (needs rustup component llvm-tools)"
     );
+}
+
+/// Compiles the gfx950 test kernels with the LLVM 22 of Rust's llvm-tools component (Debian 12's
+/// LLVM 19 cannot target gfx950) and writes the code object next to the source.
+fn gfx950_kernels() -> Result<()> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/tests/kernels");
+    let elf = sim::exec::testing::compile_llvm_ir("gfx950", &dir.join("gfx950.ll"));
+    std::fs::write(dir.join("gfx950.co"), &elf)?;
+    eprintln!("xtask gfx950-kernels: wrote {} bytes to {}", elf.len(), dir.join("gfx950.co").display());
+    Ok(())
 }

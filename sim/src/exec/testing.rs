@@ -190,6 +190,53 @@ pub fn compile_opencl(clang: &str, mcpu: &str, src: &std::path::Path) -> Vec<u8>
     elf
 }
 
+/// The directory of Rust's `llvm-tools` component (`llc`, `llvm-objdump`) and of `rust-lld`:
+/// the only LLVM ≥ 20 (the first to know gfx950) that this project's registries provide.
+pub fn rust_llvm_bin() -> std::path::PathBuf {
+    let out = std::process::Command::new("rustc").args(["--print", "sysroot"]).output().expect("rustc --print sysroot");
+    let sysroot = String::from_utf8(out.stdout).expect("utf-8 sysroot");
+    let out = std::process::Command::new("rustc").arg("-vV").output().expect("rustc -vV");
+    let verbose = String::from_utf8(out.stdout).expect("utf-8 rustc -vV");
+    let host = verbose.lines().find_map(|l| l.strip_prefix("host: ")).expect("host triple");
+    std::path::Path::new(sysroot.trim()).join("lib/rustlib").join(host).join("bin")
+}
+
+/// Compiles LLVM IR for `mcpu` with llvm-tools' `llc` and links it with `rust-lld` into a code
+/// object: how tests get gfx950 kernels.
+///
+/// # Panics
+/// When llvm-tools is missing (`cargo xtask deps` adds it: `rustup component add llvm-tools`)
+/// or compilation fails.
+pub fn compile_llvm_ir(mcpu: &str, src: &std::path::Path) -> Vec<u8> {
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = std::env::temp_dir();
+    let (obj, co) = (
+        tmp.join(format!("rocjitsu-{}-{n}.o", std::process::id())),
+        tmp.join(format!("rocjitsu-{}-{n}.co", std::process::id())),
+    );
+    let bin = rust_llvm_bin();
+    let run = |cmd: &mut std::process::Command, what: &str| {
+        let status = cmd.status().unwrap_or_else(|e| panic!("cannot run {what} (`cargo xtask deps` installs it): {e}"));
+        assert!(status.success(), "{what} failed on {}", src.display());
+    };
+    run(
+        std::process::Command::new(bin.join("llc"))
+            .args(["-mtriple=amdgcn-amd-amdhsa", "-O2", "-filetype=obj", &format!("-mcpu={mcpu}"), "-o"])
+            .arg(&obj)
+            .arg(src),
+        "llc (rustup component add llvm-tools)",
+    );
+    run(
+        std::process::Command::new(bin.join("rust-lld")).args(["-flavor", "gnu", "-shared", "-o"]).arg(&co).arg(&obj),
+        "rust-lld",
+    );
+    let elf = std::fs::read(&co).expect("the linked code object");
+    let _ = std::fs::remove_file(&obj);
+    let _ = std::fs::remove_file(&co);
+    elf
+}
+
 /// A kernel argument segment made of 64-bit words (pointers, or scalars packed in pairs).
 pub fn kernargs(words: &[u64]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
