@@ -800,3 +800,38 @@ fn prng_steps_the_lfsr() {
     };
     check(&mut h, words, 10, 1, want, exact);
 }
+
+/// Runs a VOP1 (one or two words) with v10.. holding `old` and EXEC holes.
+fn check_vop1(h: &mut Harness, words: &[u32], n: usize, want: impl Fn(usize, usize) -> u32) {
+    for k in 0..n {
+        set(h, 10 + k, |l| old(k, l));
+    }
+    h.wave.exec = EXEC;
+    h.run(words).unwrap();
+    for k in 0..n {
+        for l in 0..64 {
+            let got = h.wave.vgpr[10 + k][l];
+            let w = if EXEC >> l & 1 != 0 { want(k, l) } else { old(k, l) };
+            assert!(got == w || (f32::from_bits(got).is_nan() && f32::from_bits(w).is_nan()), "lane {l}");
+        }
+    }
+}
+
+#[test]
+fn vop1_and_sdwa_forms() {
+    // Words disassembled by LLVM 22 (gfx950): v_prng_b32_e32 v10, v1;
+    // v_cvt_pk_f32_fp8_sdwa v[10:11], v1 src0_sel:WORD_1;
+    // v_cvt_f32_fp8_sdwa v10, v1 src0_sel:BYTE_3.
+    let mut h = harness();
+    set(&mut h, 1, |l| mix(3 * l as u64));
+    let regs = h.wave.vgpr.clone();
+    assert_eq!(decode(&[0x7e14b101], Target::Gfx950).unwrap().to_string(), "v_prng_b32_e32 v10, v1");
+    check_vop1(&mut h, &[0x7e14b101], 1, |_, l| {
+        let x = regs[1][l];
+        (x << 1) ^ if x >> 31 != 0 { 197 } else { 0 }
+    });
+    check_vop1(&mut h, &[0x7e14acf9, 0x00050601], 2, |k, l| {
+        (FP8.value(regs[1][l] >> (16 + 8 * k) & 0xff) as f32).to_bits()
+    });
+    check_vop1(&mut h, &[0x7e14a8f9, 0x00030601], 1, |_, l| (FP8.value(regs[1][l] >> 24) as f32).to_bits());
+}
