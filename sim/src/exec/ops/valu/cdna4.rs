@@ -4,8 +4,7 @@
 //! and `v_dot2*_f32_bf16` live with the other packed ops (`packed`).
 //!
 //! Semantics follow AMD's CDNA4 ISA guide; where it is silent the choice is written at the op.
-//! Not implemented: `v_prng_b32` (the guide names the LFSR but not its taps), the
-//! `v_cvt_scalef32_*` family and the `*_f8f6f4` / scaled MFMAs (see `sim/docs/gfx950.md`).
+//! `v_prng_b32` is here too; the `v_cvt_scalef32_*` family is in `scale`.
 
 use super::common::{src32, write_mask};
 use super::float_io::{op32, out_mods, write_16, Out};
@@ -32,9 +31,18 @@ pub fn handler(op: Op) -> Option<Handler> {
         Op::VMaximum3F32 => |w, i, _| minimum3(w, i, true),
         Op::VPermlane16SwapB32 => |w, i, c| permlane_swap(w, i, c, 16),
         Op::VPermlane32SwapB32 => |w, i, c| permlane_swap(w, i, c, 32),
+        Op::VPrngB32 => |w, i, _| op32(w, i, Out::Bits, |[a], _| prng(a)),
         _ => return None,
     };
     Some(h)
+}
+
+/// One step of `v_prng_b32`'s LFSR, as the CDNA4 guide gives it:
+/// `D = (S0 << 1) ^ (S0[31] ? 197 : 0)` (period 2^32 - 1 unless the seed is 0). The
+/// multi-value stochastic-rounding conversions derive each further random value with it.
+#[inline]
+pub fn prng(x: u32) -> u32 {
+    (x << 1) ^ if x >> 31 != 0 { 197 } else { 0 }
 }
 
 /// The instruction with its VOP3 abs/neg/omod bits cleared: for ops that reuse those fields
@@ -311,6 +319,14 @@ fn permlane_swap(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>, rows: usize) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prng_is_the_guides_lfsr() {
+        assert_eq!(prng(1), 2);
+        assert_eq!(prng(0x8000_0000), 197);
+        assert_eq!(prng(0xc000_0001), 0x8000_0002 ^ 197);
+        assert_eq!(prng(0), 0);
+    }
 
     #[test]
     fn bitop3_tables_name_the_sources() {

@@ -1,19 +1,29 @@
-//! MI300 (gfx942) fp8/bf8 conversions. The formats (E4M3 and E5M2 with
-//! biases 8 and 16, 0x80 the only NaN, no infinities) are in [`fp`].
-//! Encoding to 8 bits rounds to nearest even (or stochastically for the
+//! fp8/bf8 conversions. On MI300 (gfx942) the formats are the FNUZ ones
+//! (E4M3 and E5M2 with biases 8 and 16, 0x80 the only NaN, no infinities,
+//! in [`fp`]): encoding rounds to nearest even (or stochastically for the
 //! `_sr_` forms, with source 1 as the random bits); a value beyond the
 //! format's range, infinity or NaN becomes 0x80.
+//!
+//! On gfx950 (CDNA4) the same instructions use the OCP formats of
+//! [`minifloat`] (the guide's table 30: E4M3 bias 7, NaN 0x7f/0xff; E5M2
+//! bias 15 with infinities), with section 7.3's overflow rule: MODE.FP16_OVFL
+//! (bit 23) saturates infinities and overflow to ±max, else they become NaN
+//! (E4M3) or ±inf (E5M2). f32 inputs honour MODE's input-denormal control.
+//! The stochastic forms add `S1[31:12]` (fp8) or `S1[31:11]` (bf8) below the
+//! kept mantissa and truncate, as the pseudocode says (a mantissa carry moves
+//! to the next binade, see [`Mini::encode`]).
 
 use super::float_io::{op32, op32_acc, Out};
-use super::fp::{self, F8};
+use super::fp::{self, Env, F8};
+use super::minifloat::{self, Mini};
 use crate::exec::wave::LANES;
 use crate::exec::{Ctx, ExecError, Flow, Handler, Wave};
-use crate::isa::{Ext, Inst, Op};
+use crate::isa::{Ext, Inst, Op, Target};
 
 pub fn handler(op: Op) -> Option<Handler> {
     let h: Handler = match op {
-        Op::VCvtF32Fp8 => |w, i, _| op32(w, i, Out::F32, |[a], _| decode(a, byte_sel(i), F8::Fp8)),
-        Op::VCvtF32Bf8 => |w, i, _| op32(w, i, Out::F32, |[a], _| decode(a, byte_sel(i), F8::Bf8)),
+        Op::VCvtF32Fp8 => |w, i, _| op32(w, i, Out::F32, |[a], _| decode(a, byte_sel(i), F8::Fp8, i.target)),
+        Op::VCvtF32Bf8 => |w, i, _| op32(w, i, Out::F32, |[a], _| decode(a, byte_sel(i), F8::Bf8, i.target)),
         Op::VCvtPkF32Fp8 => |w, i, c| pk_decode(w, i, c, F8::Fp8),
         Op::VCvtPkF32Bf8 => |w, i, c| pk_decode(w, i, c, F8::Bf8),
         Op::VCvtPkFp8F32 => |w, i, _| pk_encode(w, i, F8::Fp8),
@@ -34,8 +44,34 @@ fn byte_sel(inst: &Inst) -> u32 {
     }
 }
 
-fn decode(a: u32, byte: u32, k: F8) -> u32 {
-    fp::f8_to_f32((a >> (8 * byte)) as u8, k).to_bits()
+/// The OCP format gfx950 uses where gfx942 has FNUZ format `k`.
+fn ocp(k: F8) -> Mini {
+    match k {
+        F8::Fp8 => minifloat::FP8,
+        F8::Bf8 => minifloat::BF8,
+    }
+}
+
+fn decode(a: u32, byte: u32, k: F8, target: Target) -> u32 {
+    let b = (a >> (8 * byte)) as u8;
+    if target == Target::Gfx950 {
+        ocp(k).decode(b as u32).to_bits()
+    } else {
+        fp::f8_to_f32(b, k).to_bits()
+    }
+}
+
+/// f32 bits `a` to the 8-bit format `k` of `target`: gfx942's FNUZ encoding (no saturation),
+/// or on gfx950 OCP with MODE.FP16_OVFL saturation and f32 input-denormal control. `sr`:
+/// the random bits of the stochastic forms.
+fn encode(a: u32, k: F8, target: Target, env: Env, sr: Option<u32>) -> u32 {
+    if target == Target::Gfx950 {
+        let f = ocp(k);
+        let saturate = env.mode >> 23 & 1 != 0;
+        f.encode(fp::in32(a, env), sr.map(|r| (r, 23 - f.mbits)), saturate)
+    } else {
+        fp::f32_to_f8(f32::from_bits(a), k, false, sr) as u32
+    }
 }
 
 /// Two bytes of a word (VOP3 `op_sel[0]` or SDWA `WORD_1` picks the high
@@ -46,7 +82,7 @@ fn pk_decode(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>, k: F8) -> Result<Flow, 
     let shift = if byte_sel(inst) & 1 != 0 { 16 } else { 0 };
     let out: [u64; LANES] = std::array::from_fn(|l| {
         let v = a[l] >> shift;
-        decode(v, 0, k) as u64 | (decode(v, 1, k) as u64) << 32
+        decode(v, 0, k, inst.target) as u64 | (decode(v, 1, k, inst.target) as u64) << 32
     });
     super::common::write64(w, inst, &out, mask)?;
     Ok(Flow::Next)
@@ -63,9 +99,9 @@ fn dst_sel(inst: &Inst) -> u32 {
 /// `op_sel[3]`; the other word is kept.
 fn pk_encode(w: &mut Wave, inst: &Inst, k: F8) -> Result<Flow, ExecError> {
     let sh = 16 * ((dst_sel(inst) >> 1) & 1);
-    op32_acc(w, inst, Out::Bits, move |[a, b, d], _| {
-        let pair = fp::f32_to_f8(f32::from_bits(a), k, false, None) as u32
-            | (fp::f32_to_f8(f32::from_bits(b), k, false, None) as u32) << 8;
+    let t = inst.target;
+    op32_acc(w, inst, Out::Bits, move |[a, b, d], env| {
+        let pair = encode(a, k, t, env, None) | encode(b, k, t, env, None) << 8;
         (d & !(0xffff << sh)) | pair << sh
     })
 }
@@ -74,8 +110,9 @@ fn pk_encode(w: &mut Wave, inst: &Inst, k: F8) -> Result<Flow, ExecError> {
 /// source 1, to the byte chosen by `op_sel[3:2]`; the other bytes are kept.
 fn sr_encode(w: &mut Wave, inst: &Inst, k: F8) -> Result<Flow, ExecError> {
     let sh = 8 * (dst_sel(inst) & 3);
-    op32_acc(w, inst, Out::Bits, move |[a, b, d], _| {
-        let v = fp::f32_to_f8(f32::from_bits(a), k, false, Some(b)) as u32;
+    let t = inst.target;
+    op32_acc(w, inst, Out::Bits, move |[a, b, d], env| {
+        let v = encode(a, k, t, env, Some(b));
         (d & !(0xff << sh)) | v << sh
     })
 }

@@ -3,7 +3,12 @@
 //! NaNs), fp6 E2M3, bf6 E3M2 and fp4 E2M1 (every code a finite number), and the E8M0 scale
 //! (a biased power of two). gfx942's FNUZ fp8/bf8 are in `fp` (`F8`).
 //!
-//! Decoding is exact in f32 (every value of these formats is an f32).
+//! Decoding is exact in f32 (every value of these formats is an f32). Encoding ([`Mini::encode`])
+//! takes an exact f64 (every f32/f16/bf16 times any E8M0 scale is one) and rounds to nearest
+//! even or stochastically, with the overflow rules of the CDNA4 guide (section 7.3):
+//! fp4/fp6 saturate to the largest magnitude (keeping the sign) and flush what rounds below the
+//! smallest subnormal to (signed) zero; fp8/bf8 follow MODE.FP16_OVFL: set, infinities and
+//! overflow saturate to ±max; clear, they give NaN (E4M3, which has no infinity) or ±inf (E5M2).
 
 /// How a format spends its top exponent code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +44,81 @@ impl Mini {
 
     const fn sign_bit(self) -> u32 {
         1 << (self.ebits + self.mbits)
+    }
+
+    /// The largest finite magnitude's code (E4M3 0x7e = 448, E5M2 0x7b = 57344, else all ones).
+    pub const fn max_code(self) -> u32 {
+        match self.special {
+            Special::None => self.sign_bit() - 1,
+            Special::NanAllOnes => self.sign_bit() - 2,
+            Special::Ieee => (((1 << self.ebits) - 1) << self.mbits) - 1,
+        }
+    }
+
+    /// The code of a NaN result: the all-ones magnitude (E4M3 0x7f, E5M2 0x7f, both NaN), with
+    /// the NaN's sign. fp4/fp6 have no NaN: the guide does not say what a NaN converts to;
+    /// we give the largest magnitude with the NaN's sign bit, as for infinities.
+    const fn nan_code(self) -> u32 {
+        match self.special {
+            Special::None => self.max_code(),
+            _ => self.sign_bit() - 1,
+        }
+    }
+
+    /// The code for a magnitude beyond the largest finite one (after rounding), or an infinity:
+    /// fp4/fp6 saturate; fp8/bf8 saturate with `saturate` (MODE.FP16_OVFL), else give NaN (E4M3)
+    /// or infinity (E5M2).
+    const fn overflow_code(self, saturate: bool) -> u32 {
+        match self.special {
+            Special::None => self.max_code(),
+            _ if saturate => self.max_code(),
+            Special::NanAllOnes => self.sign_bit() - 1,
+            Special::Ieee => ((1 << self.ebits) - 1) << self.mbits,
+        }
+    }
+
+    /// Encodes the exact value `v`: rounded to nearest even (`sr = None`) or stochastically
+    /// (`sr = Some((r, k))`: the top `k` bits of `r`, as a binary fraction of one unit in the
+    /// last place of the result, are added to the magnitude, which is then truncated; this is
+    /// the guide's "add the random value to the mantissa, then truncate", with `k` the number of
+    /// mantissa bits the source has beyond the result's). A carry out of the mantissa moves to
+    /// the next binade (the pseudocode's "wrap around" comment is not read as dropping it, which
+    /// would turn a value near 2 into one near 1). See the module doc for overflow.
+    pub fn encode(self, v: f64, sr: Option<(u32, u32)>, saturate: bool) -> u32 {
+        let sign = if v.is_sign_negative() { self.sign_bit() } else { 0 };
+        if v.is_nan() {
+            return sign | self.nan_code();
+        }
+        let a = v.abs();
+        if a.is_infinite() {
+            return sign | self.overflow_code(saturate);
+        }
+        if a == 0.0 {
+            return sign;
+        }
+        // `a` is a normal f64 here (every input is at least 2^-149 * 2^-127).
+        let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+        let min_e = 1 - self.bias;
+        let eq = e.max(min_e);
+        let q = a * super::fp::pow2(self.mbits as i32 - eq); // exact: a power-of-two scaling
+        let whole = q.floor();
+        let frac = q - whole;
+        let up = match sr {
+            None => frac > 0.5 || (frac == 0.5 && whole % 2.0 == 1.0),
+            Some((r, k)) => {
+                let k = k.min(32);
+                let bits = if k == 0 { 0 } else { (r as u64) >> (32 - k) };
+                frac + bits as f64 / (1u64 << k) as f64 >= 1.0
+            }
+        };
+        let n = whole as u32 + up as u32;
+        // Subnormals (eq == min_e, n < 2^mbits) come out as n; a carry into the next binade,
+        // or out of the subnormal range, lands on the next exponent code by itself.
+        let code = (((eq + self.bias) as u32) << self.mbits) + n - (1 << self.mbits);
+        if code > self.max_code() {
+            return sign | self.overflow_code(saturate);
+        }
+        sign | code
     }
 
     /// Decodes the low `bits()` bits of `v` (exact).
@@ -119,5 +199,78 @@ mod tests {
         assert_eq!(e8m0(0), 2f32.powi(-127));
         assert_eq!(e8m0(254), 2f32.powi(127));
         assert!(e8m0(255).is_nan());
+    }
+
+    /// Every code decodes and encodes back to itself (NaNs to the canonical NaN).
+    #[test]
+    fn encoding_round_trips_every_code() {
+        for f in [FP8, BF8, FP6, BF6, FP4] {
+            for c in 0..1u32 << f.bits() {
+                let x = f.decode(c) as f64;
+                let back = f.encode(x, None, false);
+                if x.is_nan() {
+                    assert_eq!(back & (f.sign_bit() - 1), f.sign_bit() - 1, "{f:?} {c:#x}");
+                } else {
+                    assert_eq!(back, c, "{f:?} {c:#x}");
+                }
+            }
+        }
+    }
+
+    /// Rounding to nearest even, overflow and underflow, from the OCP tables' values.
+    #[test]
+    fn encoding_rounds_and_saturates() {
+        // E4M3 1.0 = 0x38, next 1.125 = 0x39: 1.0625 ties to even (0x38), 1.1875 to 0x3a.
+        assert_eq!(FP8.encode(1.0625, None, false), 0x38);
+        assert_eq!(FP8.encode(1.1875, None, false), 0x3a);
+        assert_eq!(FP8.encode(-1.07, None, false), 0xb9);
+        // Max 448 (mantissa 110); 464, halfway to 480 (111), ties to 448; above it overflows.
+        assert_eq!(FP8.encode(464.0, None, false), 0x7e);
+        assert_eq!(FP8.encode(465.0, None, false), 0x7f);
+        assert_eq!(FP8.encode(465.0, None, true), 0x7e);
+        assert_eq!(FP8.encode(f64::NEG_INFINITY, None, false), 0xff);
+        assert_eq!(FP8.encode(f64::NEG_INFINITY, None, true), 0xfe);
+        // Subnormals: 2^-9 is the smallest; 2^-10 ties to 0, a bit more rounds up.
+        assert_eq!(FP8.encode(2f64.powi(-10), None, false), 0);
+        assert_eq!(FP8.encode(-(2f64.powi(-10)) * 1.01, None, false), 0x81);
+        assert_eq!(FP8.encode(3.0 * 2f64.powi(-10), None, false), 0x02);
+        // E5M2: max 57344; 61440 ties to even (65536) -> inf, or max when saturating.
+        assert_eq!(BF8.encode(61439.0, None, false), 0x7b);
+        assert_eq!(BF8.encode(61440.0, None, false), 0x7c);
+        assert_eq!(BF8.encode(-61440.0, None, true), 0xfb);
+        assert_eq!(BF8.encode(f64::INFINITY, None, false), 0x7c);
+        assert_eq!(BF8.encode(f64::NAN, None, false) & 0x7f, 0x7f);
+        // fp4: 5 ties to 4 (even mantissa), 7 ties to 8 -> saturates at 6; 0.25 ties to 0.
+        assert_eq!(FP4.encode(5.0, None, false), 0x6);
+        assert_eq!(FP4.encode(7.0, None, false), 0x7);
+        assert_eq!(FP4.encode(1e30, None, false), 0x7);
+        assert_eq!(FP4.encode(f64::NEG_INFINITY, None, false), 0xf);
+        assert_eq!(FP4.encode(0.25, None, false), 0x0);
+        assert_eq!(FP4.encode(-0.26, None, false), 0x9);
+        assert_eq!(FP4.encode(-0.1, None, false), 0x8, "flushed to a signed zero");
+        // fp6 E2M3 max 7.5, bf6 E3M2 max 28.
+        assert_eq!(FP6.encode(100.0, None, true), 0x1f);
+        assert_eq!(BF6.encode(-30.0, None, false), 0x3f);
+        assert_eq!(BF6.encode(0.0625 * 1.5, None, false), 0x02, "1.5 ulp ties to 2");
+    }
+
+    #[test]
+    fn stochastic_rounding_adds_the_top_random_bits() {
+        // 1 + 2^-4 is halfway between E4M3 1.0 and 1.125: an f32 source has 20 bits below
+        // the result's mantissa, so r's top 20 bits are the fraction; 0x80000 of 2^20 is half.
+        let x = 1.0 + 2f64.powi(-4);
+        assert_eq!(FP8.encode(x, Some((0x7ffff << 12, 20)), false), 0x38);
+        assert_eq!(FP8.encode(x, Some((0x80000 << 12, 20)), false), 0x39);
+        assert_eq!(FP8.encode(x, Some((0x0000_0fff, 20)), false), 0x38, "low bits unused");
+        // Exact values never move; the carry out of the mantissa reaches the next binade.
+        assert_eq!(FP8.encode(1.0, Some((u32::MAX, 20)), false), 0x38);
+        assert_eq!(FP8.encode(1.9, Some((u32::MAX, 20)), false), 0x40);
+        // Past the largest value: fp4 saturates, fp8 follows the saturation flag.
+        assert_eq!(FP4.encode(5.9, Some((u32::MAX, 22)), false), 0x7);
+        assert_eq!(FP8.encode(447.0 + 15.0, Some((u32::MAX, 20)), false), 0x7f);
+        assert_eq!(FP8.encode(447.0 + 15.0, Some((u32::MAX, 20)), true), 0x7e);
+        // Below the smallest subnormal: rounds up to it or down to zero.
+        assert_eq!(FP4.encode(0.125, Some((0xc000_0000, 22)), false), 0x1);
+        assert_eq!(FP4.encode(0.125, Some((0x8000_0000, 22)), false), 0x0);
     }
 }

@@ -23,6 +23,7 @@ pub mod minifloat;
 pub mod packed;
 pub mod run;
 pub mod sad;
+pub mod scale;
 pub mod trans;
 
 use crate::exec::Handler;
@@ -37,4 +38,5 @@ pub fn handler(op: Op) -> Option<Handler> {
         .or_else(|| conv::handler(op))
         .or_else(|| packed::handler(op))
         .or_else(|| cdna4::handler(op))
+        .or_else(|| scale::handler(op))
 }
