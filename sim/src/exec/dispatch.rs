@@ -170,7 +170,10 @@ impl DispatchInfo {
         w.wave_in_group = k as u32;
         w.pc = self.entry_pc;
         // MODE: FP round/denorm from RSRC1, DX10 clamp (bit 8), IEEE (bit 9).
-        w.mode = self.kd.float_mode() | (self.kd.dx10_clamp() as u32) << 8 | (self.kd.ieee_mode() as u32) << 9;
+        w.mode = self.kd.float_mode()
+            | (self.kd.dx10_clamp() as u32) << 8
+            | (self.kd.ieee_mode() as u32) << 9
+            | (self.kd.fp16_ovfl() as u32) << 23;
 
         let kd = &self.kd;
         let mut s = SgprCursor(0);

@@ -64,6 +64,12 @@ impl KernelDescriptor {
         self.rsrc1 & (1 << 21) != 0
     }
 
+    /// `FP16_OVFL` (COMPUTE_PGM_RSRC1 bit 26, GFX9+): float results that overflow a 16-bit or
+    /// smaller format saturate instead of becoming infinity/NaN (MODE bit 23).
+    pub fn fp16_ovfl(&self) -> bool {
+        self.rsrc1 & (1 << 26) != 0
+    }
+
     /// `ENABLE_IEEE_MODE`.
     pub fn ieee_mode(&self) -> bool {
         self.rsrc1 & (1 << 23) != 0
@@ -136,6 +142,9 @@ mod tests {
         assert_eq!(d.accum_offset(), 8);
         assert!(d.ieee_mode() && d.dx10_clamp());
         assert_eq!(d.float_mode(), 0xf0, "denormals on for all types, round to nearest");
+        assert!(!d.fp16_ovfl());
+        let d = KernelDescriptor::parse(&kd(0x04af_0040, 0x90, 1, 0x000b, 0x1080));
+        assert!(d.fp16_ovfl(), "COMPUTE_PGM_RSRC1 bit 26");
     }
 
     #[test]
