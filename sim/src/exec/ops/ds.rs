@@ -449,8 +449,10 @@ fn swizzle(src: &[u32; LANES], exec: u64, offset: u32) -> [u32; LANES] {
 /// lanes-per-row split are how AMD's Triton compiler lays out the addresses for these
 /// instructions (`chooseDsReadB64TrLayout`: "works on 64 bits per lane and in groups of 16
 /// lanes"; 16-bit: 4 lanes per row of 16 M values, 4 rows of K), which matches the guide's
-/// K ranges. The guide requires addresses aligned to the data size; unaligned addresses are
-/// read as given (as every DS read here), and bytes beyond the LDS read 0.
+/// K ranges; for 4-bit data it is a plain 16 x 16 transpose, and the 6-bit form, which the
+/// guide gives the same K ranges, is taken to be the same with 6-bit elements. The guide
+/// requires addresses aligned to the data size; unaligned addresses are read as given (as
+/// every DS read here), and a lane's read reaching beyond the LDS reads 0.
 fn read_transposed(mem: &[u8], addr: &[u32; LANES], offset: u32, bits: u32) -> Data {
     let bytes = if bits == 6 { 12 } else { 8 };
     let n = if bits == 6 { 16 } else { 64 / bits } as usize;
