@@ -20,12 +20,6 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "image_load_mip_pck_sgn",
     "image_store_pck",
     "image_store_mip_pck",
-    // gfx950 LDS transpose loads: the lane-to-element mapping is not specified in the
-    // sources at hand (`sim/docs/gfx950.md`).
-    "ds_read_b64_tr_b4",
-    "ds_read_b64_tr_b8",
-    "ds_read_b64_tr_b16",
-    "ds_read_b96_tr_b6",
 ];
 
 const PREFIXES: [&str; 7] = ["ds_", "flat_", "global_", "scratch_", "buffer_", "tbuffer_", "image_"];

@@ -10,6 +10,9 @@
 //!
 //! LDS float atomics follow the MODE register: f32 denormals are flushed
 //! unless MODE allows them.
+//!
+//! gfx950's transpose loads (`ds_read_b64_tr_b4/b8/b16`, `ds_read_b96_tr_b6`) exchange
+//! elements between the lanes of each 16-lane group; see [`read_transposed`].
 
 use super::vmem::access::{for_lanes, gather, scatter, Data, Half, Ld, St};
 use super::vmem::atomic::Rmw;
@@ -41,6 +44,10 @@ enum Kind {
         rmw: Rmw,
         wide: bool,
         rtn: bool,
+    },
+    /// `ds_read_b64_tr_b{4,8,16}`, `ds_read_b96_tr_b6`: the element width in bits.
+    ReadTr {
+        bits: u8,
     },
     Swizzle,
     Permute,
@@ -87,6 +94,10 @@ fn parse(name: &str) -> Option<Kind> {
         "write_addtid_b32" => Kind::WriteAddtid,
         "append" => Kind::Append,
         "consume" => Kind::Consume,
+        "read_b64_tr_b4" => Kind::ReadTr { bits: 4 },
+        "read_b96_tr_b6" => Kind::ReadTr { bits: 6 },
+        "read_b64_tr_b8" => Kind::ReadTr { bits: 8 },
+        "read_b64_tr_b16" => Kind::ReadTr { bits: 16 },
         "read_b32" => Kind::Read(Ld::dwords(1)),
         "read_b64" => Kind::Read(Ld::dwords(2)),
         "read_b96" => Kind::Read(Ld::dwords(3)),
@@ -339,6 +350,23 @@ fn exec(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>) -> Result<Flow, ExecError>
             write32(mem, a, if k == Kind::Append { old.wrapping_add(n) } else { old.wrapping_sub(n) });
             scatter(w, inst.dst[0], 1, exec, &[[old; LANES]; 4])?;
         }
+        Kind::ReadTr { bits } => {
+            // The guide (§11.4) requires EXEC all ones: the exchange needs every lane's
+            // data. A partial EXEC has no defined result, so it is an error here rather
+            // than a guess; EXEC = 0 does nothing.
+            if exec == 0 {
+                return Ok(Flow::Next);
+            }
+            if exec != u64::MAX {
+                return Err(ExecError::Invalid(format!(
+                    "{} needs EXEC all ones (CDNA4 guide 11.4), EXEC is {exec:#018x}",
+                    inst.op
+                )));
+            }
+            let addr = *w.vreg(inst.src[0], 0)?;
+            let out = read_transposed(mem, &addr, offset, bits as u32);
+            scatter(w, inst.dst[0], if bits == 6 { 3 } else { 2 }, exec, &out)?;
+        }
         Kind::Swizzle => {
             let src = *w.vreg(inst.src[0], 0)?;
             let out = swizzle(&src, exec, offset);
@@ -365,20 +393,89 @@ fn exec(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>) -> Result<Flow, ExecError>
     Ok(Flow::Next)
 }
 
-/// `ds_swizzle_b32`: offset[15] set is quad-permute mode (lane `i` of each
-/// quad reads lane `offset[2i+1:2i]`); otherwise bit-mask mode within each
-/// 32 lanes: source = `((i & and) | or) ^ xor` with the masks in
-/// offset[4:0], [9:5], [14:10]. Inactive source lanes read 0.
+/// `ds_swizzle_b32`, after the CDNA4 guide's pseudocode (the same in every AMD guide that
+/// has it; LLVM accepts the FFT and rotate forms from GFX9 on, so all our targets run them):
+/// - offset >= 0xe000, FFT: lane `i` reads `(rev5(i[4:0]) >> popcount(m)) | (i & m)` with
+///   `m` = offset[4:0];
+/// - 0xc000 <= offset < 0xe000, rotate: lane `i` reads `(i & m) | ((i + r) & !m)` with
+///   `m` = offset[4:0] and `r` = offset[9:5], negated (rotate right) when offset[10] is set;
+/// - otherwise offset[15] set, quad permute: lane `i` of each quad reads lane
+///   `offset[2i+1:2i]`;
+/// - otherwise bit masks: source = `((i & and) | or) ^ xor` with offset[4:0], [9:5], [14:10].
+///
+/// All modes work within each half of the wave (the guide ORs in `i & 0x20`); the rotate
+/// sum is taken modulo 32, as the guide's examples show (lane 31 rotated left by one reads
+/// lane 0), where the pseudocode leaves the carry into bit 5 implicit. Inactive source lanes
+/// read 0.
 fn swizzle(src: &[u32; LANES], exec: u64, offset: u32) -> [u32; LANES] {
     let mut out = [0u32; LANES];
+    let m = offset & 0x1f;
     for_lanes(exec, |l| {
-        let s = if offset & 0x8000 != 0 {
-            (l & !3) | (offset >> (2 * (l & 3)) & 3) as usize
+        let i = l as u32;
+        let s = if offset >= 0xe000 {
+            let rev = (i & 0x1f).reverse_bits() >> 27;
+            (rev >> m.count_ones()) | (i & m)
+        } else if offset >= 0xc000 {
+            let r = offset >> 5 & 0x1f;
+            let r = if offset & 0x400 != 0 { r.wrapping_neg() } else { r };
+            ((i & m) | (i.wrapping_add(r) & !m)) & 0x1f
+        } else if offset & 0x8000 != 0 {
+            (i & 0x1c) | (offset >> (2 * (i & 3)) & 3)
         } else {
-            let (and, or, xor) = (offset & 0x1f, offset >> 5 & 0x1f, offset >> 10 & 0x1f);
-            (l & 0x20) | ((((l as u32 & and) | or) ^ xor) & 0x1f) as usize
+            let (and, or, xor) = (m, offset >> 5 & 0x1f, offset >> 10 & 0x1f);
+            ((i & and) | or) ^ xor
         };
+        let s = (s & 0x1f | i & 0x20) as usize;
         out[l] = if exec >> s & 1 != 0 { src[s] } else { 0 };
     });
+    out
+}
+
+/// The transpose loads of gfx950 (CDNA4 guide §11.4, "MFMA Transpose Load from LDS").
+///
+/// Each lane reads 64 bits (`_b4/_b8/_b16`) or 96 bits (`_b6`) at its address plus the offset,
+/// holding `n` elements of `bits` bits each, element `e` at bits `[bits*e, bits*e + bits)`:
+/// 16 elements for 4- and 6-bit data, 8 for 8-bit, 4 for 16-bit. Within each group of 16
+/// lanes the loaded data is a matrix of `n` rows by 16 columns, each row held by `16 / n`
+/// consecutive lanes (lane `r * 16/n + c` holds columns `c*n .. c*n + n` of row `r`). The
+/// instruction transposes it: lane `j` of the group receives column `j`, row `k` becoming
+/// its element `k`. Read as the guide's MFMA use, the group's lanes read `n` K-rows of 16
+/// M (or N) values each, and lane `j` ends with `n` consecutive K values of M = `j`: the
+/// guide's "the first loads K=0..3 and K=8..11" (16-bit: lanes 16..31 read the rows
+/// K=8..11), "K values 0..7, 16..23, 32..39, 48..55" (8-bit) and "0..15, 32..47" (4- and
+/// 6-bit).
+///
+/// The guide gives this mapping in prose only (no pseudocode); the 16-lane groups and the
+/// lanes-per-row split are how AMD's Triton compiler lays out the addresses for these
+/// instructions (`chooseDsReadB64TrLayout`: "works on 64 bits per lane and in groups of 16
+/// lanes"; 16-bit: 4 lanes per row of 16 M values, 4 rows of K), which matches the guide's
+/// K ranges; for 4-bit data it is a plain 16 x 16 transpose, and the 6-bit form, which the
+/// guide gives the same K ranges, is taken to be the same with 6-bit elements. The guide
+/// requires addresses aligned to the data size; unaligned addresses are read as given (as
+/// every DS read here), and a lane's read reaching beyond the LDS reads 0.
+fn read_transposed(mem: &[u8], addr: &[u32; LANES], offset: u32, bits: u32) -> Data {
+    let bytes = if bits == 6 { 12 } else { 8 };
+    let n = if bits == 6 { 16 } else { 64 / bits } as usize;
+    let per_row = 16 / n;
+    let mask = (1u128 << bits) - 1;
+    let mut raw = [0u128; LANES];
+    for (r, a) in raw.iter_mut().zip(addr) {
+        let mut b = [0u8; 16];
+        read(mem, a.wrapping_add(offset), &mut b[..bytes]);
+        *r = u128::from_le_bytes(b);
+    }
+    let mut out: Data = [[0; LANES]; 4];
+    for l in 0..LANES {
+        let (group, j) = (l & !15, l & 15);
+        let (lane_in_row, shift) = (j / n, bits as usize * (j % n));
+        let mut v = 0u128;
+        for k in 0..n {
+            let e = raw[group + per_row * k + lane_in_row] >> shift & mask;
+            v |= e << (bits as usize * k);
+        }
+        for (d, o) in out.iter_mut().enumerate().take(bytes / 4) {
+            o[l] = (v >> (32 * d)) as u32;
+        }
+    }
     out
 }

@@ -15,7 +15,7 @@
 use super::access::{self, Access, Data, Space};
 use super::Kind;
 use crate::exec::{Ctx, ExecError, Flow, Handler, Wave, LANES};
-use crate::isa::{Encoding, Ext, Inst, Op, OpClass, Ty};
+use crate::isa::{Encoding, Ext, Inst, Op, OpClass, Target, Ty};
 
 pub fn handler(op: Op) -> Option<Handler> {
     matches!(op.info().class, OpClass::Flat | OpClass::Global | OpClass::Scratch).then_some(exec as Handler)
@@ -110,13 +110,15 @@ pub fn run(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>, kind: Kind, acc: &Acces
             let mut data: Data = [[0; LANES]; 4];
             access::load(ctx, acc, exec, ld.bytes as u64, &mut data)?;
             ld.merge(&mut data, &[0; LANES], exec);
-            let base = (w.m0 & 0xffff).wrapping_add(inst_offset(inst));
-            // One dword per lane, or for gfx950's `_dwordx3/x4` forms each lane's whole
-            // 12/16 bytes, consecutive by lane.
+            let base = lds_base(w.m0, inst, ctx.dispatch.target).wrapping_add(inst_offset(inst));
+            // One dword per lane; gfx950's `_dwordx3/x4` forms take 16 bytes per lane
+            // (CDNA4 guide 9.1.9 and 10.3: "TIDinWave * 16"), and x3 "writes 3 dwords and
+            // skips the 4th", which keeps its old value.
             let dwords = (ld.bytes as u32).div_ceil(4);
+            let stride = if dwords > 1 { 16 } else { 4 };
             access::for_lanes(exec, |l| {
                 for (d, reg) in data.iter().enumerate().take(dwords as usize) {
-                    let at = base.wrapping_add(4 * (dwords * l as u32 + d as u32));
+                    let at = base.wrapping_add(stride * l as u32 + 4 * d as u32);
                     access::lds_write(ctx.lds, at, &reg[l].to_le_bytes())
                 }
             });
@@ -156,6 +158,18 @@ pub fn run(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>, kind: Kind, acc: &Acces
         Kind::LoadFormat { .. } | Kind::StoreFormat { .. } => return Err(ExecError::Unimplemented(inst.op)),
     }
     Ok(())
+}
+
+/// The LDS byte address M0 gives a load to LDS. gfx950's LDS is 160 KiB, so M0 gives 18 bits
+/// there: MUBUF "LDS_offset = 18-bit unsigned byte offset from M0[17:0]" (CDNA4 guide 9.1.9),
+/// FLAT-encoded (global, scratch) "LDSoffset(M0[17:2] * 4)" (10.3). The older targets, with
+/// 64 KiB of LDS, take M0[15:0].
+fn lds_base(m0: u32, inst: &Inst, target: Target) -> u32 {
+    match (target, inst.ext) {
+        (Target::Gfx950, Ext::Buf(_)) => m0 & 0x3_ffff,
+        (Target::Gfx950, _) => m0 & 0x3_fffc,
+        _ => m0 & 0xffff,
+    }
 }
 
 /// The instruction offset of a FLAT or MUBUF instruction (for LDS addresses).
