@@ -1,10 +1,17 @@
 //! `cargo xtask isa-coverage`: for each list of instructions real ROCm code
 //! uses (`sim/tests/data/isa/coverage/*.txt`, copied from the reference
-//! measurements), how many the interpreter executes, and which are missing.
+//! measurements), how many the interpreter executes, and which are missing; then the same for
+//! every mnemonic each decoder target knows (LLVM's full gfx90a, gfx942 and gfx950 sets).
 
 use crate::tasks::root;
 use anyhow::Result;
 use sim::exec::coverage::{check_list, parse_list};
+use sim::isa::Target;
+
+/// A printed mnemonic without its encoding suffix.
+fn base(m: &str) -> &str {
+    ["_e32", "_e64", "_sdwa", "_dpp"].iter().find_map(|s| m.strip_suffix(s)).unwrap_or(m)
+}
 
 pub fn run(args: &[String]) -> Result<()> {
     let verbose = args.iter().any(|a| a == "--missing" || a == "-v");
@@ -22,6 +29,15 @@ pub fn run(args: &[String]) -> Result<()> {
         if name.ends_with("union") {
             missing_all = missing;
         }
+    }
+    for target in [Target::Gfx90a, Target::Gfx942, Target::Gfx950] {
+        let (done, total, missing) = check_list(sim::isa::mnemonics(target).map(str::to_string));
+        // Print base mnemonics once (`_e32`/`_e64`/`_sdwa`/`_dpp` forms share semantics).
+        let mut bases: Vec<&str> = missing.iter().map(|m| base(m)).collect();
+        bases.dedup();
+        let shown = bases.iter().take(12).copied().collect::<Vec<_>>().join(" ");
+        let more = if bases.len() > 12 { format!(" … (+{})", bases.len() - 12) } else { String::new() };
+        println!("| every {} mnemonic | {done} | {total} | {shown}{more} |", target.name());
     }
     if verbose {
         println!("\nmissing from the union list:");

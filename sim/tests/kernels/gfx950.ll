@@ -94,3 +94,56 @@ define amdgpu_kernel void @bitop3_minimum3(ptr addrspace(1) %u, ptr addrspace(1)
   store float %m2, ptr addrspace(1) %pof
   ret void
 }
+
+; Block-scaled fp8 x fp8 and unscaled fp4 x fp4 matrix products (v_mfma_scale_f32_16x16x128_f8f6f4,
+; v_mfma_f32_16x16x128_f8f6f4 cbsz:4 blgp:4): each lane passes its registers in order.
+declare <4 x float> @llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4.v8i32.v8i32(<8 x i32>, <8 x i32>, <4 x float>, i32 immarg, i32 immarg, i32 immarg, i32, i32 immarg, i32)
+declare <4 x float> @llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4.v4i32.v4i32(<4 x i32>, <4 x i32>, <4 x float>, i32 immarg, i32 immarg, i32 immarg, i32, i32 immarg, i32)
+
+define amdgpu_kernel void @mfma_scale_fp8(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %sc, ptr addrspace(1) %d) {
+  %lane = call i32 @llvm.amdgcn.workitem.id.x()
+  %pa = getelementptr <8 x i32>, ptr addrspace(1) %a, i32 %lane
+  %va = load <8 x i32>, ptr addrspace(1) %pa, align 32
+  %pb = getelementptr <8 x i32>, ptr addrspace(1) %b, i32 %lane
+  %vb = load <8 x i32>, ptr addrspace(1) %pb, align 32
+  %ps = getelementptr <2 x i32>, ptr addrspace(1) %sc, i32 %lane
+  %vs = load <2 x i32>, ptr addrspace(1) %ps, align 8
+  %sa = extractelement <2 x i32> %vs, i32 0
+  %sb = extractelement <2 x i32> %vs, i32 1
+  %r = call <4 x float> @llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4.v8i32.v8i32(<8 x i32> %va, <8 x i32> %vb, <4 x float> zeroinitializer, i32 0, i32 0, i32 0, i32 %sa, i32 0, i32 %sb)
+  %pd = getelementptr <4 x float>, ptr addrspace(1) %d, i32 %lane
+  store <4 x float> %r, ptr addrspace(1) %pd, align 16
+  ret void
+}
+
+define amdgpu_kernel void @mfma_fp4(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %d) {
+  %lane = call i32 @llvm.amdgcn.workitem.id.x()
+  %pa = getelementptr <4 x i32>, ptr addrspace(1) %a, i32 %lane
+  %va = load <4 x i32>, ptr addrspace(1) %pa, align 16
+  %pb = getelementptr <4 x i32>, ptr addrspace(1) %b, i32 %lane
+  %vb = load <4 x i32>, ptr addrspace(1) %pb, align 16
+  %r = call <4 x float> @llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4.v4i32.v4i32(<4 x i32> %va, <4 x i32> %vb, <4 x float> zeroinitializer, i32 4, i32 4, i32 0, i32 0, i32 0, i32 0)
+  %pd = getelementptr <4 x float>, ptr addrspace(1) %d, i32 %lane
+  store <4 x float> %r, ptr addrspace(1) %pd, align 16
+  ret void
+}
+
+; Scaled fp8 quantisation and back (v_cvt_scalef32_pk_fp8_f32, v_cvt_scalef32_pk_f32_fp8).
+declare <2 x i16> @llvm.amdgcn.cvt.scalef32.pk.fp8.f32(<2 x i16>, float, float, float, i1)
+declare <2 x float> @llvm.amdgcn.cvt.scalef32.pk.f32.fp8(i32, float, i1)
+
+define amdgpu_kernel void @fp8_quant_roundtrip(ptr addrspace(1) %x, float %scale, ptr addrspace(1) %q, ptr addrspace(1) %y) {
+  %lane = call i32 @llvm.amdgcn.workitem.id.x()
+  %px = getelementptr <2 x float>, ptr addrspace(1) %x, i32 %lane
+  %vx = load <2 x float>, ptr addrspace(1) %px, align 8
+  %x0 = extractelement <2 x float> %vx, i32 0
+  %x1 = extractelement <2 x float> %vx, i32 1
+  %p = call <2 x i16> @llvm.amdgcn.cvt.scalef32.pk.fp8.f32(<2 x i16> zeroinitializer, float %x0, float %x1, float %scale, i1 false)
+  %pi = bitcast <2 x i16> %p to i32
+  %pq = getelementptr i32, ptr addrspace(1) %q, i32 %lane
+  store i32 %pi, ptr addrspace(1) %pq
+  %back = call <2 x float> @llvm.amdgcn.cvt.scalef32.pk.f32.fp8(i32 %pi, float %scale, i1 false)
+  %py = getelementptr <2 x float>, ptr addrspace(1) %y, i32 %lane
+  store <2 x float> %back, ptr addrspace(1) %py, align 8
+  ret void
+}
