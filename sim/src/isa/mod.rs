@@ -34,7 +34,9 @@ mod print_mem;
 
 pub use decode::{decode, DecodeError};
 pub use info::{Op, OpClass, OpInfo, RegFile, Slot, Ty};
-pub use inst::{Buf, Cache, Dpp, Ds, Encoding, Ext, Flat, HwReg, Inst, Mfma, Mimg, Sdwa, Smem, Vop3Mods, Waitcnt};
+pub use inst::{
+    Buf, Cache, Dpp, Ds, Encoding, Ext, Flat, HwReg, Inst, Mfma, MfmaScale, Mimg, Sdwa, Smem, Vop3Mods, Waitcnt,
+};
 pub use operand::{InlineFloat, Operand};
 
 /// The GPU whose instruction set is decoded.

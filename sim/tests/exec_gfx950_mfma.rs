@@ -1,0 +1,252 @@
+//! gfx950 (CDNA4) matrix instructions against a CPU matrix product: OCP fp8/bf8 inputs of
+//! the older fp8 MFMAs, the mixed-format `v_mfma_f32_{16x16x128,32x32x64}_f8f6f4` and the
+//! block-scaled `v_mfma_scale_*` forms. Encodings come from `tests/data/isa/gfx950` (LLVM
+//! 22); element encodings and register layouts are written here from the CDNA4 guide
+//! (sections 7.1.4, 7.1.5, 7.2, table 30), not taken from the simulator.
+
+use sim::exec::testing::Harness;
+use sim::isa::{decode, Target};
+
+/// A deterministic generator (xorshift).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// An OCP small float format by its definition: exponent and mantissa bits, bias, and how
+/// the top exponent is spent (E4M3: only S.1111.111 is NaN; E5M2: IEEE inf/NaN).
+#[derive(Clone, Copy, Debug)]
+struct Format {
+    code: u8,
+    ebits: u32,
+    mbits: u32,
+    bias: i32,
+}
+
+const FP8: Format = Format { code: 0, ebits: 4, mbits: 3, bias: 7 };
+const BF8: Format = Format { code: 1, ebits: 5, mbits: 2, bias: 15 };
+const FP6: Format = Format { code: 2, ebits: 2, mbits: 3, bias: 1 };
+const BF6: Format = Format { code: 3, ebits: 3, mbits: 2, bias: 3 };
+const FP4: Format = Format { code: 4, ebits: 2, mbits: 1, bias: 1 };
+
+impl Format {
+    fn bits(self) -> usize {
+        (1 + self.ebits + self.mbits) as usize
+    }
+
+    /// The finite value of a code (sign-magnitude; subnormals at exponent 0).
+    fn value(self, code: u32) -> f64 {
+        let mag = code & ((1 << (self.ebits + self.mbits)) - 1);
+        let (e, m) = ((mag >> self.mbits) as i32, f64::from(mag & ((1 << self.mbits) - 1)));
+        let frac = f64::from(1u32 << self.mbits);
+        let v = if e == 0 { m / frac * 2f64.powi(1 - self.bias) } else { (1.0 + m / frac) * 2f64.powi(e - self.bias) };
+        if code >> (self.ebits + self.mbits) & 1 != 0 {
+            -v
+        } else {
+            v
+        }
+    }
+
+    /// The code of `v`, which must be exact in the format.
+    fn encode(self, v: f64) -> u32 {
+        (0..1u32 << self.bits())
+            .find(|&c| self.value(c) == v && (v != 0.0 || c == 0))
+            .unwrap_or_else(|| panic!("{v} is not exact in {self:?}"))
+    }
+}
+
+/// Values every format holds exactly (fp4 E2M1 has only these); products are multiples of
+/// 1/4 and sums of 128 of them are exact in f32, so the order of summation does not matter.
+const VALUES: [f64; 15] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0];
+
+/// Item `q` (0..32) of lane group `g` holding element `k` of a row of A (column of B) of
+/// an f8f6f4 op with `rows` rows: fp8/bf8 in two 4-register halves of 16 consecutive k per
+/// lane group (guide 7.1.5.1 tables), 6- and 4-bit formats 32 consecutive k per lane group.
+fn item_of(rows: usize, k: usize, bits: usize) -> (usize, usize) {
+    let groups = 64 / rows;
+    if bits == 8 {
+        ((k % (16 * groups)) / 16, (k / (16 * groups)) * 16 + k % 16)
+    } else {
+        (k / 32, k % 32)
+    }
+}
+
+/// Writes `code` as item `q` of a lane's registers `base..` seen as one wide little-endian
+/// register (6-bit items cross register boundaries).
+fn put_item(h: &mut Harness, base: usize, lane: usize, q: usize, bits: usize, code: u32) {
+    for b in 0..bits {
+        let (reg, bit) = ((q * bits + b) / 32, (q * bits + b) % 32);
+        let r = &mut h.wave.vgpr[base + reg][lane];
+        *r = (*r & !(1 << bit)) | ((code >> b) & 1) << bit;
+    }
+}
+
+/// D[i][j] of a 16x16 or 32x32 f32 result: (register, lane), guide 7.1.4.2.
+fn d_pos(m: usize, i: usize, j: usize) -> (usize, usize) {
+    if m == 16 {
+        (i % 4, j + 16 * (i / 4))
+    } else {
+        (4 * (i / 8) + i % 4, j + 32 * ((i / 4) % 2))
+    }
+}
+
+/// Registers in the harness: D v0.., A v16.., B v24.., C v32.. (VOP3P-MAI: vdst bits 7:0 of
+/// word 0, srcA/B/C bits 8:0, 17:9, 26:18 of word 1); cbsz (A's format) in word 0 bits 10:8,
+/// blgp (B's) in word 1 bits 31:29.
+const D: usize = 0;
+const A: usize = 16;
+const B: usize = 24;
+const C: usize = 32;
+
+fn place(w: [u32; 2], cbsz: u8, blgp: u8) -> [u32; 2] {
+    let src = |r: usize| 256 + r as u32;
+    [
+        (w[0] & !0x7ff) | u32::from(cbsz) << 8 | D as u32,
+        (w[1] & !0xe7ff_ffff) | src(A) | src(B) << 9 | src(C) << 18 | u32::from(blgp) << 29,
+    ]
+}
+
+/// `v_mfma_f32_16x16x128_f8f6f4 v[16:19], v[32:39], v[48:55], v[64:67]` and the 32x32x64 one.
+const F8F6F4_16: [u32; 2] = [0xd3ad0010, 0x05026120];
+const F8F6F4_32: [u32; 2] = [0xd3ae0010, 0x05026120];
+
+/// Inputs of one mixed-format product: A (m×k), B (k×n), C (m×n) as values.
+struct Case {
+    m: usize,
+    k: usize,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    c: Vec<f64>,
+}
+
+impl Case {
+    fn random(m: usize, k: usize, seed: u64) -> Case {
+        let mut rng = Rng(seed);
+        let mut pick = |n: usize| (0..n).map(|_| VALUES[(rng.next() % 15) as usize]).collect::<Vec<_>>();
+        let (a, b) = (pick(m * k), pick(k * m));
+        let c = (0..m * m).map(|x| ((x * 37) % 201) as f64 - 100.0).collect();
+        Case { m, k, a, b, c }
+    }
+
+    /// Loads A, B (in formats `fa`, `fb`) and C into a fresh gfx950 harness.
+    fn load(&self, fa: Format, fb: Format) -> Harness {
+        let mut h = Harness::for_target(Target::Gfx950);
+        let (m, k) = (self.m, self.k);
+        for r in 0..m {
+            for kk in 0..k {
+                let (g, q) = item_of(m, kk, fa.bits());
+                put_item(&mut h, A, r + m * g, q, fa.bits(), fa.encode(self.a[r * k + kk]));
+                let (g, q) = item_of(m, kk, fb.bits());
+                put_item(&mut h, B, r + m * g, q, fb.bits(), fb.encode(self.b[kk * m + r]));
+            }
+            for j in 0..m {
+                let (reg, lane) = d_pos(m, r, j);
+                h.wave.vgpr[C + reg][lane] = (self.c[r * m + j] as f32).to_bits();
+            }
+        }
+        h
+    }
+
+    /// C + sum over k of A·B·scale(i, j, k).
+    fn want(&self, i: usize, j: usize, scale: impl Fn(usize, usize, usize) -> f64) -> f32 {
+        let (m, k) = (self.m, self.k);
+        let sum: f64 = (0..k).map(|kk| self.a[i * k + kk] * self.b[kk * m + j] * scale(i, j, kk)).sum();
+        (self.c[i * m + j] + sum) as f32
+    }
+
+    fn check(&self, h: &Harness, what: &str, scale: impl Fn(usize, usize, usize) -> f64) {
+        for i in 0..self.m {
+            for j in 0..self.m {
+                let (reg, lane) = d_pos(self.m, i, j);
+                let got = f32::from_bits(h.wave.vgpr[D + reg][lane]);
+                assert_eq!(got, self.want(i, j, &scale), "{what}: D[{i}][{j}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn f8f6f4_ops_multiply_every_format_combination() {
+    let formats = [FP8, BF8, FP6, BF6, FP4];
+    for (words, m, k) in [(F8F6F4_16, 16, 128), (F8F6F4_32, 32, 64)] {
+        for (n, &fa) in formats.iter().enumerate() {
+            for (o, &fb) in formats.iter().enumerate() {
+                let case = Case::random(m, k, 0x5eed + (m * 100 + n * 10 + o) as u64);
+                let mut h = case.load(fa, fb);
+                h.wave.exec = 0x0000_ffff_0000_0001; // EXEC does not mask an MFMA.
+                let words = place(words, fa.code, fb.code);
+                let inst = decode(&words, Target::Gfx950).unwrap();
+                assert_eq!(usize::from(inst.src_regs(0)), fa.bits(), "{inst}");
+                h.run(&words).unwrap_or_else(|e| panic!("{inst}: {e}"));
+                case.check(&h, &inst.to_string(), |_, _, _| 1.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn f8f6f4_special_values_follow_the_ocp_formats() {
+    // fp8 E4M3 0x7f is NaN, bf8 E5M2 0x7c is +inf: a NaN in A row 0 makes row 0 NaN; an
+    // infinity in B column 1 makes column 1 infinite where A's factor is positive.
+    let mut case = Case::random(16, 128, 7);
+    case.a.iter_mut().for_each(|v| *v = 1.0);
+    let mut h = case.load(FP8, BF8);
+    let (g, q) = item_of(16, 70, 8);
+    put_item(&mut h, A, 16 * g, q, 8, 0x7f);
+    put_item(&mut h, B, 1 + 16 * g, q, 8, 0x7c);
+    h.run(&place(F8F6F4_16, 0, 1)).unwrap();
+    for i in 0..16 {
+        for j in 0..16 {
+            let (reg, lane) = d_pos(16, i, j);
+            let got = f32::from_bits(h.wave.vgpr[D + reg][lane]);
+            match (i, j) {
+                (0, _) => assert!(got.is_nan(), "D[0][{j}] = {got}"),
+                (_, 1) => assert_eq!(got, f32::INFINITY, "D[{i}][1]"),
+                _ => assert_eq!(got, case.want(i, j, |_, _, _| 1.0), "D[{i}][{j}]"),
+            }
+        }
+    }
+    // Format codes above 4 are refused, naming the op.
+    let mut h = case.load(FP8, FP8);
+    let err = h.run(&place(F8F6F4_16, 5, 0)).unwrap_err().to_string();
+    assert!(err.contains("v_mfma_f32_16x16x128_f8f6f4") && err.contains("format code 5"), "{err}");
+}
+
+#[test]
+fn older_fp8_mfmas_read_ocp_formats_on_gfx950() {
+    // v_mfma_f32_16x16x32_bf8_fp8 v[16:19], v[32:33], v[48:49], v[64:67]: A bf8 (E5M2),
+    // B fp8 (E4M3), 8 elements per lane: lane r + 16*(k/8), byte k%8 (guide 7.1.4.1).
+    let words = [0xd3f10010u32, 0x05026120];
+    let inst = decode(&words, Target::Gfx950).unwrap();
+    assert_eq!(inst.op.name(), "v_mfma_f32_16x16x32_bf8_fp8");
+    let words = [
+        (words[0] & !0xff) | D as u32,
+        (words[1] & !0x7ff_ffff) | (256 + A as u32) | (256 + B as u32) << 9 | (256 + C as u32) << 18,
+    ];
+    let mut rng = Rng(99);
+    let a: Vec<f64> = (0..16 * 32).map(|_| VALUES[(rng.next() % 15) as usize]).collect();
+    let b: Vec<f64> = (0..32 * 16).map(|_| VALUES[(rng.next() % 15) as usize]).collect();
+    let mut h = Harness::for_target(Target::Gfx950);
+    for r in 0..16 {
+        for k in 0..32 {
+            let (lane, byte) = (r + 16 * (k / 8), k % 8);
+            let reg = &mut h.wave.vgpr[A + byte / 4][lane];
+            *reg |= BF8.encode(a[r * 32 + k]) << (8 * (byte % 4));
+            let reg = &mut h.wave.vgpr[B + byte / 4][lane];
+            *reg |= FP8.encode(b[k * 16 + r]) << (8 * (byte % 4));
+        }
+    }
+    h.run(&words).unwrap();
+    for i in 0..16 {
+        for j in 0..16 {
+            let (reg, lane) = d_pos(16, i, j);
+            let want: f64 = (0..32).map(|k| a[i * 32 + k] * b[k * 16 + j]).sum();
+            assert_eq!(f32::from_bits(h.wave.vgpr[D + reg][lane]), want as f32, "D[{i}][{j}]");
+        }
+    }
+}
