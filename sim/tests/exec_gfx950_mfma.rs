@@ -250,3 +250,101 @@ fn older_fp8_mfmas_read_ocp_formats_on_gfx950() {
         }
     }
 }
+
+/// Scale registers of the block-scaled tests.
+const SA: usize = 48;
+const SB: usize = 49;
+
+/// `v_mfma_ld_scale_b32 v48, v49` with op_sel / op_sel_hi bits (bit i for source i; LLVM
+/// 22: `d3ac0000 00023318` is the prefix of `v_mfma_scale_f32_16x16x128_f8f6f4 ..., v24, v25
+/// op_sel_hi:[0,0,0]`), followed by the MFMA.
+fn scaled(mfma: [u32; 2], op_sel: u32, op_sel_hi: u32, scale_a: u32, scale_b: u32) -> [u32; 4] {
+    let (mut w0, mut w1) = (0xd3ac_0000u32, scale_a | scale_b << 9);
+    w0 |= (op_sel & 3) << 11;
+    w1 |= (op_sel_hi & 3) << 27;
+    // The fused MFMA has abid = 1 (word 0 bit 11).
+    [w0, w1, mfma[0] | 1 << 11, mfma[1]]
+}
+
+#[test]
+fn scaled_mfmas_apply_e8m0_scales_per_row_column_and_k_block() {
+    for (words, m, k) in [(F8F6F4_16, 16, 128), (F8F6F4_32, 32, 64)] {
+        for (n, (fa, fb)) in [(FP8, FP4), (FP6, BF8), (BF6, FP6), (FP4, FP4)].into_iter().enumerate() {
+            for byte in 0..4u32 {
+                let case = Case::random(m, k, 0xabc + (m + n) as u64 * 4 + u64::from(byte));
+                let mut h = case.load(fa, fb);
+                // Exponents 125..=129 (scales 1/4..4) keep every sum exact in f32; the other
+                // bytes of the scale registers are noise the byte select must skip.
+                let mut rng = Rng(0x77 + u64::from(byte));
+                let mut ea = [0u32; 64];
+                let mut eb = [0u32; 64];
+                for l in 0..64 {
+                    ea[l] = 125 + (rng.next() % 5) as u32;
+                    eb[l] = 125 + (rng.next() % 5) as u32;
+                    let noise = rng.next() as u32;
+                    let put = |e: u32| (noise & !(0xff << (8 * byte))) | e << (8 * byte);
+                    h.wave.vgpr[SA][l] = put(ea[l]);
+                    h.wave.vgpr[SB][l] = put(eb[l]);
+                }
+                let (sel, hi) = ((byte & 1) * 3, (byte >> 1) * 3);
+                let words = scaled(place(words, fa.code, fb.code), sel, hi, 256 + SA as u32, 256 + SB as u32);
+                let inst = decode(&words, Target::Gfx950).unwrap();
+                assert_eq!(usize::from(inst.len), 16, "{inst}");
+                assert!(inst.op.name().starts_with("v_mfma_scale_f32_"), "{inst}");
+                h.run(&words).unwrap_or_else(|e| panic!("{inst}: {e}"));
+                // Guide 7.2.1: the scale of A's row i, k block kb (32 k each) is in lane
+                // i + m*kb; B's column j likewise.
+                let scale = |i: usize, j: usize, kk: usize| {
+                    let blk = kk / 32;
+                    2f64.powi(ea[i + m * blk] as i32 - 127) * 2f64.powi(eb[j + m * blk] as i32 - 127)
+                };
+                case.check(&h, &inst.to_string(), scale);
+            }
+        }
+    }
+}
+
+#[test]
+fn scale_special_values_constants_and_the_standalone_prefix() {
+    let case = Case::random(16, 128, 3);
+    // A NaN scale (0xff) for A's row 2, k block 1 (lane 2 + 16) makes row 2 NaN.
+    let mut h = case.load(FP8, FP8);
+    for l in 0..64 {
+        h.wave.vgpr[SA][l] = if l == 18 { 0xff } else { 127 };
+        h.wave.vgpr[SB][l] = 127;
+    }
+    h.run(&scaled(place(F8F6F4_16, 0, 0), 0, 0, 256 + SA as u32, 256 + SB as u32)).unwrap();
+    for i in 0..16 {
+        for j in 0..16 {
+            let (reg, lane) = d_pos(16, i, j);
+            let got = f32::from_bits(h.wave.vgpr[D + reg][lane]);
+            if i == 2 {
+                assert!(got.is_nan(), "D[2][{j}] = {got}");
+            } else {
+                assert_eq!(got, case.want(i, j, |_, _, _| 1.0), "D[{i}][{j}]");
+            }
+        }
+    }
+    // An inline float constant gives its exponent: 2.0 (code 0xf4) is scale 2 (the guide:
+    // "floats, using only the exponent portion"; LLVM 22 prints it as an invalid immediate).
+    let mut h = case.load(FP4, FP6);
+    let words = scaled(place(F8F6F4_16, 4, 2), 0, 0, 0xf4, 0xf4);
+    let text = decode(&words, Target::Gfx950).unwrap().to_string();
+    assert!(text.contains(", 2.0/*Invalid immediate*/, 2.0/*Invalid immediate*/"), "{text}");
+    h.run(&words).unwrap();
+    case.check(&h, "constant scales", |_, _, _| 4.0);
+    // A standalone `v_mfma_ld_scale_b32` (here followed by an MFMA with abid 0, so not
+    // fused) changes nothing: the MFMA after it is unscaled.
+    let mut h = case.load(BF8, FP8);
+    for l in 0..64 {
+        h.wave.vgpr[SA][l] = 130;
+        h.wave.vgpr[SB][l] = 120;
+    }
+    let fused = scaled(place(F8F6F4_16, 1, 0), 0, 0, 256 + SA as u32, 256 + SB as u32);
+    let mut words = fused;
+    words[2] &= !(1 << 11);
+    let prefix = decode(&words, Target::Gfx950).unwrap();
+    assert_eq!((prefix.op.name(), prefix.len), ("v_mfma_ld_scale_b32", 8));
+    h.run(&words).unwrap();
+    case.check(&h, "standalone prefix", |_, _, _| 1.0);
+}

@@ -52,10 +52,30 @@ pub fn f8f6f4_pos(rows: usize, r: usize, k: usize, bits: usize) -> Pos {
 
 impl Shape {
     fn ab_pos(&self, rows: usize, block: usize, row: usize, k: usize, bits: usize) -> Pos {
+        let (group, item) = self.group_item(k, bits);
+        let offset = item * bits;
+        Pos { lane: row + rows * (block + self.blocks * group), reg: offset / 32, bit: offset % 32 }
+    }
+
+    /// The lane group and the item within the lane holding `k` of a `bits`-wide A or B
+    /// (of sparse ops: logical, uncompressed A). A lane's registers come in chunks of four
+    /// (gfx950's 8-register operands, CDNA4 guide 7.5.1.3 and 7.1.5.1): each chunk is laid
+    /// out like a 4-register operand, lane group `g` holding consecutive k, and the next
+    /// chunk continues after all groups. Operands of up to four registers are one chunk:
+    /// group `k / per_lane`, item `k % per_lane` (the general rule, 7.1.4.1).
+    pub fn group_item(&self, k: usize, bits: usize) -> (usize, usize) {
         let per_lane = self.per_lane();
-        let group = block + self.blocks * (k / per_lane);
-        let offset = (k % per_lane) * bits;
-        Pos { lane: row + rows * group, reg: offset / 32, bit: offset % 32 }
+        let chunk = (128 / bits).min(per_lane);
+        let span = self.k / (per_lane / chunk);
+        ((k % span) / chunk, (k / span) * chunk + k % chunk)
+    }
+
+    /// The `k` of item `item` in lane group `group` (the inverse of [`Shape::group_item`]).
+    pub fn k_of(&self, group: usize, item: usize, bits: usize) -> usize {
+        let per_lane = self.per_lane();
+        let chunk = (128 / bits).min(per_lane);
+        let span = self.k / (per_lane / chunk);
+        (item / chunk) * span + group * chunk + item % chunk
     }
 
     /// Where `A[block][i][k]` is.

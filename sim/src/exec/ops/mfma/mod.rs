@@ -465,9 +465,10 @@ fn read_scales(w: &Wave, inst: &Inst, x: &MfmaScale, s: &Shape) -> Result<([f64;
 /// Sparse ops (`v_smfmac_*`): expand the compressed A into a dense block using the
 /// index nibbles of the third source, then accumulate into D in place like a dense op.
 ///
-/// Lane `l` holds row `l % m` of A for logical k `g*per_lane ..` (`g = l / m`): its
-/// stored elements come in pairs, pair `q` being the two kept values of k group
-/// `base + 4q .. +4`; nibble `q` of the index set (bits `[1:0]` place the first value,
+/// Lane `l` holds row `l % m` of A for the logical k items of lane group `g = l / m`, laid
+/// out like B's (`Shape::k_of`; gfx950's 8-register B come in two 4-register chunks): its
+/// stored elements come in pairs, pair `q` being the two kept values of logical items
+/// `4q .. 4q+4`; nibble `q` of the index set (bits `[1:0]` place the first value,
 /// `[3:2]` the second) says where. The index set is chosen by ABID when CBSZ is 0 (one of
 /// four bytes for 16-bit types, one of two half-words for 8-bit ones), else set 0 — as
 /// AMD's matrix instruction calculator lays them out.
@@ -489,7 +490,7 @@ fn run_sparse<T: Accum + bytemuck::Pod>(w: &mut Wave, inst: &Inst, plan: &Plan) 
         let (ia, ib) = (Input::of(s.a, inst.target), Input::of(s.b, inst.target));
         let bits = s.a.bits();
         for (lane, &idx) in index.iter().enumerate() {
-            let (row, base) = (lane % s.m, (lane / s.m) * per_lane);
+            let (row, group) = (lane % s.m, lane / s.m);
             let nibbles = idx >> (set * per_lane);
             for q in 0..per_lane / 4 {
                 let nibble = nibbles >> (4 * q);
@@ -497,7 +498,7 @@ fn run_sparse<T: Accum + bytemuck::Pod>(w: &mut Wave, inst: &Inst, plan: &Plan) 
                     let offset = (2 * q + kept) * bits;
                     let p = Pos { lane, reg: offset / 32, bit: offset % 32 };
                     let pos = (nibble >> (2 * kept)) as usize & 3;
-                    a[row * s.k + base + 4 * q + pos] = T::input(ia, ra.get(p, lane, bits));
+                    a[row * s.k + s.k_of(group, 4 * q + pos, bits)] = T::input(ia, ra.get(p, lane, bits));
                 }
             }
         }
@@ -632,6 +633,31 @@ mod tests {
         assert_eq!(layout::f8f6f4_pos(32, 0, 47, 8), Pos { lane: 0, reg: 7, bit: 24 });
         assert_eq!(layout::f8f6f4_pos(16, 0, 5, 6), Pos { lane: 0, reg: 0, bit: 30 });
         assert_eq!(layout::f8f6f4_pos(32, 31, 63, 4), Pos { lane: 63, reg: 3, bit: 28 });
+    }
+
+    #[test]
+    fn gfx950_eight_register_b_operands_come_in_two_chunks() {
+        // CDNA4 guide 7.5.1.3: the B tables of the sparse ops.
+        let s = shape("v_smfmac_f32_16x16x128_fp8_fp8");
+        assert_eq!(s.b_pos(0, 16, 3), Pos { lane: 19, reg: 0, bit: 0 });
+        assert_eq!(s.b_pos(0, 64, 3), Pos { lane: 3, reg: 4, bit: 0 });
+        assert_eq!(s.b_pos(0, 127, 15), Pos { lane: 63, reg: 7, bit: 24 });
+        let s = shape("v_smfmac_f32_16x16x64_f16");
+        assert_eq!(s.b_pos(0, 8, 0), Pos { lane: 16, reg: 0, bit: 0 });
+        assert_eq!(s.b_pos(0, 33, 0), Pos { lane: 0, reg: 4, bit: 16 });
+        let s = shape("v_smfmac_f32_32x32x32_bf16");
+        assert_eq!(s.b_pos(0, 8, 5), Pos { lane: 37, reg: 0, bit: 0 });
+        assert_eq!(s.b_pos(0, 16, 5), Pos { lane: 5, reg: 4, bit: 0 });
+        assert_eq!(s.b_pos(0, 30, 5), Pos { lane: 37, reg: 7, bit: 0 });
+        for item in 0..32 {
+            for g in 0..4 {
+                let s = shape("v_smfmac_i32_16x16x128_i8");
+                assert_eq!(s.group_item(s.k_of(g, item, 8), 8), (g, item));
+            }
+        }
+        // Four-register operands keep the general rule.
+        let s = shape("v_smfmac_f32_16x16x64_fp8_fp8");
+        assert_eq!(s.b_pos(0, 16, 2), Pos { lane: 18, reg: 0, bit: 0 });
     }
 
     #[test]
