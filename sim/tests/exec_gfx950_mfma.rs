@@ -333,6 +333,20 @@ fn scale_special_values_constants_and_the_standalone_prefix() {
     assert!(text.contains(", 2.0/*Invalid immediate*/, 2.0/*Invalid immediate*/"), "{text}");
     h.run(&words).unwrap();
     case.check(&h, "constant scales", |_, _, _| 4.0);
+    // A's scale from byte 2 ({op_sel_hi[0], op_sel[0]} = 10), B's from byte 1 (01).
+    let mut h = case.load(FP6, BF6);
+    for l in 0..64 {
+        h.wave.vgpr[SA][l] = 0x1100_7f22 | (125 + (l % 3) as u32) << 16;
+        h.wave.vgpr[SB][l] = 0x33_44_00_55 | (126 + (l % 4) as u32) << 8;
+    }
+    let words = scaled(place(F8F6F4_16, 2, 3), 0b10, 0b01, 256 + SA as u32, 256 + SB as u32);
+    let text = decode(&words, Target::Gfx950).unwrap().to_string();
+    assert!(text.ends_with("v48, v49 op_sel:[0,1,0] op_sel_hi:[1,0,0] cbsz:2 blgp:3"), "{text}");
+    h.run(&words).unwrap();
+    case.check(&h, &text, |i, j, kk| {
+        let (la, lb) = (i + 16 * (kk / 32), j + 16 * (kk / 32));
+        2f64.powi((la % 3) as i32 - 2) * 2f64.powi((lb % 4) as i32 - 1)
+    });
     // A standalone `v_mfma_ld_scale_b32` (here followed by an MFMA with abid 0, so not
     // fused) changes nothing: the MFMA after it is unscaled.
     let mut h = case.load(BF8, FP8);

@@ -231,7 +231,8 @@ pub struct HwReg {
 pub struct Inst {
     pub op: Op,
     pub enc: Encoding,
-    /// Length in bytes: 4 or 8, plus 4 with a literal.
+    /// Length in bytes: 4 or 8, plus 4 with a literal; 16 for gfx950's block-scaled MFMA
+    /// (`Ext::MfmaScale`).
     pub len: u8,
     pub target: Target,
     /// VOP registers that are AGPRs because of an acc bit are already `Operand::Agpr`.

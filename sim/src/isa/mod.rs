@@ -16,7 +16,9 @@
 //!   `inst.src_const(i)` gives a constant's value at that type (`Operand::Literal` reads
 //!   `inst.literal`).
 //! - Modifiers: `Ext::Vop3` (abs/neg/clamp/omod/op_sel; VOP3P neg_hi/op_sel_hi), `Ext::Sdwa`,
-//!   `Ext::Dpp`, `Ext::Mfma`. `inst.mods()` says which of them the op honours.
+//!   `Ext::Dpp`, `Ext::Mfma` (gfx950 block-scaled MFMAs: `Ext::MfmaScale`, with the scale
+//!   operands of their `v_mfma_ld_scale_b32` prefix). `inst.mods()` says which of them the
+//!   op honours.
 //! - Program control: `inst.simm16()`, `inst.branch_target(pc)`, `inst.waitcnt()`,
 //!   `inst.hwreg()`, `inst.sendmsg()`. Behaviour hints: `op.info().flags` (`info::flags`).
 
