@@ -293,8 +293,9 @@ impl Accum for f64 {
     }
 }
 
-/// Largest operand sizes: 64 lanes × 8 elements for A and B, 32 registers of C/D.
-const MAX_AB: usize = 64 * 8;
+/// Largest operand sizes: 64 lanes × 16 elements for A and B (gfx950's 4-register i8
+/// operands), 32 registers of C/D.
+const MAX_AB: usize = 64 * 16;
 const MAX_D: usize = 64 * 32;
 
 /// Gathers A and B into dense row-major blocks (`A[b][i][k]`, `B[b][k][j]`), applying the
@@ -475,7 +476,7 @@ fn read_scales(w: &Wave, inst: &Inst, x: &MfmaScale, s: &Shape) -> Result<([f64;
 fn run_sparse<T: Accum + bytemuck::Pod>(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
     let s = &plan.shape;
     let per_lane = s.per_lane();
-    // Logical A and B hold up to 16 elements per lane (the 8-bit ops).
+    // Logical A and B hold up to 32 elements per lane (gfx950's 8-bit ops).
     let (mut a, mut b) = ([T::default(); 2 * MAX_AB], [T::default(); 2 * MAX_AB]);
     let (a, b) = (&mut a[..s.m * s.k], &mut b[..plan.b.len()]);
     {
