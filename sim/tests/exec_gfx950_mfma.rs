@@ -370,10 +370,7 @@ fn sparse_fp8_reads_ocp_and_two_register_chunks() {
     // lane group g holding k 16g..16g+15 in v0-v3 and 64+16g.. in v4-v7; A's 16 stored
     // values per lane are the kept pairs of the lane's 32 logical items (laid out like B's),
     // 2-bit index i of the index register placing stored value i within its group of four.
-    let words = [
-        0xd3c3_0000 | D as u32,
-        0x0502_6120 & !0x7ff_ffff | (256 + A as u32) | (256 + B as u32) << 9 | (256 + C as u32) << 18,
-    ];
+    let words = [0xd3c3_0000 | D as u32, (256 + A as u32) | (256 + B as u32) << 9 | (256 + C as u32) << 18];
     assert_eq!(
         decode(&words, Target::Gfx950).unwrap().to_string(),
         "v_smfmac_f32_16x16x128_fp8_fp8 v[0:3], v[16:19], v[24:31], v32"
@@ -446,7 +443,7 @@ fn every_gfx950_matrix_op_runs() {
             words[n - 2] = w0 | if n == 4 { 1 << 11 } else { 0 };
             words[n - 1] = w1;
             if n == 4 {
-                words[1] = 256 + SA as u32 | (256 + SB as u32) << 9;
+                words[1] = (256 + SA as u32) | ((256 + SB as u32) << 9);
             }
             let mut h = Harness::for_target(Target::Gfx950);
             for r in 0..64 {
