@@ -461,3 +461,41 @@ fn every_gfx950_matrix_op_runs() {
     let missing: Vec<_> = all.iter().filter(|m| !ran.contains(**m)).collect();
     assert!(missing.is_empty(), "not run: {missing:?}");
 }
+
+#[test]
+fn subnormal_inputs_and_scaled_overflow() {
+    // fp8's smallest subnormal 2^-9 (0x01) times bf8's 2^-16 (0x01), 128 times: 2^-18,
+    // denormal inputs kept (guide 7.1.5: "keep Input/Output Denorms").
+    let mut case = Case::random(16, 128, 11);
+    case.a.iter_mut().for_each(|v| *v = 0.0);
+    case.b.iter_mut().for_each(|v| *v = 0.0);
+    case.c.iter_mut().for_each(|v| *v = 0.0);
+    let mut h = case.load(FP8, BF8);
+    for l in 0..64 {
+        for r in 0..8 {
+            h.wave.vgpr[A + r][l] = 0x0101_0101;
+            h.wave.vgpr[B + r][l] = 0x0101_0101;
+        }
+    }
+    h.run(&place(F8F6F4_16, 0, 1)).unwrap();
+    for reg in 0..4 {
+        assert!(h.wave.vgpr[D + reg].iter().all(|&v| f32::from_bits(v) == 2f32.powi(-18)));
+    }
+    // E4M3's largest, 448, times E5M2's, 57344, scaled by 2^127 * 2^127 overflows to +inf;
+    // scaled by 2^-127 * 2^-127 the products underflow to zero.
+    for (e, want) in [(254u32, f32::INFINITY), (0, 0.0)] {
+        let mut h = case.load(FP8, BF8);
+        for l in 0..64 {
+            for r in 0..8 {
+                h.wave.vgpr[A + r][l] = 0x7e7e_7e7e;
+                h.wave.vgpr[B + r][l] = 0x7b7b_7b7b;
+            }
+            h.wave.vgpr[SA][l] = e;
+            h.wave.vgpr[SB][l] = e;
+        }
+        h.run(&scaled(place(F8F6F4_16, 0, 1), 0, 0, 256 + SA as u32, 256 + SB as u32)).unwrap();
+        for reg in 0..4 {
+            assert!(h.wave.vgpr[D + reg].iter().all(|&v| f32::from_bits(v) == want), "scale {e}");
+        }
+    }
+}
