@@ -401,18 +401,21 @@ fn sparse_fp8_reads_ocp_and_two_register_chunks() {
             h.wave.vgpr[B + item / 4][lane] |= FP8.encode(b[k * 16 + row]) << (8 * (item % 4));
         }
     }
-    for i in 0..16 {
-        for j in 0..16 {
-            let (reg, lane) = d_pos(16, i, j);
-            h.wave.vgpr[D + reg][lane] = ((i * 16 + j) as f32).to_bits();
+    // The 8-bit K-doubled ops have one index set: ABID does not choose another.
+    for abid in [0u32, 1] {
+        for i in 0..16 {
+            for j in 0..16 {
+                let (reg, lane) = d_pos(16, i, j);
+                h.wave.vgpr[D + reg][lane] = ((i * 16 + j) as f32).to_bits();
+            }
         }
-    }
-    h.run(&words).unwrap();
-    for i in 0..16 {
-        for j in 0..16 {
-            let (reg, lane) = d_pos(16, i, j);
-            let want = (i * 16 + j) as f64 + (0..128).map(|k| a[i * 128 + k] * b[k * 16 + j]).sum::<f64>();
-            assert_eq!(f32::from_bits(h.wave.vgpr[D + reg][lane]), want as f32, "D[{i}][{j}]");
+        h.run(&[words[0] | abid << 11, words[1]]).unwrap();
+        for i in 0..16 {
+            for j in 0..16 {
+                let (reg, lane) = d_pos(16, i, j);
+                let want = (i * 16 + j) as f64 + (0..128).map(|k| a[i * 128 + k] * b[k * 16 + j]).sum::<f64>();
+                assert_eq!(f32::from_bits(h.wave.vgpr[D + reg][lane]), want as f32, "abid {abid}: D[{i}][{j}]");
+            }
         }
     }
 }

@@ -470,9 +470,11 @@ fn read_scales(w: &Wave, inst: &Inst, x: &MfmaScale, s: &Shape) -> Result<([f64;
 /// out like B's (`Shape::k_of`; gfx950's 8-register B come in two 4-register chunks): its
 /// stored elements come in pairs, pair `q` being the two kept values of logical items
 /// `4q .. 4q+4`; nibble `q` of the index set (bits `[1:0]` place the first value,
-/// `[3:2]` the second) says where. The index set is chosen by ABID when CBSZ is 0 (one of
-/// four bytes for 16-bit types, one of two half-words for 8-bit ones), else set 0 — as
-/// AMD's matrix instruction calculator lays them out.
+/// `[3:2]` the second) says where. A lane's indices take `per_lane` bits, so the index
+/// register holds `32 / per_lane` sets; ABID chooses one when CBSZ is 0, else set 0 (gfx942:
+/// one of four bytes for 16-bit types, one of two half-words for 8-bit ones, as AMD's
+/// matrix instruction calculator lays them out; gfx950's K-doubled ops: two half-words for
+/// 16-bit types and the one set for 8-bit ones, which ignore ABID, CDNA4 guide 7.5).
 fn run_sparse<T: Accum + bytemuck::Pod>(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
     let s = &plan.shape;
     let per_lane = s.per_lane();
@@ -487,7 +489,7 @@ fn run_sparse<T: Accum + bytemuck::Pod>(w: &mut Wave, inst: &Inst, plan: &Plan) 
             Ext::Mfma(f) => (f.cbsz, usize::from(f.abid)),
             _ => (0, 0),
         };
-        let set = if cbsz == 0 { abid & if s.a.bits() == 8 { 1 } else { 3 } } else { 0 };
+        let set = if cbsz == 0 { abid % (32 / per_lane) } else { 0 };
         let (ia, ib) = (Input::of(s.a, inst.target), Input::of(s.b, inst.target));
         let bits = s.a.bits();
         for (lane, &idx) in index.iter().enumerate() {
