@@ -502,3 +502,37 @@ fn subnormal_inputs_and_scaled_overflow() {
         }
     }
 }
+
+#[test]
+fn llc_compiled_scaled_mfma_runs_with_an_agpr_result() {
+    // What LLVM 22's llc emits for llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4 (fp8 x fp8,
+    // zero accumulator, scales in v0/v1, result in AGPRs).
+    let words = [0xd3ac_0000, 0x0002_0300, 0xd3ad_8800, 0x0202_1904];
+    let inst = decode(&words, Target::Gfx950).unwrap();
+    assert_eq!(
+        inst.to_string(),
+        "v_mfma_scale_f32_16x16x128_f8f6f4 a[0:3], v[4:11], v[12:19], 0, v0, v1 op_sel_hi:[0,0,0]"
+    );
+    let mut case = Case::random(16, 128, 21);
+    case.c.iter_mut().for_each(|v| *v = 0.0);
+    let mut h = case.load(FP8, FP8);
+    for r in 0..8 {
+        h.wave.vgpr[4 + r] = h.wave.vgpr[A + r];
+        h.wave.vgpr[12 + r] = h.wave.vgpr[B + r];
+    }
+    for l in 0..64 {
+        h.wave.vgpr[0][l] = 126 + (l % 3) as u32;
+        h.wave.vgpr[1][l] = 128 - (l % 2) as u32;
+    }
+    h.run(&words).unwrap();
+    for i in 0..16 {
+        for j in 0..16 {
+            let (reg, lane) = d_pos(16, i, j);
+            let want = case.want(i, j, |i, j, kk| {
+                let (la, lb) = (i + 16 * (kk / 32), j + 16 * (kk / 32));
+                2f64.powi((la % 3) as i32 - 1) * 2f64.powi(1 - (lb % 2) as i32)
+            });
+            assert_eq!(f32::from_bits(h.wave.agpr[reg][lane]), want, "D[{i}][{j}]");
+        }
+    }
+}
