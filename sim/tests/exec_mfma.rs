@@ -73,7 +73,8 @@ fn op_named(name: &str) -> Op {
 fn layouts_match_the_matrix_instruction_calculator() {
     let data = layouts();
     let mut checked = 0;
-    // The calculator knows CDNA2 and CDNA3; gfx950-only ops are checked by `exec_gfx950.rs`.
+    // The calculator knows CDNA2 and CDNA3; gfx950-only ops are checked by `exec_gfx950.rs`
+    // and `exec_gfx950_mfma.rs`.
     let older: std::collections::BTreeSet<&str> =
         sim::isa::mnemonics(Target::Gfx90a).chain(sim::isa::mnemonics(Target::Gfx942)).collect();
     for op in (0..).map_while(Op::from_index).filter(|op| op.name().starts_with("v_mfma") && older.contains(op.name()))

@@ -108,7 +108,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
 /// Phase 1: the first accepted probe of every opcode of every encoding.
 fn probe_target(mc: &Mc) -> anyhow::Result<Vec<Probe>> {
     let mut out = Vec::new();
-    for enc in enc::ALL {
+    for enc in enc::ALL.into_iter().filter(|e| e.on(mc.cpu)) {
         let mut cands = Vec::new();
         let mut owner = Vec::new();
         for op in 0..enc.opcodes() {

@@ -70,9 +70,10 @@ impl CodeCache {
     }
 
     fn decode_at(&self, pc: u64, mem: &WaveMem<'_>) -> Result<Decoded, ExecError> {
-        // Up to three dwords (64-bit encoding + literal); the tail may lie
-        // past the end of the code mapping, so read what exists.
-        let mut words = [0u32; 3];
+        // Up to four dwords (64-bit encoding + literal, or gfx950's 16-byte
+        // block-scaled MFMA); the tail may lie past the end of the code mapping,
+        // so read what exists.
+        let mut words = [0u32; 4];
         let mut n = 0;
         for (i, w) in words.iter_mut().enumerate() {
             match mem.read::<u32>(pc + 4 * i as u64) {

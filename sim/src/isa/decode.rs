@@ -34,6 +34,8 @@ pub(crate) struct Tables {
     pub vopc: fn(u32) -> Option<(Op, u8)>,
     pub vop3: fn(u32) -> Option<Op>,
     pub vop3p: fn(u32) -> Option<Op>,
+    /// gfx950 block-scaled MFMAs, by the opcode of the MFMA after the `v_mfma_ld_scale_b32`.
+    pub vop3px: fn(u32) -> Option<Op>,
     pub ds: fn(u32) -> Option<Op>,
     pub flat: fn(u32) -> Option<Op>,
     pub global: fn(u32) -> Option<Op>,
@@ -57,6 +59,7 @@ macro_rules! tables {
             vopc: $m::vopc,
             vop3: $m::vop3,
             vop3p: $m::vop3p,
+            vop3px: $m::vop3px,
             ds: $m::ds,
             flat: $m::flat,
             global: $m::global,

@@ -1,8 +1,9 @@
 //! Vector ALU encodings: VOP1/VOP2/VOPC (32-bit, SDWA, DPP), VOP3a/b, VOP3P (incl. MFMA).
 
 use super::decode::{sdst, Cx, DecodeError, Tables};
+use super::info::Ty;
 use super::info::{forms, OpClass, RegFile, Slot};
-use super::inst::{Dpp, Ext, Inst, Mfma, Sdwa, Vop3Mods};
+use super::inst::{Dpp, Ext, Inst, Mfma, MfmaScale, Sdwa, Vop3Mods};
 use super::operand::Operand;
 use super::{Op, Target};
 
@@ -216,6 +217,62 @@ pub(crate) fn vop3(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
     Ok(inst)
 }
 
+/// The operands and fields of a VOP3P-MAI word pair (`w0`, `w1`) into `inst`.
+fn mai(cx: &Cx, inst: &mut Inst, w0: u32, w1: u32) -> Result<(), DecodeError> {
+    let info = inst.op.info();
+    let bad = || cx.invalid(inst.op);
+    // acc_cd (bit 15): vdst and srcC are AGPRs; acc (w1 bits 27, 28): srcA, srcB are.
+    let acc_cd = w0 & (1 << 15) != 0;
+    let to_acc = |o: Operand, acc: bool| match o {
+        Operand::Vgpr(n) if acc => Operand::Agpr(n),
+        o => o,
+    };
+    inst.dst[0] = to_acc(Operand::Vgpr(w0 as u8), acc_cd);
+    for i in 0..3 {
+        if info.src[i].is_present() {
+            // A 32-register scalar accumulator is not realigned (LLVM reads it as one
+            // register); smaller tuples are.
+            let slot = if info.src[i].regs >= 32 { Slot { regs: 1, ..info.src[i] } } else { info.src[i] };
+            let o = src9(w1 >> (9 * i), &slot, cx.target).ok_or_else(bad)?;
+            if o == Operand::Literal {
+                return Err(bad());
+            }
+            // The sparse MFMA's third source is a VGPR of indices, not an accumulator.
+            let acc = if i == 2 { acc_cd && !info.name.starts_with("v_smfmac") } else { w1 & (1 << (27 + i)) != 0 };
+            inst.src[i] = to_acc(o, acc);
+        }
+    }
+    inst.ext = Ext::Mfma(Mfma { cbsz: ((w0 >> 8) & 7) as u8, abid: ((w0 >> 11) & 0xf) as u8, blgp: (w1 >> 29) as u8 });
+    Ok(())
+}
+
+/// gfx950 block-scaled MFMA: a `v_mfma_ld_scale_b32` word pair followed by an `*_f8f6f4` MFMA
+/// with abid 1 is one 16-byte `v_mfma_scale_*` instruction (CDNA4 guide 7.2.1; LLVM 22
+/// decodes it so). `None` when the words after the prefix are not such an MFMA: the prefix
+/// then stands alone.
+fn scaled_mfma(cx: &Cx, t: &Tables, w0: u32, w1: u32) -> Result<Option<Inst>, DecodeError> {
+    let (Some(&w2), Some(&w3)) = (cx.words.get(2), cx.words.get(3)) else { return Ok(None) };
+    if w2 >> 23 != 0b1_1010_0111 || (w2 >> 11) & 0xf != 1 {
+        return Ok(None);
+    }
+    let Some(op) = (t.vop3px)((w2 >> 16) & 0x7f) else { return Ok(None) };
+    let mut inst = cx.inst(op, 16);
+    mai(cx, &mut inst, w2, w3)?;
+    let Ext::Mfma(mfma) = inst.ext else { return Err(cx.invalid(op)) };
+    let slot = Slot { regs: 1, file: RegFile::Any, ty: Ty::B32 };
+    let scale = |code: u32| match src9(code & 0x1ff, &slot, cx.target) {
+        Some(Operand::Literal) | None => Err(cx.invalid(op)),
+        Some(o) => Ok(o),
+    };
+    inst.ext = Ext::MfmaScale(MfmaScale {
+        mfma,
+        scale: [scale(w1)?, scale(w1 >> 9)?],
+        op_sel: ((w0 >> 11) & 3) as u8,
+        op_sel_hi: ((w1 >> 27) & 3) as u8,
+    });
+    Ok(Some(inst))
+}
+
 pub(crate) fn vop3p(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
     let opcode = (w0 >> 16) & 0x7f;
     let op = (t.vop3p)(opcode).ok_or_else(|| cx.unknown(opcode))?;
@@ -223,31 +280,14 @@ pub(crate) fn vop3p(cx: &Cx, t: &Tables, w0: u32) -> Result<Inst, DecodeError> {
     let info = op.info();
     let bad = || cx.invalid(op);
     let mut inst = cx.inst(op, 8);
+    if op == Op::VMfmaLdScaleB32 {
+        if let Some(fused) = scaled_mfma(cx, t, w0, w1)? {
+            return Ok(fused);
+        }
+    }
     // `v_mfma_ld_scale_b32` is named like an MFMA but is an ordinary two-source VOP3P op.
     if info.class == OpClass::Mfma && op != Op::VMfmaLdScaleB32 {
-        // acc_cd (bit 15): vdst and srcC are AGPRs; acc (w1 bits 27, 28): srcA, srcB are.
-        let acc_cd = w0 & (1 << 15) != 0;
-        let to_acc = |o: Operand, acc: bool| match o {
-            Operand::Vgpr(n) if acc => Operand::Agpr(n),
-            o => o,
-        };
-        inst.dst[0] = to_acc(Operand::Vgpr(w0 as u8), acc_cd);
-        for i in 0..3 {
-            if info.src[i].is_present() {
-                // A 32-register scalar accumulator is not realigned (LLVM reads it as one
-                // register); smaller tuples are.
-                let slot = if info.src[i].regs >= 32 { Slot { regs: 1, ..info.src[i] } } else { info.src[i] };
-                let o = src9(w1 >> (9 * i), &slot, cx.target).ok_or_else(bad)?;
-                if o == Operand::Literal {
-                    return Err(bad());
-                }
-                // The sparse MFMA's third source is a VGPR of indices, not an accumulator.
-                let acc = if i == 2 { acc_cd && !info.name.starts_with("v_smfmac") } else { w1 & (1 << (27 + i)) != 0 };
-                inst.src[i] = to_acc(o, acc);
-            }
-        }
-        inst.ext =
-            Ext::Mfma(Mfma { cbsz: ((w0 >> 8) & 7) as u8, abid: ((w0 >> 11) & 0xf) as u8, blgp: (w1 >> 29) as u8 });
+        mai(cx, &mut inst, w0, w1)?;
         return Ok(inst);
     }
     if info.dst[0].is_present() {

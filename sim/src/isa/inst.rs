@@ -71,6 +71,18 @@ pub struct Mfma {
     pub blgp: u8,
 }
 
+/// gfx950 block-scaled MFMA (`v_mfma_scale_*`): one 16-byte instruction, a
+/// `v_mfma_ld_scale_b32` word pair followed by an `*_f8f6f4` MFMA with abid 1. Holds the MFMA's
+/// fields and the prefix's E8M0 scale sources (`scale[0]` for A, `scale[1]` for B) with its
+/// `op_sel`/`op_sel_hi` bits: `{op_sel_hi[i], op_sel[i]}` picks the byte of scale source i.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub struct MfmaScale {
+    pub mfma: Mfma,
+    pub scale: [Operand; 2],
+    pub op_sel: u8,
+    pub op_sel_hi: u8,
+}
+
 /// SDWA (sub-dword addressing) fields of VOP1/VOP2/VOPC.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
 pub struct Sdwa {
@@ -187,6 +199,7 @@ pub enum Ext {
     Imm(u16),
     Vop3(Vop3Mods),
     Mfma(Mfma),
+    MfmaScale(MfmaScale),
     Sdwa(Sdwa),
     Dpp(Dpp),
     Smem(Smem),
@@ -218,7 +231,8 @@ pub struct HwReg {
 pub struct Inst {
     pub op: Op,
     pub enc: Encoding,
-    /// Length in bytes: 4 or 8, plus 4 with a literal.
+    /// Length in bytes: 4 or 8, plus 4 with a literal; 16 for gfx950's block-scaled MFMA
+    /// (`Ext::MfmaScale`).
     pub len: u8,
     pub target: Target,
     /// VOP registers that are AGPRs because of an acc bit are already `Operand::Agpr`.
@@ -275,7 +289,9 @@ impl Inst {
             (Encoding::Mimg, 1, _) => self.data_regs(),
             // gfx950 `*_f8f6f4` MFMAs: cbsz (A) and blgp (B) choose the format, and so how many
             // registers hold a lane's 32 elements: fp8/bf8 8, fp6/bf6 6, fp4 4.
-            (Encoding::Vop3p, 0 | 1, Ext::Mfma(m)) if info.name.ends_with("_f8f6f4") => {
+            (Encoding::Vop3p, 0 | 1, Ext::Mfma(m) | Ext::MfmaScale(MfmaScale { mfma: m, .. }))
+                if info.name.ends_with("_f8f6f4") =>
+            {
                 f8f6f4_regs(if i == 0 { m.cbsz } else { m.blgp })
             }
             _ => n,

@@ -16,7 +16,9 @@
 //!   `inst.src_const(i)` gives a constant's value at that type (`Operand::Literal` reads
 //!   `inst.literal`).
 //! - Modifiers: `Ext::Vop3` (abs/neg/clamp/omod/op_sel; VOP3P neg_hi/op_sel_hi), `Ext::Sdwa`,
-//!   `Ext::Dpp`, `Ext::Mfma`. `inst.mods()` says which of them the op honours.
+//!   `Ext::Dpp`, `Ext::Mfma` (gfx950 block-scaled MFMAs: `Ext::MfmaScale`, with the scale
+//!   operands of their `v_mfma_ld_scale_b32` prefix). `inst.mods()` says which of them the
+//!   op honours.
 //! - Program control: `inst.simm16()`, `inst.branch_target(pc)`, `inst.waitcnt()`,
 //!   `inst.hwreg()`, `inst.sendmsg()`. Behaviour hints: `op.info().flags` (`info::flags`).
 
@@ -34,7 +36,9 @@ mod print_mem;
 
 pub use decode::{decode, DecodeError};
 pub use info::{Op, OpClass, OpInfo, RegFile, Slot, Ty};
-pub use inst::{Buf, Cache, Dpp, Ds, Encoding, Ext, Flat, HwReg, Inst, Mfma, Mimg, Sdwa, Smem, Vop3Mods, Waitcnt};
+pub use inst::{
+    Buf, Cache, Dpp, Ds, Encoding, Ext, Flat, HwReg, Inst, Mfma, MfmaScale, Mimg, Sdwa, Smem, Vop3Mods, Waitcnt,
+};
 pub use operand::{InlineFloat, Operand};
 
 /// The GPU whose instruction set is decoded.

@@ -514,7 +514,13 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
                 modded(s, i, k, info.src[k], bit(v.neg) && m & neg != 0, bit(v.abs) && m & abs != 0, false)?
             }
             // gfx950 f8f6f4 MFMA sources: width from the format (cbsz/blgp).
-            Ext::Mfma(_) if k < 2 => modded(s, i, k, Slot { regs: i.src_regs(k), ..info.src[k] }, false, false, false)?,
+            // LLVM takes only registers for a scaled MFMA's A and B.
+            Ext::MfmaScale(_) if k < 2 && (i.src[k].is_inline_const() || i.src[k] == Operand::Literal) => {
+                invalid_immediate(s, i, k)?
+            }
+            Ext::Mfma(_) | Ext::MfmaScale(_) if k < 2 => {
+                modded(s, i, k, Slot { regs: i.src_regs(k), ..info.src[k] }, false, false, false)?
+            }
             // An MFMA accumulator given as a scalar is one register.
             Ext::Mfma(_)
                 if k == 2 && info.src[k].regs >= 32 && matches!(i.src[k], Operand::Sgpr(_) | Operand::Ttmp(_)) =>
@@ -600,6 +606,30 @@ fn valu(s: &mut String, i: &Inst) -> fmt::Result {
             }
             if m & mods::OMOD != 0 && i.bitop3().is_none() {
                 omod(s, v.omod);
+            }
+        }
+        Ext::MfmaScale(x) => {
+            // The prefix's scale sources (LLVM accepts only VGPRs: a constant is an "invalid
+            // immediate"), then op_sel/op_sel_hi with a third entry that is always 0 (the
+            // fused MFMA's abid bits), then the formats.
+            for o in x.scale {
+                sep(s);
+                if o.is_inline_const() || o == Operand::Literal {
+                    operand(s, o, 1, Ty::B32, i.literal, i.target)?;
+                    s.push_str("/*Invalid immediate*/");
+                } else {
+                    operand(s, o, 1, Ty::B32, i.literal, i.target)?;
+                }
+            }
+            if x.op_sel & 3 != 0 {
+                mask_list(s, "op_sel", x.op_sel & 3, 3)?;
+            }
+            mask_list(s, "op_sel_hi", x.op_sel_hi & 3, 3)?;
+            if x.mfma.cbsz != 0 {
+                write!(s, " cbsz:{}", x.mfma.cbsz)?;
+            }
+            if x.mfma.blgp != 0 {
+                write!(s, " blgp:{}", x.mfma.blgp)?;
             }
         }
         Ext::Mfma(x) => {

@@ -35,9 +35,13 @@ pub enum Enc {
     Mubuf,
     Mtbuf,
     Mimg,
+    /// gfx950 block-scaled MFMA: a `v_mfma_ld_scale_b32` word pair fused with the VOP3P MFMA
+    /// after it into one 16-byte instruction (the opcode is the MFMA's). Last, so that the
+    /// other encodings keep their discriminants (they seed the random candidates).
+    Vop3px,
 }
 
-pub const ALL: [Enc; 18] = [
+pub const ALL: [Enc; 19] = [
     Enc::Sop2,
     Enc::Sopk,
     Enc::Sop1,
@@ -56,9 +60,15 @@ pub const ALL: [Enc; 18] = [
     Enc::Mubuf,
     Enc::Mtbuf,
     Enc::Mimg,
+    Enc::Vop3px,
 ];
 
 impl Enc {
+    /// Whether the processor has the encoding (only gfx950 fuses `v_mfma_ld_scale_b32`).
+    pub fn on(self, cpu: &str) -> bool {
+        self != Enc::Vop3px || cpu == "gfx950"
+    }
+
     /// The lower-case name used for files and the decoder's `Encoding` variant.
     pub fn name(self) -> &'static str {
         match self {
@@ -73,6 +83,7 @@ impl Enc {
             Enc::Vopc => "vopc",
             Enc::Vop3 => "vop3",
             Enc::Vop3p => "vop3p",
+            Enc::Vop3px => "vop3px",
             Enc::Ds => "ds",
             Enc::Flat => "flat",
             Enc::Global => "global",
@@ -90,7 +101,7 @@ impl Enc {
             Enc::Sop2 => 0x60,
             Enc::Sopk => 0x1d,
             Enc::Sop1 | Enc::Smem | Enc::Vop1 | Enc::Vopc | Enc::Ds => 256,
-            Enc::Sopc | Enc::Sopp | Enc::Vop3p => 128,
+            Enc::Sopc | Enc::Sopp | Enc::Vop3p | Enc::Vop3px => 128,
             Enc::Vop2 => 0x3e,
             Enc::Vop3 => 0x380,
             Enc::Flat | Enc::Global | Enc::Scratch | Enc::Mubuf | Enc::Mimg => 128,
@@ -140,6 +151,19 @@ pub fn vop3p(op: u32, vdst: u32, srcs: [u32; 3]) -> [u32; 2] {
         srcs[0] | (srcs[1] << 9) | (srcs[2] << 18) | ((hi * 0b11) << 27),
     ]
 }
+/// The `v_mfma_ld_scale_b32` prefix of a block-scaled MFMA: scale sources (9-bit codes) for A
+/// and B, op_sel_hi = 0 (scale byte 0, what LLVM's intrinsics emit).
+pub fn ld_scale(scale_a: u32, scale_b: u32) -> [u32; 2] {
+    [0xd3ac_0000, scale_a | (scale_b << 9)]
+}
+/// A VOP3P-MAI MFMA word pair with abid = 1 (which the scaled form requires), VGPR operands.
+pub fn mai(op: u32, vdst: u32, srcs: [u32; 3]) -> [u32; 2] {
+    [(0b1_1010_0111 << 23) | (op << 16) | (1 << 11) | vdst, srcs[0] | (srcs[1] << 9) | (srcs[2] << 18)]
+}
+/// Scale registers of the VOP3PX probes (not among the fields `describe` reads).
+pub const SA: u32 = 80;
+pub const SB: u32 = 96;
+
 pub fn ds(op: u32, off0: u32, off1: u32, addr: u32, data0: u32, data1: u32, vdst: u32) -> [u32; 2] {
     [(0b110110 << 26) | (op << 17) | (off1 << 8) | off0, addr | (data0 << 8) | (data1 << 16) | (vdst << 24)]
 }
@@ -234,6 +258,11 @@ pub fn probes(enc: Enc, op: u32) -> Vec<Vec<u32>> {
                 let [w0, w1] = vop3p(op, 0, [v(A), v(B), 0]);
                 p.push(vec![w0, w1]);
             }
+        }
+        Enc::Vop3px => {
+            let mut w = ld_scale(v(SA), v(SB)).to_vec();
+            w.extend(mai(op, D, [v(A), v(B), v(C)]));
+            p.push(w);
         }
         Enc::Ds => {
             // Presence of vdst, data0, data1 (addr is always given; ds_nop & co take none).

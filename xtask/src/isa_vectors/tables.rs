@@ -138,6 +138,7 @@ fn class_of(enc: Enc, name: &str) -> &'static str {
         Enc::Smem => "Smem",
         Enc::Vop2 | Enc::Vop1 | Enc::Vopc | Enc::Vop3 => "Valu",
         Enc::Vop3p if name.starts_with("v_mfma") || name.starts_with("v_smfmac") => "Mfma",
+        Enc::Vop3px => "Mfma",
         Enc::Vop3p => "Valu",
         Enc::Ds => "Ds",
         Enc::Flat => "Flat",
@@ -284,7 +285,7 @@ pub fn describe(p: &Probe) -> OpDesc {
         d.src[0].file = 'S';
     }
     // MFMA operands are VGPRs or AGPRs (acc and acc_cd bits), so "vector".
-    if p.enc == Enc::Vop3p && (name.starts_with("v_mfma") || name.starts_with("v_smfmac")) {
+    if p.enc == Enc::Vop3px || (p.enc == Enc::Vop3p && (name.starts_with("v_mfma") || name.starts_with("v_smfmac"))) {
         for s in d.src.iter_mut().chain(d.dst.iter_mut()) {
             if s.regs > 0 {
                 s.file = 'V';

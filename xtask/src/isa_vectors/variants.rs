@@ -254,6 +254,57 @@ fn mutations(p: &Probe) -> Vec<Vec<u32>> {
             }
             out.push(with(p, &[(0, 15, 1, 1), (1, 27, 2, 2), (1, 29, 3, 3), (0, 8, 3, 5)]));
         }
+        Enc::Vop3px => {
+            // The prefix: scale sources, op_sel/op_sel_hi (the scale bytes), and the fields
+            // the fused form ignores (vdst, neg, neg_hi, clamp, src2).
+            for i in 0..2 {
+                for s in [0x80, 0xc1, 0xf2, 0xf8, 106, 124, 5, 253, 511, 256, 0] {
+                    out.push(with(p, &[(1, 9 * i, 9, s)]));
+                }
+            }
+            for e in [
+                &[(0, 11, 1, 1)][..],
+                &[(0, 12, 1, 1)],
+                &[(0, 13, 1, 1)],
+                &[(0, 11, 3, 7)],
+                &[(0, 14, 1, 1)],
+                &[(1, 27, 1, 1)],
+                &[(1, 28, 1, 1)],
+                &[(1, 27, 2, 3), (0, 14, 1, 1)],
+                &[(1, 27, 2, 3), (0, 11, 2, 3)],
+                &[(1, 29, 3, 7)],
+                &[(0, 8, 3, 7)],
+                &[(0, 15, 1, 1)],
+                &[(0, 0, 8, 16)],
+                &[(1, 18, 9, 0x100)],
+            ] {
+                out.push(with(p, e));
+            }
+            // The MFMA: formats, abid (only 1 fuses), acc bits, operands.
+            for cbsz in 0..8 {
+                out.push(with(p, &[(2, 8, 3, cbsz)]));
+            }
+            for blgp in 0..8 {
+                out.push(with(p, &[(3, 29, 3, blgp)]));
+            }
+            for (cbsz, blgp) in [(2, 4), (4, 3), (3, 2), (4, 4), (2, 2)] {
+                out.push(with(p, &[(2, 8, 3, cbsz), (3, 29, 3, blgp)]));
+            }
+            for abid in [0, 2, 3, 5, 9, 15] {
+                out.push(with(p, &[(2, 11, 4, abid)]));
+            }
+            for e in [&[(2, 15, 1, 1)][..], &[(3, 27, 1, 1)], &[(3, 28, 1, 1)], &[(3, 27, 2, 3), (2, 15, 1, 1)]] {
+                out.push(with(p, e));
+            }
+            for i in 0..3 {
+                for s in [0x80, 0xc1, 0xf2, 106, 5, 256, 0x1f8, 511] {
+                    out.push(with(p, &[(3, 9 * i, 9, s)]));
+                }
+            }
+            for d in [0, 252, 255] {
+                out.push(with(p, &[(2, 0, 8, d)]));
+            }
+        }
         Enc::Ds => {
             for e in [
                 &[(0, 0, 16, 0)][..],
@@ -427,7 +478,7 @@ fn random_words(enc: Enc, n: usize) -> Vec<Vec<u32>> {
         Enc::Vop1 => (0b011_1111, 7, false),
         Enc::Vopc => (0b011_1110, 7, false),
         Enc::Vop3 => (0b110100, 6, true),
-        Enc::Vop3p => (0b1_1010_0111, 9, true),
+        Enc::Vop3p | Enc::Vop3px => (0b1_1010_0111, 9, true),
         Enc::Ds => (0b110110, 6, true),
         Enc::Flat | Enc::Global | Enc::Scratch => (0b110111, 6, true),
         Enc::Mubuf => (0b111000, 6, true),
@@ -460,12 +511,14 @@ pub fn write_vectors(mc: &Mc, probes: &[Probe], dir: &Path) -> anyhow::Result<Ac
     std::fs::create_dir_all(dir)?;
     let mut rejected = String::new();
     let mut total = 0;
-    for e in enc::ALL {
+    for e in enc::ALL.into_iter().filter(|e| e.on(mc.cpu)) {
         let mut cands: Vec<Vec<u32>> = Vec::new();
         for p in probes.iter().filter(|p| p.enc == e) {
             cands.extend(mutations(p));
         }
-        cands.extend(random_words(e, RANDOM_PER_ENC));
+        if e != Enc::Vop3px {
+            cands.extend(random_words(e, RANDOM_PER_ENC));
+        }
         let mut seen = std::collections::BTreeSet::new();
         cands.retain(|c| seen.insert(c.clone()));
         let res = mc.disasm(&cands)?;

@@ -1175,6 +1175,8 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     0, // v_mfma_i32_4x4x4_16b_i8
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_i32_4x4x4i8
     0, // v_mfma_ld_scale_b32
+    0, // v_mfma_scale_f32_16x16x128_f8f6f4
+    0, // v_mfma_scale_f32_32x32x64_f8f6f4
     ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OP_SEL, // v_min3_f16
     ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_min3_f32
     CLAMP | OP_SEL, // v_min3_i16
@@ -3842,4 +3844,11 @@ pub(crate) fn mimg(op: u32) -> Option<Op> {
         0x020 => ImageSample,
         _ => return None,
     })
+}
+
+/// VOP3PX opcodes.
+#[rustfmt::skip]
+pub(crate) fn vop3px(op: u32) -> Option<Op> {
+    let _ = op;
+    None
 }

@@ -1175,6 +1175,8 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
     SRC0_NOCONST | SRC1_NOCONST, // v_mfma_i32_4x4x4_16b_i8
     0, // v_mfma_i32_4x4x4i8
     OP_SEL | OP_SEL_HI, // v_mfma_ld_scale_b32
+    0, // v_mfma_scale_f32_16x16x128_f8f6f4
+    0, // v_mfma_scale_f32_32x32x64_f8f6f4
     ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD | OP_SEL, // v_min3_f16
     ABS | ABS_SRC1 | ABS_SRC2 | CLAMP | NEG | NEG_SRC1 | NEG_SRC2 | OMOD, // v_min3_f32
     CLAMP | OP_SEL, // v_min3_i16
@@ -1320,7 +1322,7 @@ pub(crate) static MODS: [u32; OP_COUNT] = [
 
 /// Every mnemonic LLVM prints for gfx950, suffix included.
 #[rustfmt::skip]
-pub(crate) static MNEMONICS: [&str; 1969] = [
+pub(crate) static MNEMONICS: [&str; 1971] = [
     "buffer_atomic_add",
     "buffer_atomic_add_f32",
     "buffer_atomic_add_f64",
@@ -2994,6 +2996,8 @@ pub(crate) static MNEMONICS: [&str; 1969] = [
     "v_mfma_i32_32x32x4_2b_i8",
     "v_mfma_i32_4x4x4_16b_i8",
     "v_mfma_ld_scale_b32",
+    "v_mfma_scale_f32_16x16x128_f8f6f4",
+    "v_mfma_scale_f32_32x32x64_f8f6f4",
     "v_min3_f16",
     "v_min3_f32",
     "v_min3_i16",
@@ -4023,4 +4027,13 @@ pub(crate) fn mtbuf(op: u32) -> Option<Op> {
 pub(crate) fn mimg(op: u32) -> Option<Op> {
     let _ = op;
     None
+}
+
+/// VOP3PX opcodes.
+#[rustfmt::skip]
+pub(crate) fn vop3px(op: u32) -> Option<Op> {
+    Some(match op {
+        0x02d => VMfmaScaleF3216x16x128F8f6f4, 0x02e => VMfmaScaleF3232x32x64F8f6f4,
+        _ => return None,
+    })
 }

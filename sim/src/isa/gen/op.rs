@@ -1173,6 +1173,8 @@ pub enum Op {
     VMfmaI324x4x416bI8,
     VMfmaI324x4x4i8,
     VMfmaLdScaleB32,
+    VMfmaScaleF3216x16x128F8f6f4,
+    VMfmaScaleF3232x32x64F8f6f4,
     VMin3F16,
     VMin3F32,
     VMin3I16,
@@ -1317,7 +1319,7 @@ pub enum Op {
 }
 
 /// Number of `Op` variants.
-pub const OP_COUNT: usize = 1307;
+pub const OP_COUNT: usize = 1309;
 
 /// Every `Op`, indexed by its discriminant.
 #[rustfmt::skip]
@@ -2488,6 +2490,8 @@ pub static ALL_OPS: [Op; OP_COUNT] = [
     Op::VMfmaI324x4x416bI8,
     Op::VMfmaI324x4x4i8,
     Op::VMfmaLdScaleB32,
+    Op::VMfmaScaleF3216x16x128F8f6f4,
+    Op::VMfmaScaleF3232x32x64F8f6f4,
     Op::VMin3F16,
     Op::VMin3F32,
     Op::VMin3I16,
@@ -3800,6 +3804,8 @@ pub(crate) static OP_INFO: [OpInfo; OP_COUNT] = [
     OpInfo { name: "v_mfma_i32_4x4x4_16b_i8", class: OpClass::Mfma, dst: [vg(4, B32), NO], src: [vg(1, B32), vg(1, B32), vg(4, B32)], flags: 0 },
     OpInfo { name: "v_mfma_i32_4x4x4i8", class: OpClass::Mfma, dst: [vg(4, B32), NO], src: [vg(1, B32), vg(1, B32), vg(4, B32)], flags: 0 },
     OpInfo { name: "v_mfma_ld_scale_b32", class: OpClass::Mfma, dst: [NO, NO], src: [vg(1, B32), vg(1, B32), NO], flags: 0 },
+    OpInfo { name: "v_mfma_scale_f32_16x16x128_f8f6f4", class: OpClass::Mfma, dst: [vg(4, B32), NO], src: [vg(8, B32), vg(8, B32), vg(4, B32)], flags: 0 },
+    OpInfo { name: "v_mfma_scale_f32_32x32x64_f8f6f4", class: OpClass::Mfma, dst: [vg(16, B32), NO], src: [vg(8, B32), vg(8, B32), vg(16, B32)], flags: 0 },
     OpInfo { name: "v_min3_f16", class: OpClass::Valu, dst: [vg(1, B32), NO], src: [any(1, F16), any(1, F16), any(1, F16)], flags: 0 },
     OpInfo { name: "v_min3_f32", class: OpClass::Valu, dst: [vg(1, B32), NO], src: [any(1, B32), any(1, B32), any(1, B32)], flags: 0 },
     OpInfo { name: "v_min3_i16", class: OpClass::Valu, dst: [vg(1, B32), NO], src: [any(1, I16), any(1, I16), any(1, I16)], flags: 0 },

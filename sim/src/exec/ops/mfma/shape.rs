@@ -73,15 +73,20 @@ pub struct Shape {
     /// `v_smfmac_*`: A is 4:2 structured-sparse (two values kept of every four along k,
     /// their positions given by 2-bit indices in the third source); C is D itself.
     pub sparse: bool,
+    /// gfx950 `*_f8f6f4` (and `v_mfma_scale_*`): A's and B's formats come from cbsz and
+    /// blgp (`elem::Small`); `a` and `b` are then only the 8-bit sizing.
+    pub mixed: bool,
 }
 
 impl Shape {
     /// The shape of a `v_mfma_*` or `v_smfmac_*` op.
     pub fn of(op: Op) -> Option<Shape> {
         let info = op.info();
-        let (sparse, rest) = match info.name.strip_prefix("v_mfma_") {
+        let name = info.name.strip_prefix("v_mfma_scale_").map_or(info.name, |r| r);
+        let (sparse, rest) = match name.strip_prefix("v_mfma_") {
             Some(rest) => (false, rest),
-            None => (true, info.name.strip_prefix("v_smfmac_")?),
+            None if name != info.name => (false, name),
+            None => (true, name.strip_prefix("v_smfmac_")?),
         };
         let (acc, rest) = rest.split_once('_')?;
         let acc = match acc {
@@ -105,7 +110,9 @@ impl Shape {
             }
         }
         let types = types.strip_suffix("_1k").unwrap_or(types);
+        let mixed = types == "f8f6f4";
         let (a, b) = match types.split_once('_') {
+            _ if mixed => (Elem::Fp8, Elem::Fp8),
             Some((a, b)) => (Elem::parse(a)?, Elem::parse(b)?),
             None => (Elem::parse(types)?, Elem::parse(types)?),
         };
@@ -122,7 +129,10 @@ impl Shape {
         if sparse && (blocks != 1 || m != n) {
             return None;
         }
-        Some(Shape { m, n, k, blocks, a, b, acc, sparse })
+        if mixed && (blocks != 1 || m != n || acc != Acc::F32) {
+            return None;
+        }
+        Some(Shape { m, n, k, blocks, a, b, acc, sparse, mixed })
     }
 
     /// A (and B) elements each lane holds (for sparse ops: logical elements of A, of which
