@@ -155,3 +155,203 @@ fn bitop3_and_minimum3_on_gfx950() {
         }
     }
 }
+
+/// The CDNA4 guide's f8f6f4 operand layout (section 7.1.5.1) for 16x16x128: lane and bit
+/// offset of A[i][k] (or B[k][j], with j for i) within the lane's registers. fp8: lane group g
+/// (16 lanes) holds k = 16g..16g+15 in bytes 0..15 and k = 64+16g.. in bytes 16..31; fp4: group
+/// g holds k = 32g..32g+31 as nibbles.
+fn f8f6f4_position(fmt: &str, i: usize, k: usize) -> (usize, usize) {
+    match fmt {
+        "fp8" => (i + 16 * ((k % 64) / 16), 8 * ((k / 64) * 16 + k % 16)),
+        "fp4" => (i + 16 * (k / 32), 4 * (k % 32)),
+        _ => unreachable!(),
+    }
+}
+
+/// Packs per-lane values of `bits` bits at the given bit offsets into `regs` dwords per lane.
+fn pack(regs: usize, place: impl Fn(usize, usize) -> (usize, usize, u32), rows: usize, ks: usize) -> Vec<u32> {
+    let mut out = vec![0u32; 64 * regs];
+    for r in 0..rows {
+        for k in 0..ks {
+            let (lane, bit, code) = place(r, k);
+            out[lane * regs + bit / 32] |= code << (bit % 32);
+        }
+    }
+    out
+}
+
+/// OCP E4M3 code of small integers and halves (exact): `sign | exp << 3 | mantissa`.
+fn e4m3(x: f32) -> u32 {
+    if x == 0.0 {
+        return 0;
+    }
+    let sign = if x < 0.0 { 0x80 } else { 0 };
+    let a = x.abs();
+    let e = a.log2().floor() as i32;
+    let m = ((a / 2f32.powi(e) - 1.0) * 8.0) as u32;
+    sign | (((e + 7) as u32) << 3) | m
+}
+
+/// FP4 E2M1 codes: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and negatives.
+fn e2m1(x: f32) -> u32 {
+    let table = [0.0f32, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    let code = table.iter().position(|&v| v == x.abs()).expect("an fp4 value") as u32;
+    if x < 0.0 {
+        code | 8
+    } else {
+        code
+    }
+}
+
+/// `v_mfma_scale_f32_16x16x128_f8f6f4` with fp8 A and B and per-(row, 32-k block) E8M0
+/// scales: scale of A row i, block kb in lane i + 16*kb (byte 0), likewise for B columns.
+#[test]
+fn block_scaled_fp8_mfma_on_gfx950() {
+    let (_m, s) = session();
+    let co = s.load_code_object(&code_object()).unwrap();
+    let vals = [0.0f32, 1.0, -1.5, 2.0, 0.5, -3.0, 0.25, 4.0];
+    let a = |i: usize, k: usize| vals[(i * 3 + k * 5) % 8];
+    let b = |k: usize, j: usize| vals[(k * 7 + j) % 8];
+    let sa = |i: usize, kb: usize| 127 + (i % 3) as i32 - kb as i32; // 2^-3 .. 2^2
+    let sb = |j: usize, kb: usize| 127 - (j % 2) as i32 + (kb % 2) as i32;
+    let va = pack(
+        8,
+        |i, k| {
+            let (l, bit) = f8f6f4_position("fp8", i, k);
+            (l, bit, e4m3(a(i, k)))
+        },
+        16,
+        128,
+    );
+    let vb = pack(
+        8,
+        |j, k| {
+            let (l, bit) = f8f6f4_position("fp8", j, k);
+            (l, bit, e4m3(b(k, j)))
+        },
+        16,
+        128,
+    );
+    let mut scales = vec![0u32; 128];
+    for lane in 0..64 {
+        scales[2 * lane] = sa(lane % 16, lane / 16) as u32;
+        scales[2 * lane + 1] = sb(lane % 16, lane / 16) as u32;
+    }
+    let (da, db, ds) = (s.upload(&va).unwrap(), s.upload(&vb).unwrap(), s.upload(&scales).unwrap());
+    let dd = s.alloc(64 * 16).unwrap();
+    s.dispatch(co.kernel("mfma_scale_fp8").unwrap(), [64, 1, 1], [64, 1, 1], &kernargs(&[da, db, ds, dd])).unwrap();
+    let d: Vec<f32> = s.read_vec(dd, 64 * 4).unwrap();
+    for lane in 0..64 {
+        for r in 0..4 {
+            let (i, j) = ((lane / 16) * 4 + r, lane % 16);
+            let want: f64 = (0..128)
+                .map(|k| {
+                    let scale = 2f64.powi(sa(i, k / 32) - 127 + sb(j, k / 32) - 127);
+                    f64::from(a(i, k)) * f64::from(b(k, j)) * scale
+                })
+                .sum();
+            assert_eq!(f64::from(d[lane * 4 + r]), want, "D[{i}][{j}]");
+        }
+    }
+}
+
+/// `v_mfma_f32_16x16x128_f8f6f4 cbsz:4 blgp:4`: fp4 A and B, no scaling.
+#[test]
+fn fp4_mfma_on_gfx950() {
+    let (_m, s) = session();
+    let co = s.load_code_object(&code_object()).unwrap();
+    let vals = [0.0f32, 0.5, -1.0, 1.5, -2.0, 3.0, -4.0, 6.0];
+    let a = |i: usize, k: usize| vals[(i + k * 3) % 8];
+    let b = |k: usize, j: usize| vals[(k * 5 + j * 2) % 8];
+    let va = pack(
+        4,
+        |i, k| {
+            let (l, bit) = f8f6f4_position("fp4", i, k);
+            (l, bit, e2m1(a(i, k)))
+        },
+        16,
+        128,
+    );
+    let vb = pack(
+        4,
+        |j, k| {
+            let (l, bit) = f8f6f4_position("fp4", j, k);
+            (l, bit, e2m1(b(k, j)))
+        },
+        16,
+        128,
+    );
+    let (da, db) = (s.upload(&va).unwrap(), s.upload(&vb).unwrap());
+    let dd = s.alloc(64 * 16).unwrap();
+    s.dispatch(co.kernel("mfma_fp4").unwrap(), [64, 1, 1], [64, 1, 1], &kernargs(&[da, db, dd])).unwrap();
+    let d: Vec<f32> = s.read_vec(dd, 64 * 4).unwrap();
+    for lane in 0..64 {
+        for r in 0..4 {
+            let (i, j) = ((lane / 16) * 4 + r, lane % 16);
+            let want: f32 = (0..128).map(|k| a(i, k) * b(k, j)).sum();
+            assert_eq!(d[lane * 4 + r], want, "D[{i}][{j}]");
+        }
+    }
+}
+
+/// The OCP E4M3 value nearest to `x` (ties to the even code), saturating at ±448: a brute-force
+/// search over the format's 256 codes, independent of the simulator's encoder.
+fn nearest_e4m3(x: f32) -> u8 {
+    let value = |c: u8| {
+        let (e, m) = (i32::from(c >> 3 & 15), f32::from(c & 7));
+        let mag = if e == 0 { m / 8.0 * 2f32.powi(-6) } else { (1.0 + m / 8.0) * 2f32.powi(e - 7) };
+        if c & 0x80 != 0 {
+            -mag
+        } else {
+            mag
+        }
+    };
+    let codes = (0u8..=255).filter(|c| c & 0x7f != 0x7f);
+    let best = codes
+        .min_by(|&a, &b| {
+            let (da, db) = ((value(a) - x).abs(), (value(b) - x).abs());
+            da.partial_cmp(&db).unwrap().then((a & 1).cmp(&(b & 1)))
+        })
+        .unwrap();
+    // ±0 keep the sign of x.
+    if value(best) == 0.0 {
+        if x.is_sign_negative() {
+            0x80
+        } else {
+            0
+        }
+    } else {
+        best
+    }
+}
+
+/// Block-scaled fp8 quantisation through the compiler's intrinsics: x / scale rounded to OCP
+/// E4M3 (nearest even), then back to f32 times the scale.
+#[test]
+fn scaled_fp8_quantisation_round_trip_on_gfx950() {
+    let (_m, s) = session();
+    let co = s.load_code_object(&code_object()).unwrap();
+    let scale = 0.25f32;
+    let x: Vec<f32> =
+        (0..128).map(|i| ((i as f32) * 0.731).sin() * 100.0 * if i % 7 == 0 { 0.001 } else { 1.0 }).collect();
+    let dx = s.upload(&x).unwrap();
+    let (dq, dy) = (s.alloc(64 * 4).unwrap(), s.alloc(64 * 8).unwrap());
+    let args = [dx, u64::from(scale.to_bits()), dq, dy];
+    s.dispatch(co.kernel("fp8_quant_roundtrip").unwrap(), [64, 1, 1], [64, 1, 1], &kernargs(&args)).unwrap();
+    let (q, y): (Vec<u32>, Vec<f32>) = (s.read_vec(dq, 64).unwrap(), s.read_vec(dy, 128).unwrap());
+    for lane in 0..64 {
+        for h in 0..2 {
+            let want = nearest_e4m3(x[2 * lane + h] / scale);
+            assert_eq!((q[lane] >> (8 * h)) as u8, want, "lane {lane} element {h}: {}", x[2 * lane + h]);
+        }
+        assert_eq!(q[lane] >> 16, 0, "lane {lane}: the high word keeps the old value (0)");
+    }
+    for (i, (&xi, &yi)) in x.iter().zip(&y).enumerate() {
+        let code = nearest_e4m3(xi / scale);
+        let e = i32::from(code >> 3 & 15);
+        let m = f32::from(code & 7);
+        let mag = if e == 0 { m / 8.0 * 2f32.powi(-6) } else { (1.0 + m / 8.0) * 2f32.powi(e - 7) };
+        let want = if code & 0x80 != 0 { -mag } else { mag } * scale;
+        assert_eq!(yi, want, "y[{i}]");
+    }
+}
