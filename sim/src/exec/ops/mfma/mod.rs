@@ -15,7 +15,8 @@
 //!   products are exact in f32) and summed in `k` order in the accumulator type, with
 //!   round-to-nearest-even and denormals kept; hardware sums in a wider internal format,
 //!   so sums of many terms may differ from it in the last bits.
-//! - i8 products accumulate in i32 with wrap-around.
+//! - i8 products accumulate in i32 with wrap-around (gfx950 with MODE.FP16_OVFL: each
+//!   multiply-add saturates, and f32 infinities become ±MAX; see `exec`).
 //! - gfx950 reads fp8/bf8 inputs as OCP E4M3/E5M2 (gfx942: FNUZ), see [`elem`].
 //! - Block scaling (`v_mfma_scale_*`): each product is formed exactly, multiplied exactly by
 //!   its row's and column's E8M0 scales (`2^(sa-127) * 2^(sb-127)`), rounded once to f32 and
