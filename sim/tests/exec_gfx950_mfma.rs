@@ -536,3 +536,51 @@ fn llc_compiled_scaled_mfma_runs_with_an_agpr_result() {
         }
     }
 }
+
+#[test]
+fn fp16_ovfl_saturates_matrix_results() {
+    // MODE bit 23 (FP16_OVFL): "F32 Result on overflow is clamped to +/- MAX, otherwise the
+    // overflow result is normalized to +/-INF. ... I32 Result is clamped to +/-MAX" (guide
+    // 7.1.2). v_mfma_i32_16x16x64_i8 with A = B = 127: every D gains 64 * 127 * 127.
+    let words = place([0xd3b6_0010, 0x0502_6120], 0, 0);
+    assert_eq!(decode(&words, Target::Gfx950).unwrap().op.name(), "v_mfma_i32_16x16x64_i8");
+    for ovfl in [false, true] {
+        let mut h = Harness::for_target(Target::Gfx950);
+        h.wave.mode = if ovfl { 1 << 23 } else { 0 };
+        for r in 0..4 {
+            h.wave.vgpr[A + r] = [0x7f7f_7f7f; 64];
+            h.wave.vgpr[B + r] = [0x7f7f_7f7f; 64];
+            h.wave.vgpr[C + r] = [(i32::MAX - 5) as u32; 64];
+        }
+        h.run(&words).unwrap();
+        let want = if ovfl { i32::MAX } else { (i32::MAX - 5).wrapping_add(64 * 127 * 127) };
+        for r in 0..4 {
+            assert!(h.wave.vgpr[D + r].iter().all(|&v| v as i32 == want), "ovfl {ovfl}");
+        }
+    }
+    // f32: a scaled product past f32's range, and an infinite bf8 input, are ±MAX.
+    let mut case = Case::random(16, 128, 5);
+    case.c.iter_mut().for_each(|v| *v = 0.0);
+    for ovfl in [false, true] {
+        let mut h = case.load(FP8, BF8);
+        h.wave.mode = if ovfl { 1 << 23 } else { 0 };
+        for l in 0..64 {
+            for r in 0..8 {
+                h.wave.vgpr[A + r][l] = 0x7e7e_7e7e;
+                h.wave.vgpr[B + r][l] = if l % 16 == 3 { 0xfcfc_fcfc } else { 0x7b7b_7b7b };
+            }
+            h.wave.vgpr[SA][l] = 254;
+            h.wave.vgpr[SB][l] = 254;
+        }
+        h.run(&scaled(place(F8F6F4_16, 0, 1), 0, 0, 256 + SA as u32, 256 + SB as u32)).unwrap();
+        for i in 0..16 {
+            for j in 0..16 {
+                let (reg, lane) = d_pos(16, i, j);
+                let got = f32::from_bits(h.wave.vgpr[D + reg][lane]);
+                let inf = if j == 3 { f32::NEG_INFINITY } else { f32::INFINITY };
+                let want = if ovfl { f32::MAX.copysign(inf) } else { inf };
+                assert_eq!(got, want, "ovfl {ovfl}: D[{i}][{j}]");
+            }
+        }
+    }
+}

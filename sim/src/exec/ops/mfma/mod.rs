@@ -15,7 +15,8 @@
 //!   products are exact in f32) and summed in `k` order in the accumulator type, with
 //!   round-to-nearest-even and denormals kept; hardware sums in a wider internal format,
 //!   so sums of many terms may differ from it in the last bits.
-//! - i8 products accumulate in i32 with wrap-around.
+//! - i8 products accumulate in i32 with wrap-around (gfx950 with MODE.FP16_OVFL: each
+//!   multiply-add saturates, and f32 infinities become ±MAX; see `exec`).
 //! - gfx950 reads fp8/bf8 inputs as OCP E4M3/E5M2 (gfx942: FNUZ), see [`elem`].
 //! - Block scaling (`v_mfma_scale_*`): each product is formed exactly, multiplied exactly by
 //!   its row's and column's E8M0 scales (`2^(sa-127) * 2^(sb-127)`), rounded once to f32 and
@@ -35,7 +36,7 @@ use self::shape::{Acc, Elem, Shape};
 use crate::exec::ops::valu::minifloat::e8m0;
 use crate::exec::wave::{Lanes, Wave};
 use crate::exec::{Ctx, ExecError, Flow, Handler};
-use crate::isa::{Ext, Inst, Mfma, MfmaScale, Op, OpClass, Operand, Ty};
+use crate::isa::{Ext, Inst, Mfma, MfmaScale, Op, OpClass, Operand, Target, Ty};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -203,27 +204,68 @@ impl<'w> Regs<'w> {
     }
 }
 
+/// MODE bit 23, FP16_OVFL (set by dispatch from the kernel descriptor).
+const MODE_FP16_OVFL: u32 = 1 << 23;
+
 fn exec(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
     let plan = plan(inst.op).ok_or(ExecError::Unimplemented(inst.op))?;
     let shape = plan.shape;
+    // CDNA4 guide 7.1.2/7.1.5 ("Clamp ... uses the FP16_OVFL bit from MODE"): with the bit
+    // set an f32 result that overflows is ±MAX instead of ±inf, an i32 one saturates.
+    let saturate = inst.target == Target::Gfx950 && w.mode & MODE_FP16_OVFL != 0;
     if shape.mixed {
-        return run_mixed(w, inst, plan).map(|()| Flow::Next);
-    }
-    if shape.sparse {
-        return match shape.acc {
+        run_mixed(w, inst, plan)?;
+    } else if shape.sparse {
+        match shape.acc {
             Acc::F32 => run_sparse::<f32>(w, inst, plan),
+            Acc::I32 if saturate => run_sparse::<SatI32>(w, inst, plan),
             Acc::I32 => run_sparse::<i32>(w, inst, plan),
             Acc::F64 => Err(ExecError::Unimplemented(inst.op)),
-        }
-        .map(|()| Flow::Next);
+        }?;
+    } else {
+        let controls = Controls::of(inst, &shape)?;
+        match shape.acc {
+            Acc::F32 => run_in_registers::<f32>(w, inst, plan, &controls),
+            Acc::I32 if saturate => run_in_registers::<SatI32>(w, inst, plan, &controls),
+            Acc::I32 => run_in_registers::<i32>(w, inst, plan, &controls),
+            Acc::F64 => run_gathered::<f64>(w, inst, plan, &controls),
+        }?;
     }
-    let controls = Controls::of(inst, &shape)?;
-    match shape.acc {
-        Acc::F32 => run_in_registers::<f32>(w, inst, plan, &controls),
-        Acc::I32 => run_in_registers::<i32>(w, inst, plan, &controls),
-        Acc::F64 => run_gathered::<f64>(w, inst, plan, &controls),
-    }?;
+    if saturate && shape.acc == Acc::F32 {
+        // Every infinity becomes ±MAX, also one that comes from an infinite input (as the
+        // guide's FP16_OVFL table says for the conversions); NaN stays NaN.
+        for r in registers_mut(w, inst.dst[0], shape.acc_regs())? {
+            for v in r.iter_mut().filter(|v| **v & 0x7fff_ffff == 0x7f80_0000) {
+                *v = (*v & 0x8000_0000) | f32::MAX.to_bits();
+            }
+        }
+    }
     Ok(Flow::Next)
+}
+
+/// An i32 accumulator that saturates (FP16_OVFL set): each multiply-add clamps to the i32
+/// range (the guide says only that the result "is clamped to +/-MAX on overflow").
+#[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(transparent)]
+struct SatI32(i32);
+
+impl Accum for SatI32 {
+    fn input(_: Input, raw: u64) -> SatI32 {
+        SatI32(i32::from(raw as u8 as i8))
+    }
+    fn from_bits(raw: u64) -> SatI32 {
+        SatI32(raw as u32 as i32)
+    }
+    fn to_bits(self) -> u64 {
+        u64::from(self.0 as u32)
+    }
+    #[inline(always)]
+    fn mac(self, a: SatI32, b: SatI32) -> SatI32 {
+        SatI32(self.0.saturating_add(a.0 * b.0))
+    }
+    fn neg(self) -> SatI32 {
+        SatI32(self.0.saturating_neg())
+    }
 }
 
 /// An accumulator type and how inputs become it.
