@@ -14,7 +14,11 @@ use std::time::Instant;
 
 /// Multiply-accumulates per second of one MFMA op run back to back on one wave.
 fn mfma_rate(name: &str, words: [u32; 2], macs: u64) {
-    let mut h = sim::exec::testing::Harness::new();
+    mfma_rate_on(sim::isa::Target::Gfx90a, name, words, macs);
+}
+
+fn mfma_rate_on(target: sim::isa::Target, name: &str, words: [u32; 2], macs: u64) {
+    let mut h = sim::exec::testing::Harness::for_target(target);
     for (r, reg) in h.wave.vgpr.iter_mut().enumerate() {
         reg.iter_mut().enumerate().for_each(|(l, v)| *v = 0x3c00_3c00 ^ ((r * 64 + l) as u32 & 0x0101));
     }
@@ -33,6 +37,11 @@ fn main() {
     mfma_rate("v_mfma_f32_32x32x2f32", [0xd3c4_0020, 0x0482_0500], 32 * 32 * 2);
     mfma_rate("v_mfma_i32_32x32x8i8", [0xd3d4_0020, 0x0482_0500], 32 * 32 * 8);
     mfma_rate("v_mfma_f64_16x16x4f64", [0xd3ee_0020, 0x0482_0500], 16 * 16 * 4);
+    // gfx950 (llvm-objdump of LLVM 22; A in v0.., B in v8.., C = D at v32): fp8 and fp4.
+    let gfx950 = sim::isa::Target::Gfx950;
+    mfma_rate_on(gfx950, "gfx950 v_mfma_f32_16x16x128_f8f6f4 fp8", [0xd3ad_0020, 0x0482_1100], 16 * 16 * 128);
+    mfma_rate_on(gfx950, "gfx950 v_mfma_f32_16x16x128_f8f6f4 fp4", [0xd3ad_0420, 0x8482_1100], 16 * 16 * 128);
+    mfma_rate_on(gfx950, "gfx950 v_mfma_f32_32x32x64_f8f6f4 fp8", [0xd3ae_0020, 0x0482_1100], 32 * 32 * 64);
     let elf = compile_opencl(
         "clang-15",
         "gfx90a",
