@@ -370,3 +370,37 @@ fn addtid_and_append_use_m0() {
     h.run(&CONSUME).unwrap();
     assert_eq!(lds32(&h, 0x104), 8 + HOLES.count_ones());
 }
+
+/// `ds_condxchg32_rtn_b64 v[16:17], v32, v[48:49] offset:128` (CDNA3/CDNA4 guide pseudocode):
+/// the pair at `(addr + offset) & 0xfff8` is returned, and each dword is replaced by the
+/// low 31 bits of its data dword only when that dword's bit 31 is set.
+#[test]
+fn condxchg32_exchanges_flagged_dwords_of_an_aligned_pair() {
+    let mut h = Harness::new();
+    h.wave.exec = !0x10; // lane 4 inactive
+    for l in 0..LANES {
+        // Unaligned addresses: the low 3 bits of addr + offset are dropped.
+        h.wave.vgpr[32][l] = (l as u32) * 8 + (l as u32 % 8);
+        let base = 128 + l * 8;
+        set_lds32(&mut h, base, 0x1000 + l as u32);
+        set_lds32(&mut h, base + 4, 0x2000 + l as u32);
+        let flag = |bit: usize| if (l >> bit) & 1 != 0 { 0x8000_0000 } else { 0 };
+        h.wave.vgpr[48][l] = flag(0) | 0x7000_0000 | l as u32;
+        h.wave.vgpr[49][l] = flag(1) | 0x0abc_0000 | l as u32;
+        h.wave.vgpr[16][l] = 0xdead;
+        h.wave.vgpr[17][l] = 0xbeef;
+    }
+    h.run(&[0xd8fc0080, 0x10003020]).unwrap();
+    for l in 0..LANES {
+        let base = 128 + l * 8;
+        if l == 4 {
+            assert_eq!((h.wave.vgpr[16][l], h.wave.vgpr[17][l]), (0xdead, 0xbeef), "inactive lane");
+            assert_eq!((lds32(&h, base), lds32(&h, base + 4)), (0x1004, 0x2004));
+            continue;
+        }
+        assert_eq!((h.wave.vgpr[16][l], h.wave.vgpr[17][l]), (0x1000 + l as u32, 0x2000 + l as u32), "lane {l}");
+        let lo = if l & 1 != 0 { 0x7000_0000 | l as u32 } else { 0x1000 + l as u32 };
+        let hi = if l & 2 != 0 { 0x0abc_0000 | l as u32 } else { 0x2000 + l as u32 };
+        assert_eq!((lds32(&h, base), lds32(&h, base + 4)), (lo, hi), "lane {l}");
+    }
+}

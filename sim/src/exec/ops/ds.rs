@@ -49,6 +49,9 @@ enum Kind {
     ReadTr {
         bits: u8,
     },
+    /// `ds_condxchg32_rtn_b64`: two 32-bit exchanges at an 8-byte-aligned pair, each done only
+    /// when its data dword's bit 31 is set (which is not stored).
+    CondXchg32,
     Swizzle,
     Permute,
     Bpermute,
@@ -87,6 +90,7 @@ fn parse(name: &str) -> Option<Kind> {
         return Some(Kind::Xchg2 { size: s.1, st64: s.0 == "st64" });
     }
     let k = match n {
+        "condxchg32_rtn_b64" => Kind::CondXchg32,
         "swizzle_b32" => Kind::Swizzle,
         "permute_b32" => Kind::Permute,
         "bpermute_b32" => Kind::Bpermute,
@@ -295,6 +299,25 @@ fn exec(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>) -> Result<Flow, ExecError>
             if reads {
                 scatter(w, inst.dst[0], 2 * regs, exec, &out)?;
             }
+        }
+        Kind::CondXchg32 => {
+            // Guide pseudocode: ADDR0 = (ADDR + offset) & 0xfff8, ADDR1 = ADDR0 + 4; each old
+            // dword is returned, and DATA[31] / DATA[63] say whether { 0, DATA[30:0] } /
+            // { 0, DATA[62:32] } replace it.
+            let addr = *w.vreg(inst.src[0], 0)?;
+            let data = gather(w, inst.src[1], 2)?;
+            let mut out: Data = [[0; LANES]; 4];
+            for_lanes(exec, |l| {
+                let a0 = addr[l].wrapping_add(offset) & 0xfff8;
+                for (i, a) in [a0, a0 + 4].into_iter().enumerate() {
+                    out[i][l] = read32(mem, a);
+                    let v = data[i][l];
+                    if v >> 31 != 0 {
+                        write32(mem, a, v & 0x7fff_ffff);
+                    }
+                }
+            });
+            scatter(w, inst.dst[0], 2, exec, &out)?;
         }
         Kind::Atomic { rmw, wide, rtn } => {
             let rmw = match rmw {
