@@ -135,7 +135,8 @@ fn stochastic_rounding_uses_the_random_operand() {
     let x = 1.0 + 2f32.powi(-11); // halfway between two f16 values; 13 bits discarded = 0x1000
     let mut h = harness();
     set(&mut h, A, |_| x.to_bits());
-    set(&mut h, B, |l| if l % 2 == 0 { 0x0fff } else { 0xffff_1000 });
+    // The seed's top 13 bits are the random fraction (the 13 bits f16 drops).
+    set(&mut h, B, |l| if l % 2 == 0 { 0x0fff << 19 } else { 0x1000 << 19 | 0x7_ffff });
     set(&mut h, D, |l| l as u32);
     h.run(&vop3([0xd2a64010, 0x05026120])).unwrap();
     for l in 0..64 {
@@ -144,7 +145,7 @@ fn stochastic_rounding_uses_the_random_operand() {
     }
     // v_cvt_sr_bf16_f32 v16, v32, v48: 16 bits discarded.
     set(&mut h, A, |_| 0x3f80_8000);
-    set(&mut h, B, |l| if l < 32 { 0x7fff } else { 0x8000 });
+    set(&mut h, B, |l| if l < 32 { 0x7fff_ffff } else { 0x8000_0000 });
     set(&mut h, D, |_| 0xffff_ffff);
     h.run(&vop3([0xd2a70010, 0x00166120])).unwrap();
     for l in 0..64 {

@@ -9,12 +9,10 @@
 use super::common::{src32, write_mask};
 use super::float_io::{op32, out_mods, write_16, Out};
 use super::fp::{self, Env, Fmt, Rm};
+use super::minifloat::{self, Mini};
 use crate::exec::wave::{Lanes, LANES};
 use crate::exec::{Ctx, ExecError, Flow, Handler, Wave};
 use crate::isa::{Ext, Inst, Op};
-
-/// bf16: the top half of an f32.
-const BF16: Fmt = Fmt { ebits: 8, mbits: 7 };
 
 pub fn handler(op: Op) -> Option<Handler> {
     let h: Handler = match op {
@@ -23,9 +21,9 @@ pub fn handler(op: Op) -> Option<Handler> {
         Op::VAshrPkI8I32 => |w, i, _| ashr_pk(w, i, true),
         Op::VAshrPkU8I32 => |w, i, _| ashr_pk(w, i, false),
         Op::VCvtPkF16F32 => |w, i, _| cvt_pk(w, i, fp::F16),
-        Op::VCvtPkBf16F32 => |w, i, _| cvt_pk(w, i, BF16),
-        Op::VCvtSrF16F32 => |w, i, _| cvt_sr(w, i, fp::F16),
-        Op::VCvtSrBf16F32 => |w, i, _| cvt_sr(w, i, BF16),
+        Op::VCvtPkBf16F32 => |w, i, _| cvt_pk(w, i, fp::BF16),
+        Op::VCvtSrF16F32 => |w, i, _| cvt_sr(w, i, minifloat::F16),
+        Op::VCvtSrBf16F32 => |w, i, _| cvt_sr(w, i, minifloat::BF16),
         Op::VCvtF32Bf16 => cvt_f32_bf16,
         Op::VMinimum3F32 => |w, i, _| minimum3(w, i, false),
         Op::VMaximum3F32 => |w, i, _| minimum3(w, i, true),
@@ -142,46 +140,19 @@ fn cvt_pk(w: &mut Wave, inst: &Inst, f: Fmt) -> Result<Flow, ExecError> {
     })
 }
 
-/// Stochastic rounding of f32 `x` to `f` with the random bits `r`: the magnitude is
-/// truncated to `f`'s precision and rounded up when the discarded fraction plus the low 13
-/// (f16) or 16 (bf16) bits of `r`, as a fraction, reaches one: the rounding the guide
-/// describes as adding the random value and truncating.
-pub fn stochastic_round(x: f32, r: u32, f: Fmt) -> u32 {
-    let sign = if x.is_sign_negative() { f.sign() as u32 } else { 0 };
-    if x.is_nan() {
-        return fp::round(x as f64, f, Rm::Ne, true) as u32;
-    }
-    if x.is_infinite() || x == 0.0 {
-        return fp::round(x as f64, f, Rm::Ne, true) as u32;
-    }
-    let rbits = 23 - f.mbits;
-    let m = (x as f64).abs();
-    // The unit in the last place of `f` at m's magnitude (subnormals share the smallest).
-    let min_exp = 1 - f.bias();
-    let e = (m.log2().floor() as i32).max(min_exp);
-    let ulp = fp::pow2(e - f.mbits as i32);
-    let q = m / ulp; // exact: m has 24 significant bits
-    let (whole, frac) = (q.floor(), q - q.floor());
-    let up = frac + (r & ((1 << rbits) - 1)) as f64 / (1u64 << rbits) as f64 >= 1.0;
-    let mag = (whole + up as u32 as f64) * ulp;
-    // Beyond the largest binade the result is infinite (truncation would stop at the
-    // largest finite value).
-    if mag >= fp::pow2(f.bias() + 1) {
-        return sign | f.inf() as u32;
-    }
-    sign | fp::round(mag, f, Rm::Zero, true) as u32
-}
-
-/// `v_cvt_sr_{f16,bf16}_f32`: s0 stochastically rounded with the bits of s1, to the half
-/// `op_sel[3]` names (the other half kept).
-fn cvt_sr(w: &mut Wave, inst: &Inst, f: Fmt) -> Result<Flow, ExecError> {
+/// `v_cvt_sr_{f16,bf16}_f32`: s0 stochastically rounded with s1 as the seed, to the half
+/// `op_sel[3]` names (the other half kept). The rounding is the small formats' (`Mini::encode`):
+/// the top 13 (f16) or 16 (bf16) bits of s1 — as many as the conversion drops — are added
+/// below the kept mantissa before truncating, as the guide's fp8 pseudocode does with
+/// `S1[31:12]`; overflow gives infinity, or the largest value with MODE.FP16_OVFL.
+fn cvt_sr(w: &mut Wave, inst: &Inst, f: Mini) -> Result<Flow, ExecError> {
     let env = Env::new(w.mode);
+    let saturate = w.mode >> 23 & 1 != 0;
     let mask = write_mask(w, inst);
     let [a, r] = [src32(w, inst, 0)?, src32(w, inst, 1)?];
     let out: Lanes = std::array::from_fn(|l| {
-        let x = fp::in32(a[l], env) as f32;
-        let v = stochastic_round(x, r[l], f);
-        if f == fp::F16 {
+        let v = f.encode(fp::in32(a[l], env), Some((r[l], 23 - f.mbits)), saturate);
+        if f == minifloat::F16 {
             fp::F16.flush(v as u64, env.out64()) as u32
         } else {
             v
@@ -357,20 +328,22 @@ mod tests {
 
     #[test]
     fn stochastic_rounding_picks_a_neighbour_by_the_random_bits() {
+        // The seed's top 13 (f16) / 16 (bf16) bits are the random fraction.
+        let sr = |x: f32, r: u32, f: Mini| f.encode(x as f64, Some((r, 23 - f.mbits)), false);
         // 1 + 2^-11 lies halfway between f16 1.0 (0x3c00) and 1 + 2^-10 (0x3c01): 13 discarded
         // bits hold 0x1000, so random bits below 0x1000 round down and from 0x1000 up.
         let x = 1.0 + 2f32.powi(-11);
-        assert_eq!(stochastic_round(x, 0x0fff, fp::F16), 0x3c00);
-        assert_eq!(stochastic_round(x, 0x1000, fp::F16), 0x3c01);
-        assert_eq!(stochastic_round(-x, 0x1000, fp::F16), 0xbc01);
+        assert_eq!(sr(x, 0x0fff << 19, minifloat::F16), 0x3c00);
+        assert_eq!(sr(x, 0x1000 << 19, minifloat::F16), 0x3c01);
+        assert_eq!(sr(-x, 0x1000 << 19, minifloat::F16), 0xbc01);
         // Exact values never move; bf16 drops 16 bits.
-        assert_eq!(stochastic_round(1.5, 0xffff, fp::F16), 0x3e00);
-        assert_eq!(stochastic_round(1.5, 0xffff, BF16), 0x3fc0);
+        assert_eq!(sr(1.5, 0xffff_ffff, minifloat::F16), 0x3e00);
+        assert_eq!(sr(1.5, 0xffff_ffff, minifloat::BF16), 0x3fc0);
         let y = f32::from_bits(0x3f80_8000); // halfway between bf16 0x3f80 and 0x3f81
-        assert_eq!(stochastic_round(y, 0x7fff, BF16), 0x3f80);
-        assert_eq!(stochastic_round(y, 0x8000, BF16), 0x3f81);
+        assert_eq!(sr(y, 0x7fff << 16, minifloat::BF16), 0x3f80);
+        assert_eq!(sr(y, 0x8000 << 16, minifloat::BF16), 0x3f81);
         // f16 overflow stays infinite, NaN stays NaN.
-        assert_eq!(stochastic_round(1e6, 0, fp::F16), 0x7c00);
-        assert_eq!(stochastic_round(f32::NAN, 0, fp::F16) & 0x7e00, 0x7e00);
+        assert_eq!(sr(1e6, 0, minifloat::F16), 0x7c00);
+        assert_eq!(sr(f32::NAN, 0, minifloat::F16) & 0x7e00, 0x7e00);
     }
 }

@@ -95,6 +95,8 @@ pub struct Fmt {
 }
 
 pub const F16: Fmt = Fmt { ebits: 5, mbits: 10 };
+/// bf16: the top half of an f32.
+pub const BF16: Fmt = Fmt { ebits: 8, mbits: 7 };
 pub const F32: Fmt = Fmt { ebits: 8, mbits: 23 };
 pub const F64: Fmt = Fmt { ebits: 11, mbits: 52 };
 

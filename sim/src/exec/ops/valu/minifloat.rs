@@ -35,6 +35,10 @@ pub const BF8: Mini = Mini { ebits: 5, mbits: 2, bias: 15, special: Special::Iee
 pub const FP6: Mini = Mini { ebits: 2, mbits: 3, bias: 1, special: Special::None };
 pub const BF6: Mini = Mini { ebits: 3, mbits: 2, bias: 3, special: Special::None };
 pub const FP4: Mini = Mini { ebits: 2, mbits: 1, bias: 1, special: Special::None };
+/// IEEE half and bf16, for the stochastic-rounding conversions from f32 (`v_cvt_sr_f16_f32`,
+/// `v_cvt_sr_bf16_f32`), which round the same way as the small formats.
+pub const F16: Mini = Mini { ebits: 5, mbits: 10, bias: 15, special: Special::Ieee };
+pub const BF16: Mini = Mini { ebits: 8, mbits: 7, bias: 127, special: Special::Ieee };
 
 impl Mini {
     /// Bits per value, sign included.

@@ -32,7 +32,7 @@
 
 use super::cdna4::prng;
 use super::common::write_lanes;
-use super::fp::{self, Env, Fmt, Rm};
+use super::fp::{self, Env, Rm};
 use super::minifloat::{Mini, BF6, BF8, FP4, FP6, FP8};
 use crate::exec::wave::{Lanes, LANES};
 use crate::exec::{ExecError, Flow, Handler, Wave};
@@ -45,8 +45,6 @@ enum Wide {
     F16,
     Bf16,
 }
-
-const BF16: Fmt = Fmt { ebits: 8, mbits: 7 };
 
 impl Wide {
     /// Stored mantissa bits (how many random bits stochastic rounding uses).
@@ -158,7 +156,7 @@ fn up(c: u32, f: Mini, e: u32, to: Wide) -> u32 {
     match to {
         Wide::F32 => (v as f32).to_bits(),
         Wide::F16 => fp::round(v, fp::F16, Rm::Ne, true) as u32,
-        Wide::Bf16 => fp::round(v, BF16, Rm::Ne, true) as u32,
+        Wide::Bf16 => fp::round(v, fp::BF16, Rm::Ne, true) as u32,
     }
 }
 
