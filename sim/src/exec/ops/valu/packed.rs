@@ -368,25 +368,21 @@ fn dot(w: &mut Wave, inst: &Inst, f: impl Fn(u32, u32, u32, bool, Env) -> u32) -
 /// `v_dot2_f32_f16`: `a.lo*b.lo + a.hi*b.hi + c` (products exact), rounded
 /// to f32.
 fn dot2_f16(a: u32, b: u32, c: u32, clamp: bool, e: Env) -> u32 {
-    let h = |v: u32| fp::in16(v, e);
-    let p0 = h(a) * h(b);
-    let p1 = h(a >> 16) * h(b >> 16);
-    let (s, err) = fp::two_sum(p0, p1);
-    let z = fp::add_odd(s, fp::in32(c, e) + err);
-    let r = fp::out32(z, e);
-    if clamp {
-        clamp32(r)
-    } else {
-        r
-    }
+    dot2_halves(a, b, c, clamp, e, |v| fp::in16(v, e))
 }
 
-/// gfx950 `v_dot2_f32_bf16`: as [`dot2_f16`] with bf16 halves (exact in f64, never
-/// flushed: bf16 inputs ignore the denormal mode).
+/// gfx950 `v_dot2_f32_bf16`: the same with bf16 halves (never flushed: bf16 inputs ignore
+/// the denormal mode).
 fn dot2_bf16(a: u32, b: u32, c: u32, clamp: bool, e: Env) -> u32 {
-    let h = |v: u32| f32::from_bits(v << 16) as f64;
-    let p0 = h(a) * h(b);
-    let p1 = h(a >> 16) * h(b >> 16);
+    dot2_halves(a, b, c, clamp, e, |v| f32::from_bits(v << 16) as f64)
+}
+
+/// The two-element float dot product over the 16-bit halves of `a` and `b`, each read by
+/// `half` (its low 16 bits), plus f32 `c`: products and their sum exact, one rounding.
+#[inline]
+fn dot2_halves(a: u32, b: u32, c: u32, clamp: bool, e: Env, half: impl Fn(u32) -> f64) -> u32 {
+    let p0 = half(a & 0xffff) * half(b & 0xffff);
+    let p1 = half(a >> 16) * half(b >> 16);
     let (s, err) = fp::two_sum(p0, p1);
     let z = fp::add_odd(s, fp::in32(c, e) + err);
     let r = fp::out32(z, e);
