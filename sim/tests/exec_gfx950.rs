@@ -154,6 +154,24 @@ fn stochastic_rounding_uses_the_random_operand() {
     }
 }
 
+/// IEEE 754-2019 minimum (`max`: maximum): a NaN operand wins, -0 < +0.
+fn ieee_extreme(a: f32, b: f32, max: bool) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else if a == b {
+        // ±0: the sign decides.
+        if a.is_sign_negative() != max {
+            a
+        } else {
+            b
+        }
+    } else if max {
+        a.max(b)
+    } else {
+        a.min(b)
+    }
+}
+
 #[test]
 fn minimum3_and_maximum3_propagate_nan() {
     let vals = [1.0f32, -0.0, 0.0, f32::NAN, -3.0, f32::INFINITY, 2.5, -f32::INFINITY];
@@ -161,37 +179,11 @@ fn minimum3_and_maximum3_propagate_nan() {
     set(&mut h, A, |l| vals[l % 8].to_bits());
     set(&mut h, B, |l| vals[(l / 8) % 8].to_bits());
     set(&mut h, C, |l| vals[(l + 5) % 8].to_bits());
-    let ieee_min = |a: f32, b: f32| {
-        if a.is_nan() || b.is_nan() {
-            f32::NAN
-        } else if a == b {
-            if a.is_sign_negative() {
-                a
-            } else {
-                b
-            }
-        } else {
-            a.min(b)
-        }
-    };
-    let ieee_max = |a: f32, b: f32| {
-        if a.is_nan() || b.is_nan() {
-            f32::NAN
-        } else if a == b {
-            if a.is_sign_positive() {
-                a
-            } else {
-                b
-            }
-        } else {
-            a.max(b)
-        }
-    };
     for (words, max) in [([0xd2a80010u32, 0x05026120], false), ([0xd2a90010, 0x05026120], true)] {
         h.run(&vop3(words)).unwrap();
         for l in 0..64 {
             let (a, b, c) = (vals[l % 8], vals[(l / 8) % 8], vals[(l + 5) % 8]);
-            let want = if max { ieee_max(ieee_max(a, b), c) } else { ieee_min(ieee_min(a, b), c) };
+            let want = ieee_extreme(ieee_extreme(a, b, max), c, max);
             let got = f32::from_bits(h.wave.vgpr[D][l]);
             if want.is_nan() {
                 assert!(got.is_nan(), "lane {l}: {got}");

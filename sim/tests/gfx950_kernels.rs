@@ -294,27 +294,30 @@ fn fp4_mfma_on_gfx950() {
     }
 }
 
+/// The value of OCP E4M3 code `c` (bias 7, subnormals below exponent code 1), by the format's
+/// definition; the NaN codes are not asked for.
+fn e4m3_value(c: u8) -> f32 {
+    let (e, m) = (i32::from(c >> 3 & 15), f32::from(c & 7));
+    let mag = if e == 0 { m / 8.0 * 2f32.powi(-6) } else { (1.0 + m / 8.0) * 2f32.powi(e - 7) };
+    if c & 0x80 != 0 {
+        -mag
+    } else {
+        mag
+    }
+}
+
 /// The OCP E4M3 value nearest to `x` (ties to the even code), saturating at ±448: a brute-force
 /// search over the format's 256 codes, independent of the simulator's encoder.
 fn nearest_e4m3(x: f32) -> u8 {
-    let value = |c: u8| {
-        let (e, m) = (i32::from(c >> 3 & 15), f32::from(c & 7));
-        let mag = if e == 0 { m / 8.0 * 2f32.powi(-6) } else { (1.0 + m / 8.0) * 2f32.powi(e - 7) };
-        if c & 0x80 != 0 {
-            -mag
-        } else {
-            mag
-        }
-    };
     let codes = (0u8..=255).filter(|c| c & 0x7f != 0x7f);
     let best = codes
         .min_by(|&a, &b| {
-            let (da, db) = ((value(a) - x).abs(), (value(b) - x).abs());
+            let (da, db) = ((e4m3_value(a) - x).abs(), (e4m3_value(b) - x).abs());
             da.partial_cmp(&db).unwrap().then((a & 1).cmp(&(b & 1)))
         })
         .unwrap();
     // ±0 keep the sign of x.
-    if value(best) == 0.0 {
+    if e4m3_value(best) == 0.0 {
         if x.is_sign_negative() {
             0x80
         } else {
@@ -347,11 +350,7 @@ fn scaled_fp8_quantisation_round_trip_on_gfx950() {
         assert_eq!(q[lane] >> 16, 0, "lane {lane}: the high word keeps the old value (0)");
     }
     for (i, (&xi, &yi)) in x.iter().zip(&y).enumerate() {
-        let code = nearest_e4m3(xi / scale);
-        let e = i32::from(code >> 3 & 15);
-        let m = f32::from(code & 7);
-        let mag = if e == 0 { m / 8.0 * 2f32.powi(-6) } else { (1.0 + m / 8.0) * 2f32.powi(e - 7) };
-        let want = if code & 0x80 != 0 { -mag } else { mag } * scale;
+        let want = e4m3_value(nearest_e4m3(xi / scale)) * scale;
         assert_eq!(yi, want, "y[{i}]");
     }
 }
