@@ -7,16 +7,8 @@
 use sim::exec::testing::Harness;
 use sim::isa::{decode, Target};
 
-/// A deterministic generator (xorshift).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+mod rng_support;
+use rng_support::Rng;
 
 /// An OCP small float format by its definition: exponent and mantissa bits, bias, and how
 /// the top exponent is spent (E4M3: only S.1111.111 is NaN; E5M2: IEEE inf/NaN).

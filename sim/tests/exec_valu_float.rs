@@ -6,6 +6,9 @@
 use sim::exec::testing::Harness;
 use sim::exec::Lanes;
 
+mod rng_support;
+use rng_support::Rng;
+
 /// `v_add_f32 v2, v0, v1`
 const ADD_F32: &[u32] = &[0x02040300];
 /// `v_add_f32_e64 v2, -v0, |v1| clamp`
@@ -92,14 +95,7 @@ const FLUSH: u32 = 0x200;
 
 /// A deterministic source of test operands: specials first, then random
 /// bit patterns and random "ordinary" values.
-struct Rng(u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
     fn f32_bits(&mut self) -> u32 {
         const SPECIAL: [u32; 16] = [
             0,

@@ -5,6 +5,9 @@
 
 use sim::exec::testing::Harness;
 
+mod rng_support;
+use rng_support::Rng;
+
 /// `v_rcp_f32 v2, v0`
 const RCP_F32: &[u32] = &[0x7e044500];
 /// `v_rcp_iflag_f32 v2, v0`
@@ -81,16 +84,6 @@ const CVT_PK_U16_U32: &[u32] = &[0xd2970002, 0x00020300];
 const CVT_OFF_F32_I4: &[u32] = &[0x7e041d00];
 
 const HIP: u32 = 0x2f0;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 fn f(b: u32) -> f32 {
     f32::from_bits(b)

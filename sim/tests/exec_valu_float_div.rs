@@ -7,6 +7,9 @@
 
 use sim::exec::testing::Harness;
 
+mod rng_support;
+use rng_support::Rng;
+
 /// v0 = a, v1 = b; result in v2.
 const FDIV: &[u32] = &[
     0xd1e00403, 0x04020301, // v_div_scale_f32 v3, s[4:5], v1, v1, v0
@@ -39,16 +42,6 @@ const DDIV: &[u32] = &[
 
 /// HIP's default MODE: round to nearest even, denormals kept, IEEE.
 const HIP: u32 = 0x2f0;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 fn f32_operand(rng: &mut Rng) -> u32 {
     const SPECIAL: [u32; 14] = [

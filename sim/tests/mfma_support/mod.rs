@@ -4,15 +4,11 @@
 use sim::exec::ops::mfma::shape::Elem;
 use sim::exec::testing::Harness;
 
-/// A deterministic generator (xorshift) so failures reproduce.
-pub struct Rng(pub u64);
+#[path = "../rng_support/mod.rs"]
+mod rng;
+pub use rng::Rng;
+
 impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
     /// A small integer in `-r..=r`.
     pub fn small(&mut self, r: i64) -> i64 {
         (self.next() % (2 * r as u64 + 1)) as i64 - r
