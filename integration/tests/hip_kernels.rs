@@ -18,6 +18,9 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("atomics", &["atomic_add_histogram", "atomic_cas", "atomic_max"]),
     ("math", &["math_float", "math_double", "math_half", "math_int64"]),
     ("streams_events", &["streams_and_events"]),
+    // Threads writing next to buffers registered with hipHostRegister, over and over:
+    // daemon mode must not lose a write while it lends those pages (issue "Nothing lost").
+    ("userptr_neighbours", &["neighbour_counters", "malloc_neighbours"]),
     (
         "mfma_gemm",
         &[

@@ -22,3 +22,4 @@ pub mod real;
 pub mod remote;
 pub mod state;
 pub mod usermem;
+pub mod usershare;

@@ -8,23 +8,24 @@
 //!   attached to the session, so it never holds the connection other
 //!   threads need — no polling.
 //! - Memory: mmaps of device files map the memfd the daemon sends at the
-//!   address the application asked for; USERPTR ranges are moved into a
-//!   daemon memfd (resident pages copied, then the shared mapping replaces
-//!   the private one), and moved back to private memory before they are
-//!   freed, so both sides always see the same bytes.
+//!   address the application asked for. A USERPTR registration lends the
+//!   daemon the application's own pages: they move into memfds of ours
+//!   without losing a write ([`crate::usershare`]), which the ALLOC request
+//!   carries; they move back to private memory when freed.
 //! - A lost daemon or a broken stream fails every later call with an error
 //!   (the RPC client is poisoned); nothing waits forever on a dead peer.
 
 use crate::driver::{Driver, Errno, KfdSession, MapFd, MapSource, MmapArgs};
+use crate::usershare::{page_range, UserShare};
 use proto::abi::kfd::{self, alloc_flags, cmd};
 use proto::framing::std_io::UnixTransport;
 use proto::ioctl::UserMemory;
-use proto::payload::{FdKind, MmapRequest, MunmapRequest};
+use proto::payload::{MmapRequest, MunmapRequest};
 use proto::RpcClient;
 use sim::kfd::DeviceFile;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -79,8 +80,8 @@ struct Inner {
     /// The connection of the current KFD process, if any.
     conn: Mutex<Option<Client>>,
     shared: Mutex<SharedRanges>,
-    /// USERPTR handles and the CPU ranges moved into shared memory for them.
-    userptrs: Mutex<BTreeMap<u64, (u64, u64)>>,
+    /// The application's pages lent to the daemon for USERPTR registrations.
+    lent: UserShare,
 }
 
 impl Inner {
@@ -138,7 +139,7 @@ impl RemoteDriver {
                 machine,
                 conn: Mutex::new(None),
                 shared: Mutex::new(SharedRanges::default()),
-                userptrs: Mutex::new(BTreeMap::new()),
+                lent: UserShare::default(),
             }),
         }
     }
@@ -218,37 +219,21 @@ impl KfdSession for RemoteSession {
                 return self.wait_events(args, args_addr, mem);
             }
         }
-        // What an ALLOC of USERPTR memory is about to register, and what a
-        // FREE is about to release.
-        let userptr = (request == cmd::ALLOC_MEMORY_OF_GPU)
-            .then(|| bytemuck::pod_read_unaligned::<kfd::AllocMemoryOfGpuArgs>(args))
-            .filter(|a| a.flags & alloc_flags::USERPTR != 0);
-        if request == cmd::FREE_MEMORY_OF_GPU {
-            let handle = bytemuck::pod_read_unaligned::<kfd::FreeMemoryOfGpuArgs>(args).handle;
-            self.unshare_userptr(handle);
-        }
-        let out = self.inner.with_conn(|c| c.ioctl(request, args, args_addr, mem).map_err(rpc_errno))?;
-        for (desc, fd) in out.fds {
-            if let (FdKind::Userptr, Some(a)) = (desc.kind, userptr) {
-                let reply: kfd::AllocMemoryOfGpuArgs = bytemuck::pod_read_unaligned(args);
-                let len = desc.length.min(a.size.div_ceil(4096) * 4096);
-                if let Err(e) = share_range(&fd, desc.offset, a.mmap_offset, len) {
-                    tracing::error!("cannot share USERPTR range {:#x}+{len:#x} with the daemon: {e}", a.mmap_offset);
-                    return Err(libc::ENOMEM);
-                }
-                self.inner.shared.lock().unwrap_or_else(|e| e.into_inner()).add(a.mmap_offset, len);
-                self.inner
-                    .userptrs
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(reply.handle, (a.mmap_offset, len));
+        if request == cmd::ALLOC_MEMORY_OF_GPU {
+            let a: kfd::AllocMemoryOfGpuArgs = bytemuck::pod_read_unaligned(args);
+            if a.flags & alloc_flags::USERPTR != 0 && a.mmap_offset.is_multiple_of(4096) && a.size != 0 {
+                return self.register_user_memory(&a, args, args_addr, mem);
             }
         }
+        let out = self.inner.with_conn(|c| c.ioctl(request, args, args_addr, mem).map_err(rpc_errno))?;
         if out.result < 0 {
-            Err(-out.result)
-        } else {
-            Ok(())
+            return Err(-out.result);
         }
+        if request == cmd::FREE_MEMORY_OF_GPU {
+            let handle = bytemuck::pod_read_unaligned::<kfd::FreeMemoryOfGpuArgs>(args).handle;
+            self.inner.lent.released(handle);
+        }
+        Ok(())
     }
 
     fn mmap_source(&self, _file: DeviceFile, req: &MmapArgs) -> Result<MapSource, Errno> {
@@ -271,6 +256,7 @@ impl KfdSession for RemoteSession {
     }
 
     fn munmapped(&self, addr: u64, len: u64) {
+        self.inner.lent.munmapped(addr, len);
         let was_shared = {
             let mut shared = self.inner.shared.lock().unwrap_or_else(|e| e.into_inner());
             let overlaps = shared.overlaps(addr, len);
@@ -285,13 +271,14 @@ impl KfdSession for RemoteSession {
 
     fn is_shared_range(&self, addr: u64, len: u64) -> bool {
         self.inner.shared.lock().unwrap_or_else(|e| e.into_inner()).overlaps(addr, len)
+            || self.inner.lent.overlaps(addr, len)
     }
 
     fn close(&self) {
         if let Some(c) = self.inner.lock_conn().take() {
             let _ = c.close();
         }
-        self.inner.userptrs.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.inner.lent.session_closed();
     }
 
     fn owns_fd(&self, fd: std::os::fd::RawFd) -> bool {
@@ -300,78 +287,39 @@ impl KfdSession for RemoteSession {
 }
 
 impl RemoteSession {
-    /// Before a USERPTR buffer is freed (its daemon pages are then
-    /// released), gives the application back private pages with the same
-    /// contents.
-    fn unshare_userptr(&self, handle: u64) {
-        let Some((addr, len)) = self.inner.userptrs.lock().unwrap_or_else(|e| e.into_inner()).remove(&handle) else {
-            return;
-        };
-        if let Err(e) = unshare_range(addr, len) {
-            tracing::error!("cannot give USERPTR range {addr:#x}+{len:#x} back to the application: {e}");
-        }
-        self.inner.shared.lock().unwrap_or_else(|e| e.into_inner()).remove(addr, len);
-    }
-}
-
-/// Moves `[addr, addr + len)` (the application's private pages) into
-/// `fd` at `offset`: copies the resident pages, then maps the shared range
-/// over the private one.
-fn share_range(fd: &OwnedFd, offset: u64, addr: u64, len: u64) -> std::io::Result<()> {
-    use rustix::mm::{mmap, munmap, MapFlags, ProtFlags};
-    let len_usize = len as usize;
-    // SAFETY: a fresh shared mapping at an address the kernel picks.
-    let tmp = unsafe {
-        mmap(std::ptr::null_mut(), len_usize, ProtFlags::READ | ProtFlags::WRITE, MapFlags::SHARED, fd, offset)
-    }?;
-    let pages = len_usize.div_ceil(4096);
-    let mut resident = vec![0u8; pages];
-    // SAFETY: mincore only reads page tables for the range; `resident` has
-    // one byte per page.
-    let known = unsafe { libc::mincore(addr as *mut libc::c_void, len_usize, resident.as_mut_ptr()) } == 0;
-    for (i, r) in resident.iter().enumerate() {
-        if known && r & 1 == 0 {
-            // Never touched anonymous memory reads as zero: nothing to copy.
-            continue;
-        }
-        let n = 4096.min(len_usize - i * 4096);
-        let mut page = vec![0u8; n];
-        // Copy through the kernel so an unmapped page cannot crash us.
-        if crate::usermem::SelfMemory.read(addr + (i * 4096) as u64, &mut page).is_ok() {
-            // SAFETY: `tmp` maps `len` bytes; page i lies inside.
-            unsafe { std::ptr::copy_nonoverlapping(page.as_ptr(), (tmp as *mut u8).add(i * 4096), n) };
+    /// ALLOC_MEMORY_OF_GPU of USERPTR memory: lends the daemon the pages of
+    /// the registered range along with the request.
+    fn register_user_memory(
+        &self,
+        a: &kfd::AllocMemoryOfGpuArgs,
+        args: &mut [u8],
+        args_addr: u64,
+        mem: &dyn UserMemory,
+    ) -> Result<(), Errno> {
+        let (start, len) = page_range(a.mmap_offset, a.size);
+        let loan = self.inner.lent.lend(start, len).map_err(|e| {
+            tracing::error!("cannot register {start:#x}..{:#x} with the simulated GPU: {e}", start + len);
+            e.errno()
+        })?;
+        let out = self.inner.with_conn(|c| {
+            c.ioctl_with_memory(cmd::ALLOC_MEMORY_OF_GPU, args, args_addr, mem, &loan.descriptors()).map_err(rpc_errno)
+        });
+        match out {
+            Ok(out) if out.result == 0 => {
+                let reply: kfd::AllocMemoryOfGpuArgs = bytemuck::pod_read_unaligned(args);
+                self.inner.lent.registered(loan, reply.handle);
+                Ok(())
+            }
+            Ok(out) => {
+                self.inner.lent.refused(loan);
+                Err(-out.result)
+            }
+            Err(e) => {
+                self.inner.lent.refused(loan);
+                Err(e)
+            }
         }
     }
-    // SAFETY: replaces the application's private pages at `addr` (their
-    // contents were copied above) with the shared mapping of the same bytes.
-    unsafe {
-        mmap(
-            addr as *mut libc::c_void,
-            len_usize,
-            ProtFlags::READ | ProtFlags::WRITE,
-            MapFlags::SHARED | MapFlags::FIXED,
-            fd,
-            offset,
-        )
-    }?;
-    // SAFETY: `tmp` is our temporary mapping of `len` bytes.
-    unsafe { munmap(tmp, len_usize) }?;
-    Ok(())
-}
-
-/// Replaces the shared mapping at `[addr, addr + len)` with private pages
-/// holding the same bytes.
-fn unshare_range(addr: u64, len: u64) -> std::io::Result<()> {
-    use rustix::mm::{mmap_anonymous, mremap_fixed, MapFlags, MremapFlags, ProtFlags};
-    let len = len as usize;
-    // SAFETY: a fresh private mapping at an address the kernel picks.
-    let tmp =
-        unsafe { mmap_anonymous(std::ptr::null_mut(), len, ProtFlags::READ | ProtFlags::WRITE, MapFlags::PRIVATE) }?;
-    // SAFETY: both ranges are `len` bytes and mapped (the shared one is ours).
-    unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, tmp as *mut u8, len) };
-    // SAFETY: atomically moves the private copy over the shared range.
-    unsafe { mremap_fixed(tmp, len, len, MremapFlags::MAYMOVE, addr as *mut libc::c_void) }?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -389,42 +337,5 @@ mod tests {
         s.remove(0x2000, 0x10);
         assert!(!s.overlaps(0x1000, 0x2000), "a partial unmap forgets the whole range");
         assert!(s.overlaps(0x8000, 1));
-    }
-
-    #[test]
-    fn share_and_unshare_keep_contents() {
-        use rustix::mm::{mmap_anonymous, MapFlags, ProtFlags};
-        let len = 3 * 4096;
-        // SAFETY: a fresh private mapping for the test.
-        let p = unsafe {
-            mmap_anonymous(std::ptr::null_mut(), len, ProtFlags::READ | ProtFlags::WRITE, MapFlags::PRIVATE).unwrap()
-        } as *mut u8;
-        // SAFETY: writing inside the mapping; page 1 stays untouched.
-        unsafe {
-            *p = 7;
-            *p.add(2 * 4096 + 5) = 9;
-        }
-        let fd = rustix::fs::memfd_create("test-userptr", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
-        rustix::fs::ftruncate(&fd, 1 << 20).unwrap();
-        share_range(&fd, 0x10000, p as u64, len as u64).unwrap();
-        // The memfd holds the contents, and writes through the application's
-        // address reach it.
-        let mut b = [0u8; 1];
-        rustix::io::pread(&fd, &mut b, 0x10000).unwrap();
-        assert_eq!(b[0], 7);
-        // SAFETY: inside the (now shared) mapping.
-        unsafe { *p.add(4096) = 3 };
-        rustix::io::pread(&fd, &mut b, 0x10000 + 4096).unwrap();
-        assert_eq!(b[0], 3);
-        unshare_range(p as u64, len as u64).unwrap();
-        rustix::fs::fallocate(
-            &fd,
-            rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
-            0,
-            1 << 20,
-        )
-        .unwrap();
-        // SAFETY: reading inside the private mapping again.
-        unsafe { assert_eq!((*p, *p.add(4096), *p.add(2 * 4096 + 5)), (7, 3, 9)) };
     }
 }

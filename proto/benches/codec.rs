@@ -166,7 +166,7 @@ fn exchange(c: &mut Criterion) {
         b.iter(|| {
             req.clear();
             rep.clear();
-            client.encode_ioctl(kfd::cmd::WAIT_EVENTS, &args, 0x1000, &mem, &mut req).unwrap();
+            client.encode_ioctl(kfd::cmd::WAIT_EVENTS, &args, 0x1000, &mem, &[], &mut req).unwrap();
             let (pending, request) = server.accept(&req, 0).unwrap();
             let Request::Ioctl(mut r) = request else { unreachable!() };
             {
@@ -197,7 +197,7 @@ fn exchange(c: &mut Criterion) {
         b.iter(|| {
             req.clear();
             rep.clear();
-            client.encode_ioctl(kfd::cmd::ALLOC_MEMORY_OF_GPU, &alloc, 0x1000, &mem, &mut req).unwrap();
+            client.encode_ioctl(kfd::cmd::ALLOC_MEMORY_OF_GPU, &alloc, 0x1000, &mem, &[], &mut req).unwrap();
             let (pending, request) = server.accept(&req, 0).unwrap();
             let Request::Ioctl(r) = request else { unreachable!() };
             server.encode_ioctl_reply(pending, 0, &r.payload, &fd, &mut rep).unwrap();

@@ -132,15 +132,20 @@ impl<T: Transport> RpcClient<T> {
 
     /// Sends the frame in `send_buf` and receives its reply.
     fn exchange(&mut self) -> Result<(Response, Fds<T::Handle>), RpcError> {
-        let out = self.exchange_inner();
+        self.exchange_with(&[])
+    }
+
+    /// [`Self::exchange`], sending `handles` with the frame.
+    fn exchange_with(&mut self, handles: &[T::HandleRef<'_>]) -> Result<(Response, Fds<T::Handle>), RpcError> {
+        let out = self.exchange_inner(handles);
         if out.is_err() {
             self.poisoned = true;
         }
         out
     }
 
-    fn exchange_inner(&mut self) -> Result<(Response, Fds<T::Handle>), RpcError> {
-        self.transport.send(&self.send_buf)?;
+    fn exchange_inner(&mut self, handles: &[T::HandleRef<'_>]) -> Result<(Response, Fds<T::Handle>), RpcError> {
+        self.transport.send_with_handles(&self.send_buf, handles)?;
         let mut handles = Vec::new();
         self.transport.recv_with_handles(&mut self.recv_buf, &mut handles)?;
         let response = self.session.decode_reply(&self.recv_buf, handles.len())?;
@@ -161,15 +166,31 @@ impl<T: Transport> RpcClient<T> {
         args_addr: u64,
         mem: &dyn UserMemory,
     ) -> Result<Outcome<T::Handle>, RpcError> {
+        self.ioctl_with_memory(cmd, args, args_addr, mem, &[])
+    }
+
+    /// [`Self::ioctl`] for a USERPTR allocation that hands the daemon the
+    /// memory behind the registered range: each descriptor with its
+    /// description, in address order (see [`crate::payload::IoctlRequest`]).
+    pub fn ioctl_with_memory(
+        &mut self,
+        cmd: u32,
+        args: &mut [u8],
+        args_addr: u64,
+        mem: &dyn UserMemory,
+        memory: &[(FdDesc, T::HandleRef<'_>)],
+    ) -> Result<Outcome<T::Handle>, RpcError> {
         if self.poisoned {
             return Err(RpcError::Poisoned);
         }
         self.send_buf.clear();
-        self.session.encode_ioctl(cmd, args, args_addr, mem, &mut self.send_buf).map_err(|e| match e {
+        let descs: Vec<FdDesc> = memory.iter().map(|(d, _)| *d).collect();
+        self.session.encode_ioctl(cmd, args, args_addr, mem, &descs, &mut self.send_buf).map_err(|e| match e {
             SessionError::Message(MessageError::Ioctl(i)) => RpcError::Ioctl(i),
             other => RpcError::Session(other),
         })?;
-        let (response, fds) = self.exchange()?;
+        let handles: Vec<T::HandleRef<'_>> = memory.iter().map(|(_, h)| *h).collect();
+        let (response, fds) = self.exchange_with(&handles)?;
         let Reply::Ioctl(reply) = &response.reply else {
             self.poisoned = true;
             return Err(SessionError::OpcodeMismatch { expected: Opcode::Ioctl, got: response.reply.opcode() }.into());

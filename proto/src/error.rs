@@ -80,6 +80,12 @@ pub enum MessageError {
     UnknownFdAccess { index: usize, access: u16 },
     #[error("fd {index}: range offset {offset:#x} length {length:#x} is not page-aligned, empty or overflows")]
     BadFdRange { index: usize, offset: u64, length: u64 },
+    #[error("{} request carries {count} fds; only a USERPTR ALLOC_MEMORY_OF_GPU hands over memory", crate::ioctl::name_of(*.cmd))]
+    FdsNotExpected { cmd: u32, count: usize },
+    #[error("fd {index} of a USERPTR allocation: kind {kind} access {access:#x}, must be USERPTR read/write memory")]
+    WrongRequestFd { index: usize, kind: u16, access: u16 },
+    #[error("the fds of a USERPTR allocation describe {described:#x} bytes, the allocation is {size:#x}")]
+    UserMemorySize { described: u64, size: u64 },
     #[error("message describes {declared} fds but {received} arrived with it")]
     FdCountMismatch { declared: usize, received: usize },
     #[error("{opcode} failed with {result} but carries {count} fds")]

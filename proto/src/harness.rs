@@ -189,7 +189,7 @@ pub fn client_parse(data: &[u8]) {
             let Some(spec) = ioctl_by_index(n) else {
                 return;
             };
-            Request::Ioctl(crate::payload::IoctlRequest { cmd: spec.cmd, payload: vec![0; spec.arg_size] })
+            Request::Ioctl(crate::payload::IoctlRequest::new(spec.cmd, vec![0; spec.arg_size]))
         }
     };
     let cmd = request.ioctl_cmd();

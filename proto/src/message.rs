@@ -10,7 +10,8 @@ use crate::payload::{
     MmapRequest, MunmapRequest, StatusReply,
 };
 
-/// A request, client to daemon. Requests never carry descriptors.
+/// A request, client to daemon. Only an IOCTL that hands over USERPTR memory
+/// carries descriptors.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Request {
     Handshake(HandshakeRequest),
@@ -32,6 +33,14 @@ impl Request {
             Request::Ioctl(_) => Opcode::Ioctl,
             Request::AttachWait(_) => Opcode::AttachWait,
             Request::Status => Opcode::Status,
+        }
+    }
+
+    /// The descriptors this request says it carries.
+    pub fn fds(&self) -> &[FdDesc] {
+        match self {
+            Request::Ioctl(i) => &i.fds,
+            _ => &[],
         }
     }
 
@@ -225,28 +234,87 @@ mod tests {
         let args = kfd::WaitEventsArgs { events_ptr: 0x1000, num_events: 2, ..Default::default() };
         let mut payload = bytemuck::bytes_of(&args).to_vec();
         payload.extend_from_slice(&[0; 96]);
-        let req = Request::Ioctl(IoctlRequest { cmd: kfd::cmd::WAIT_EVENTS, payload: payload.clone() });
+        let req = Request::Ioctl(IoctlRequest::new(kfd::cmd::WAIT_EVENTS, payload.clone()));
         let mut v = Vec::new();
         req.encode_payload(&mut v).unwrap();
-        assert_eq!(v.len(), 8 + 24 + 96);
+        assert_eq!(v.len(), 8 + 24 + 96 + 8, "head, arguments, events, empty fd trailer");
         assert_eq!(Request::decode(Opcode::Ioctl, &v).unwrap(), req);
         // One event's worth missing: args_bytes and the array disagree.
         let mut short = Vec::new();
-        Request::Ioctl(IoctlRequest { cmd: kfd::cmd::WAIT_EVENTS, payload: payload[..24 + 48].to_vec() })
+        Request::Ioctl(IoctlRequest::new(kfd::cmd::WAIT_EVENTS, payload[..24 + 48].to_vec()))
             .encode_payload(&mut short)
             .unwrap();
         assert!(matches!(
             Request::decode(Opcode::Ioctl, &short),
             Err(MessageError::Ioctl(crate::ioctl::IoctlError::PayloadSize { .. }))
         ));
-        // args_bytes larger than the payload.
+        // args_bytes larger than the arguments: they no longer fit the ioctl.
         let mut lying = v.clone();
         lying[4] = lying[4].wrapping_add(1);
-        assert!(matches!(Request::decode(Opcode::Ioctl, &lying), Err(MessageError::PayloadSize { .. })));
+        assert!(matches!(
+            Request::decode(Opcode::Ioctl, &lying),
+            Err(MessageError::Ioctl(crate::ioctl::IoctlError::PayloadSize { .. }))
+        ));
+        // args_bytes beyond the end of the payload.
+        let mut beyond = v.clone();
+        beyond[4] = beyond[4].wrapping_add(16);
+        assert!(matches!(Request::decode(Opcode::Ioctl, &beyond), Err(MessageError::PayloadSize { .. })));
         // A byte after the arguments.
         let mut long = v.clone();
         long.push(0);
         assert!(matches!(Request::decode(Opcode::Ioctl, &long), Err(MessageError::PayloadSize { .. })));
+    }
+
+    fn userptr_alloc(size: u64) -> Vec<u8> {
+        let args = kfd::AllocMemoryOfGpuArgs {
+            va_addr: 0x10_0000,
+            size,
+            mmap_offset: 0x7f00_0000_0000,
+            flags: kfd::alloc_flags::USERPTR | kfd::alloc_flags::WRITABLE,
+            ..Default::default()
+        };
+        bytemuck::bytes_of(&args).to_vec()
+    }
+
+    fn user_memory(length: u64) -> FdDesc {
+        FdDesc { kind: FdKind::Userptr, access: fd_access::READ | fd_access::WRITE, offset: 0, length }
+    }
+
+    #[test]
+    fn only_a_userptr_allocation_hands_over_memory() {
+        // Two pieces that make up the 3 pages of a 0x2100-byte registration.
+        let req = IoctlRequest {
+            cmd: kfd::cmd::ALLOC_MEMORY_OF_GPU,
+            payload: userptr_alloc(0x2100),
+            fds: vec![user_memory(0x1000), FdDesc { offset: 0x5000, ..user_memory(0x2000) }],
+        };
+        let mut v = Vec::new();
+        req.encode(&mut v).unwrap();
+        let back = Request::decode(Opcode::Ioctl, &v).unwrap();
+        assert_eq!(back.fds().len(), 2);
+        assert_eq!(back, Request::Ioctl(req.clone()));
+        // Pieces that do not add up to the registration.
+        let short = IoctlRequest { fds: vec![user_memory(0x2000)], ..req.clone() };
+        assert!(matches!(
+            short.encode(&mut Vec::new()),
+            Err(MessageError::UserMemorySize { described: 0x2000, size: 0x3000 })
+        ));
+        // Memory of another kind, or read-only.
+        let wrong =
+            IoctlRequest { fds: vec![FdDesc { kind: FdKind::Allocation, ..user_memory(0x3000) }], ..req.clone() };
+        assert!(matches!(wrong.encode(&mut Vec::new()), Err(MessageError::WrongRequestFd { index: 0, .. })));
+        let ro = IoctlRequest { fds: vec![FdDesc { access: fd_access::READ, ..user_memory(0x3000) }], ..req.clone() };
+        assert!(matches!(ro.encode(&mut Vec::new()), Err(MessageError::WrongRequestFd { .. })));
+        // A VRAM allocation, or another ioctl, hands over nothing.
+        let mut vram = userptr_alloc(0x3000);
+        vram[36..40].copy_from_slice(&kfd::alloc_flags::VRAM.to_le_bytes());
+        let vram = IoctlRequest { payload: vram, ..req.clone() };
+        assert!(matches!(vram.encode(&mut Vec::new()), Err(MessageError::FdsNotExpected { count: 2, .. })));
+        // The daemon checks the same on what it receives: patch a valid frame.
+        let mut v = Vec::new();
+        IoctlRequest { payload: userptr_alloc(0x1000), fds: vec![user_memory(0x1000)], ..req }.encode(&mut v).unwrap();
+        v[8 + 36..8 + 40].copy_from_slice(&kfd::alloc_flags::GTT.to_le_bytes());
+        assert!(matches!(Request::decode(Opcode::Ioctl, &v), Err(MessageError::FdsNotExpected { .. })));
     }
 
     #[test]
@@ -268,7 +336,7 @@ mod tests {
             ),
         ] {
             let mut v = Vec::new();
-            IoctlRequest { cmd, payload: args }.encode(&mut v).unwrap();
+            IoctlRequest::new(cmd, args).encode(&mut v).unwrap();
             assert!(matches!(
                 Request::decode(Opcode::Ioctl, &v),
                 Err(MessageError::Ioctl(crate::ioctl::IoctlError::TooMany { .. }))

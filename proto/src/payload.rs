@@ -10,7 +10,7 @@
 //! | CLOSE | empty | empty |
 //! | MMAP | [`MmapRequest`] (32) | [`MmapReply`]: fd trailer |
 //! | MUNMAP | [`MunmapRequest`] (16) | empty |
-//! | IOCTL | [`IoctlRequest`]: 8 + ioctl payload | [`IoctlReply`]: 8 + ioctl payload + fd trailer |
+//! | IOCTL | [`IoctlRequest`]: 8 + ioctl payload + fd trailer | [`IoctlReply`]: 8 + ioctl payload + fd trailer |
 //! | ATTACH_WAIT | [`AttachWaitRequest`] (16) | empty |
 //! | STATUS | empty | [`StatusReply`] (24 + 40 × records) |
 //! | PROTOCOL_ERROR | never | [`ProtocolErrorBody`] (16 + reason) |
@@ -30,7 +30,8 @@ use crate::wire::{Put, Reader};
 /// so instead of being misread.
 pub const PROTOCOL_MAGIC: u32 = u32::from_le_bytes(*b"RJSU");
 /// Our protocol version. Both sides check it and report both values.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// 2: IOCTL requests end with an fd trailer (USERPTR memory from the client).
+pub const PROTOCOL_VERSION: u32 = 2;
 /// Most descriptors one message may carry (as AMD's transport).
 pub const MAX_FDS: usize = 4;
 /// Most GPUs a handshake may describe.
@@ -340,8 +341,10 @@ pub enum FdKind {
     /// The memfd backing a VRAM or GTT allocation (ALLOC reply, or the MMAP
     /// of the render fd at the BO's offset).
     Allocation = 1,
-    /// A memfd to move a USERPTR range into (copy the resident pages, then map
-    /// it over the range), so the daemon sees the same pages.
+    /// In an ALLOC_MEMORY_OF_GPU request for USERPTR memory: a memfd of the
+    /// client's that backs (part of) the registered range in the client's own
+    /// address space, so the daemon maps the very pages the application uses.
+    /// Sealed against shrinking (the daemon checks), never sent in replies.
     Userptr = 2,
     /// The process's doorbell page of one GPU (MMAP of the kfd fd).
     Doorbell = 3,
@@ -468,31 +471,79 @@ impl MmapReply {
 }
 
 /// IOCTL request: `cmd u32, args_bytes u32`, then the ioctl payload (the
-/// argument struct and the arrays it points at, see [`crate::ioctl`]).
+/// argument struct and the arrays it points at, see [`crate::ioctl`]), then
+/// an fd trailer.
+///
+/// The trailer is empty except for an ALLOC_MEMORY_OF_GPU of USERPTR memory:
+/// there the client hands over the memory it registers, as
+/// [`FdKind::Userptr`] descriptors of memfds that back its pages, in address
+/// order; their lengths add up to the allocation's size in whole pages.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IoctlRequest {
     pub cmd: u32,
     pub payload: Vec<u8>,
+    pub fds: Vec<FdDesc>,
 }
 
 /// Size of the `cmd, args_bytes` head of IOCTL requests and replies.
 pub const IOCTL_HEAD_SIZE: usize = 8;
 
 impl IoctlRequest {
-    pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), MessageError> {
-        put_ioctl_head(out, self.cmd, self.payload.len())?;
-        out.extend_from_slice(&self.payload);
-        Ok(())
+    /// A request that hands over no memory.
+    pub fn new(cmd: u32, payload: Vec<u8>) -> Self {
+        Self { cmd, payload, fds: Vec::new() }
     }
 
-    /// Daemon side: the ioctl must be known and its payload exactly the size
-    /// its argument struct describes.
-    pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
-        let (cmd, args) = read_ioctl_head("IOCTL request", payload)?;
-        exact("IOCTL request", payload, IOCTL_HEAD_SIZE + args.len())?;
-        crate::ioctl::check_payload(cmd, args)?;
-        Ok(Self { cmd, payload: args.to_vec() })
+    pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), MessageError> {
+        check_request_fds(self.cmd, &self.payload, &self.fds)?;
+        put_ioctl_head(out, self.cmd, self.payload.len())?;
+        out.extend_from_slice(&self.payload);
+        put_fd_trailer(out, &self.fds)
     }
+
+    /// Daemon side: the ioctl must be known, its payload exactly the size
+    /// its argument struct describes, and any descriptors must be the memory
+    /// of a USERPTR allocation (see [`check_request_fds`]).
+    pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
+        const WHAT: &str = "IOCTL request";
+        let (cmd, args) = read_ioctl_head(WHAT, payload)?;
+        crate::ioctl::check_payload(cmd, args)?;
+        let mut r = Reader::new(&payload[IOCTL_HEAD_SIZE + args.len()..]);
+        let fds = read_fd_trailer(WHAT, &mut r)?;
+        check_request_fds(cmd, args, &fds)?;
+        Ok(Self { cmd, payload: args.to_vec(), fds })
+    }
+}
+
+/// The descriptors an IOCTL request may carry: none, or for an
+/// ALLOC_MEMORY_OF_GPU of USERPTR memory, [`FdKind::Userptr`] pieces
+/// (readable and writable) whose lengths add up to the allocation's size
+/// rounded up to whole pages.
+pub fn check_request_fds(cmd: u32, args: &[u8], fds: &[FdDesc]) -> Result<(), MessageError> {
+    use crate::abi::kfd::{self, alloc_flags};
+    if fds.is_empty() {
+        return Ok(());
+    }
+    let userptr_alloc = (cmd == kfd::cmd::ALLOC_MEMORY_OF_GPU)
+        .then(|| args.get(..size_of::<kfd::AllocMemoryOfGpuArgs>()))
+        .flatten()
+        .map(bytemuck::pod_read_unaligned::<kfd::AllocMemoryOfGpuArgs>)
+        .filter(|a| a.flags & alloc_flags::USERPTR != 0);
+    let Some(alloc) = userptr_alloc else {
+        return Err(MessageError::FdsNotExpected { cmd, count: fds.len() });
+    };
+    let mut total = 0u64;
+    for (index, d) in fds.iter().enumerate() {
+        if d.kind != FdKind::Userptr || d.access != fd_access::READ | fd_access::WRITE {
+            return Err(MessageError::WrongRequestFd { index, kind: d.kind as u16, access: d.access });
+        }
+        total = total.saturating_add(d.length);
+    }
+    let size = alloc.size.div_ceil(FD_PAGE_SIZE).saturating_mul(FD_PAGE_SIZE);
+    if total != size {
+        return Err(MessageError::UserMemorySize { described: total, size });
+    }
+    Ok(())
 }
 
 pub(crate) fn put_ioctl_head(out: &mut Vec<u8>, cmd: u32, args_len: usize) -> Result<(), MessageError> {

@@ -10,8 +10,9 @@
 //!   a process connection sends CLOSE, MMAP, MUNMAP, IOCTL, STATUS; a wait
 //!   connection sends ATTACH_WAIT, then only WAIT_EVENTS (and CLOSE); a tool
 //!   connection sends STATUS (and CLOSE).
-//! - Requests carry no descriptors; a reply carries exactly the descriptors
-//!   its fd trailer describes.
+//! - A message carries exactly the descriptors its fd trailer describes.
+//!   Replies to IOCTL and MMAP may carry some; of the requests only a USERPTR
+//!   ALLOC_MEMORY_OF_GPU does (the client's memory, see `payload`).
 //! - Nothing after CLOSE. After a protocol error, nothing at all.
 //!
 //! Both types are pure: they turn frames into typed messages and back and
@@ -23,8 +24,8 @@ use crate::header::{Header, Opcode, HEADER_LEN, MAX_FRAME_BYTES};
 use crate::ioctl::UserMemory;
 use crate::message::{Reply, Request};
 use crate::payload::{
-    encode_ioctl_reply, put_ioctl_head, ErrorCode, FdDesc, IoctlContext, ProtocolErrorBody, Role, IOCTL_HEAD_SIZE,
-    PROTOCOL_VERSION,
+    check_request_fds, encode_ioctl_reply, put_fd_trailer, put_ioctl_head, ErrorCode, FdDesc, IoctlContext,
+    ProtocolErrorBody, Role, IOCTL_HEAD_SIZE, PROTOCOL_VERSION,
 };
 use crate::wire::patch_u32;
 
@@ -189,7 +190,7 @@ impl ServerSession {
             return Err(SessionError::RequestPending { pending, got: header.opcode });
         }
         check_allowed(self.phase, header.opcode, None)?;
-        if fds != 0 {
+        if fds != 0 && header.opcode != Opcode::Ioctl {
             return Err(SessionError::UnexpectedFds { opcode: header.opcode, got: fds });
         }
         let request = match Request::decode(header.opcode, payload) {
@@ -200,6 +201,14 @@ impl ServerSession {
             other => other?,
         };
         check_allowed(self.phase, header.opcode, request.ioctl_cmd())?;
+        let declared = request.fds().len();
+        if fds != declared {
+            return Err(if declared == 0 {
+                SessionError::UnexpectedFds { opcode: header.opcode, got: fds }
+            } else {
+                MessageError::FdCountMismatch { declared, received: fds }.into()
+            });
+        }
         let (ioctl, role) = match &request {
             Request::Ioctl(r) => (Some(IoctlContext { cmd: r.cmd, args_len: r.payload.len() }), None),
             Request::Handshake(h) => {
@@ -448,19 +457,23 @@ impl ClientSession {
 
     /// Appends an IOCTL frame built straight from the caller's argument
     /// struct (`args`, read from `args_addr`) and the arrays it points at in
-    /// `mem`, with no intermediate copy. Returns the request id.
+    /// `mem`, with no intermediate copy, followed by `fds` (the descriptors
+    /// sent with the frame: memory a USERPTR allocation hands over, else
+    /// none). Returns the request id.
     pub fn encode_ioctl(
         &mut self,
         cmd: u32,
         args: &[u8],
         args_addr: u64,
         mem: &dyn UserMemory,
+        fds: &[FdDesc],
         out: &mut Vec<u8>,
     ) -> Result<u32, SessionError> {
         if let Some(p) = self.pending {
             return Err(SessionError::RequestPending { pending: p.opcode, got: Opcode::Ioctl });
         }
         check_allowed(self.phase, Opcode::Ioctl, Some(cmd))?;
+        check_request_fds(cmd, args, fds)?;
         let start = out.len();
         let header_and_head = HEADER_LEN + IOCTL_HEAD_SIZE;
         Header { opcode: Opcode::Ioctl, request_id: 0, payload_bytes: 0, result: 0 }.put(out);
@@ -468,6 +481,11 @@ impl ClientSession {
             crate::ioctl::encode_request_into(cmd, args, args_addr, mem, out).map_err(MessageError::from)
         });
         if let Err(e) = built {
+            out.truncate(start);
+            return Err(e.into());
+        }
+        let args_len = out.len() - start - header_and_head;
+        if let Err(e) = put_fd_trailer(out, fds) {
             out.truncate(start);
             return Err(e.into());
         }
@@ -480,11 +498,11 @@ impl ClientSession {
         let frame = &mut out[start..];
         patch_u32(frame, 4, id);
         patch_u32(frame, 8, (len - HEADER_LEN) as u32);
-        patch_u32(frame, HEADER_LEN + 4, (len - header_and_head) as u32);
+        patch_u32(frame, HEADER_LEN + 4, args_len as u32);
         self.pending = Some(ClientPending {
             request_id: id,
             opcode: Opcode::Ioctl,
-            ioctl: Some(IoctlContext { cmd, args_len: len - header_and_head }),
+            ioctl: Some(IoctlContext { cmd, args_len }),
             role: None,
         });
         Ok(id)

@@ -297,7 +297,7 @@ fn check_ioctl(spec: IoctlSpec, case: IoctlCase) -> Result<(), TestCaseError> {
     let (mut client, mut server) = connected(Role::Process);
     let mut frame = Vec::new();
     client
-        .encode_ioctl(spec.cmd, &args, ARGS_ADDR, &mem, &mut frame)
+        .encode_ioctl(spec.cmd, &args, ARGS_ADDR, &mem, &[], &mut frame)
         .map_err(|e| TestCaseError::fail(format!("encode: {e}")))?;
 
     // Daemon parses: the struct as sent, In arrays copied, Out arrays zeroed.

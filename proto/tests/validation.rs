@@ -196,11 +196,13 @@ fn frame_length_must_match_its_header() {
 
 // --- Rule: payload size exactly right for the ioctl -------------------------
 
+/// An IOCTL request frame: head, `payload`, and an empty fd trailer.
 fn ioctl_frame(cmd: u32, args_bytes: u32, payload: &[u8]) -> Vec<u8> {
     let mut p = Vec::new();
     p.extend_from_slice(&cmd.to_le_bytes());
     p.extend_from_slice(&args_bytes.to_le_bytes());
     p.extend_from_slice(payload);
+    p.extend_from_slice(&[0; 8]);
     raw_frame(Opcode::Ioctl as u16, 0, 11, 0, &p)
 }
 
@@ -220,8 +222,18 @@ fn ioctl_payloads_are_exact_for_the_ioctl() {
         );
         assert!(matches!(err, SessionError::Message(MessageError::Ioctl(IoctlError::PayloadSize { .. }))), "{err}");
     }
-    // args_bytes disagreeing with the frame.
-    for args_bytes in [39u32, 41, u32::MAX] {
+    // args_bytes disagreeing with the frame: the arguments no longer fit the
+    // ioctl, or run past the end of the payload.
+    for args_bytes in [39u32, 41] {
+        let err = refused(
+            Some(Role::Process),
+            &ioctl_frame(kfd::cmd::ALLOC_MEMORY_OF_GPU, args_bytes, &alloc),
+            0,
+            ErrorCode::MalformedPayload,
+        );
+        assert!(matches!(err, SessionError::Message(MessageError::Ioctl(IoctlError::PayloadSize { .. }))), "{err}");
+    }
+    for args_bytes in [40 + 9, u32::MAX] {
         let err = refused(
             Some(Role::Process),
             &ioctl_frame(kfd::cmd::ALLOC_MEMORY_OF_GPU, args_bytes, &alloc),
@@ -283,8 +295,8 @@ fn more_than_4096_events_is_refused() {
     let args = kfd::WaitEventsArgs { events_ptr: 0x1000, num_events: 4096, ..Default::default() };
     let (mut c, mut s) = connected(Role::Process);
     let mut frame = Vec::new();
-    c.encode_ioctl(kfd::cmd::WAIT_EVENTS, bytemuck::bytes_of(&args), 0x10, &mem, &mut frame).unwrap();
-    assert_eq!(frame.len(), 16 + 8 + 24 + 4096 * 48);
+    c.encode_ioctl(kfd::cmd::WAIT_EVENTS, bytemuck::bytes_of(&args), 0x10, &mem, &[], &mut frame).unwrap();
+    assert_eq!(frame.len(), 16 + 8 + 24 + 4096 * 48 + 8);
     assert!(s.accept(&frame, 0).is_ok());
 }
 
@@ -363,8 +375,7 @@ fn frames_over_16_mib_are_refused_from_the_header() {
     ));
     // The client refuses to build one.
     let (mut c, _) = connected(Role::Process);
-    let huge =
-        Request::Ioctl(IoctlRequest { cmd: kfd::cmd::GET_VERSION, payload: vec![0; MAX_PAYLOAD_BYTES as usize] });
+    let huge = Request::Ioctl(IoctlRequest::new(kfd::cmd::GET_VERSION, vec![0; MAX_PAYLOAD_BYTES as usize]));
     assert!(matches!(
         c.encode_request(&huge, &mut Vec::new()),
         Err(SessionError::Message(MessageError::TooLarge { .. }))
@@ -486,8 +497,15 @@ fn ioctl_reply_must_match_the_request() {
     let (mut c, mut s) = connected(Role::Process);
     let args = kfd::GetVersionArgs::default();
     let mut frame = Vec::new();
-    c.encode_ioctl(kfd::cmd::GET_VERSION, bytemuck::bytes_of(&args), 0, &common::FakeMemory::default(), &mut frame)
-        .unwrap();
+    c.encode_ioctl(
+        kfd::cmd::GET_VERSION,
+        bytemuck::bytes_of(&args),
+        0,
+        &common::FakeMemory::default(),
+        &[],
+        &mut frame,
+    )
+    .unwrap();
     let (pending, _) = s.accept(&frame, 0).unwrap();
     // The daemon cannot answer with another ioctl or another size...
     assert!(matches!(
@@ -545,7 +563,7 @@ fn wait_connections_carry_only_wait_events() {
     let mem = common::FakeMemory::default();
     let args = kfd::CreateEventArgs::default();
     assert!(matches!(
-        c.encode_ioctl(kfd::cmd::CREATE_EVENT, bytemuck::bytes_of(&args), 0, &mem, &mut Vec::new()),
+        c.encode_ioctl(kfd::cmd::CREATE_EVENT, bytemuck::bytes_of(&args), 0, &mem, &[], &mut Vec::new()),
         Err(SessionError::NotAllowed { state: "wait", .. })
     ));
     assert!(c.encode_request(&Request::Mmap(MmapRequest::default()), &mut Vec::new()).is_err());
@@ -556,7 +574,7 @@ fn wait_connections_carry_only_wait_events() {
     // WAIT_EVENTS itself goes through.
     let wait = kfd::WaitEventsArgs::default();
     let mut frame = Vec::new();
-    c.encode_ioctl(kfd::cmd::WAIT_EVENTS, bytemuck::bytes_of(&wait), 0, &mem, &mut frame).unwrap();
+    c.encode_ioctl(kfd::cmd::WAIT_EVENTS, bytemuck::bytes_of(&wait), 0, &mem, &[], &mut frame).unwrap();
     assert!(s.accept(&frame, 0).is_ok());
     // Before attaching, only ATTACH_WAIT (or CLOSE).
     let mut c = ClientSession::new();
@@ -585,10 +603,40 @@ fn tool_connections_carry_only_status() {
 // --- Descriptors ------------------------------------------------------------
 
 #[test]
-fn requests_never_carry_descriptors() {
+fn requests_carry_only_the_memory_of_a_userptr_allocation() {
     let err =
         refused(Some(Role::Process), &raw_frame(Opcode::Status as u16, 0, 1, 0, &[]), 1, ErrorCode::UnexpectedFds);
     assert_eq!(err, SessionError::UnexpectedFds { opcode: Opcode::Status, got: 1 });
+    // An ioctl that describes no descriptors, with one.
+    let version = ioctl_frame(kfd::cmd::GET_VERSION, 8, &[0; 8]);
+    let err = refused(Some(Role::Process), &version, 1, ErrorCode::UnexpectedFds);
+    assert_eq!(err, SessionError::UnexpectedFds { opcode: Opcode::Ioctl, got: 1 });
+    // A USERPTR allocation of one page with the page's memfd: accepted with exactly one.
+    let args = kfd::AllocMemoryOfGpuArgs {
+        size: 0x1000,
+        mmap_offset: 0x7f00_0000_0000,
+        flags: kfd::alloc_flags::USERPTR,
+        ..Default::default()
+    };
+    let memory =
+        FdDesc { kind: FdKind::Userptr, access: fd_access::READ | fd_access::WRITE, offset: 0, length: 0x1000 };
+    let (mut c, mut s) = connected(Role::Process);
+    let mut frame = Vec::new();
+    c.encode_ioctl(
+        kfd::cmd::ALLOC_MEMORY_OF_GPU,
+        bytemuck::bytes_of(&args),
+        0,
+        &common::FakeMemory::default(),
+        &[memory],
+        &mut frame,
+    )
+    .unwrap();
+    let (_, request) = s.accept(&frame, 1).unwrap();
+    assert_eq!(request.fds(), &[memory]);
+    for received in [0, 2] {
+        let err = refused(Some(Role::Process), &frame, received, ErrorCode::MalformedPayload);
+        assert_eq!(err, SessionError::Message(MessageError::FdCountMismatch { declared: 1, received }));
+    }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! connection ends for any reason, the client's session is closed: its
 //! queues stop, its events fail their waiters, its memory is freed.
 
-use super::engine::{EngineHandle, FdOut, Job};
+use super::engine::{EngineHandle, FdOut, Job, Lent};
 use proto::abi::kfd;
 use proto::framing::tokio_io::Connection;
 use proto::message::{Reply, Request};
@@ -149,7 +149,11 @@ pub async fn serve(stream: UnixStream, peer_pid: u32, engine: EngineHandle, mut 
                 session.encode_reply(pending, result, &body, &mut out)
             }
             Request::Ioctl(r) => {
-                let (result, payload, ioctl_fds) = run_ioctl(&engine, &attached, &mut waiter, r.cmd, r.payload).await;
+                // The descriptors that came with the request (the session checked their number):
+                // the client's memory behind a USERPTR allocation.
+                let memory: Vec<Lent> = r.fds.iter().copied().zip(rx.fds).collect();
+                let (result, payload, ioctl_fds) =
+                    run_ioctl(&engine, &attached, &mut waiter, r.cmd, r.payload, memory).await;
                 fds = ioctl_fds;
                 let descs: Vec<_> = fds.iter().map(|(d, _)| *d).collect();
                 session.encode_ioctl_reply(pending, result, &payload, &descs, &mut out)
@@ -243,6 +247,7 @@ async fn run_ioctl(
     waiter: &mut Option<WaitWorker>,
     cmd: u32,
     mut payload: Vec<u8>,
+    memory: Vec<Lent>,
 ) -> (i32, Vec<u8>, Vec<FdOut>) {
     let blocking_wait = cmd == kfd::cmd::WAIT_EVENTS
         && payload.len() >= size_of::<kfd::WaitEventsArgs>()
@@ -269,7 +274,7 @@ async fn run_ioctl(
             (r.err().map_or(0, |e| -e.errno()), payload, Vec::new())
         }
         Attachment::Session { id, .. } => {
-            match call(engine, |reply| Job::Ioctl { session_id: *id, cmd, payload, reply }).await {
+            match call(engine, |reply| Job::Ioctl { session_id: *id, cmd, payload, memory, reply }).await {
                 Some(done) => (done.result, done.payload, done.fds),
                 None => (-libc::ESHUTDOWN, Vec::new(), Vec::new()),
             }

@@ -4,13 +4,14 @@
 //! (Blocking WAIT_EVENTS never comes here: connection tasks run it on a
 //! blocking thread against the session's process directly.)
 
-use proto::abi::kfd::{self, alloc_flags};
 use proto::payload::{
     fd_access, AllocationStatus, FdDesc, FdKind, MmapRequest, QueueStatus, SessionStatus, StatusReply,
 };
-use sim::kfd::{DeviceFile, KfdProcess, MapKind, UserptrMode};
+use sim::kfd::{DeviceFile, KfdError, KfdProcess, MapKind, UserptrMode};
+use sim::memory::{LentMemory, LentPiece};
 use sim::Machine;
 use std::collections::HashMap;
+use std::os::fd::AsFd;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,6 +20,10 @@ use tokio::sync::{mpsc, oneshot};
 
 /// A descriptor to send with a reply, and its description.
 pub type FdOut = (FdDesc, OwnedFd);
+
+/// A descriptor a client lent with a request (the memory behind a USERPTR
+/// range), and its description.
+pub type Lent = (FdDesc, OwnedFd);
 
 /// What a new session is.
 pub struct Opened {
@@ -38,7 +43,7 @@ pub struct IoctlDone {
 pub enum Job {
     Open { pid: u32, reply: oneshot::Sender<Result<Opened, i32>> },
     Attach { session_id: u64, token: u64, reply: oneshot::Sender<Result<Arc<KfdProcess>, i32>> },
-    Ioctl { session_id: u64, cmd: u32, payload: Vec<u8>, reply: oneshot::Sender<IoctlDone> },
+    Ioctl { session_id: u64, cmd: u32, payload: Vec<u8>, memory: Vec<Lent>, reply: oneshot::Sender<IoctlDone> },
     Mmap { session_id: u64, req: MmapRequest, reply: oneshot::Sender<Result<FdOut, i32>> },
     WaitConnections { session_id: u64, delta: i32 },
     Close { session_id: u64 },
@@ -143,7 +148,7 @@ impl Engine {
     fn handle(&mut self, job: Job) {
         match job {
             Job::Open { pid, reply } => {
-                let r = self.machine.open_process(pid, UserptrMode::Arena).map_err(|e| e.errno()).map(|process| {
+                let r = self.machine.open_process(pid, UserptrMode::Lent).map_err(|e| e.errno()).map(|process| {
                     let session_id = self.next_id;
                     self.next_id += 1;
                     let token = random_token();
@@ -166,9 +171,9 @@ impl Engine {
                     s.wait_connections = s.wait_connections.saturating_add_signed(delta);
                 }
             }
-            Job::Ioctl { session_id, cmd, mut payload, reply } => {
+            Job::Ioctl { session_id, cmd, mut payload, memory, reply } => {
                 let done = match self.sessions.get(&session_id) {
-                    Some(s) => ioctl(&self.machine, &s.process, cmd, &mut payload),
+                    Some(s) => ioctl(&self.machine, &s.process, cmd, &mut payload, memory),
                     None => Err(libc::EBADF),
                 };
                 let _ = reply.send(match done {
@@ -256,9 +261,15 @@ fn arena_fd(process: &KfdProcess) -> Result<OwnedFd, i32> {
     rustix::io::fcntl_dupfd_cloexec(process.arena_fd(), 3).map_err(|e| e.raw_os_error())
 }
 
-/// Runs one ioctl; a USERPTR allocation's reply carries the memory file the
-/// client moves its pages into.
-fn ioctl(machine: &Machine, process: &KfdProcess, cmd: u32, payload: &mut [u8]) -> Result<Vec<FdOut>, i32> {
+/// Runs one ioctl. A USERPTR allocation comes with the client's memory
+/// behind the range (`memory`), which the process maps and keeps.
+fn ioctl(
+    machine: &Machine,
+    process: &KfdProcess,
+    cmd: u32,
+    payload: &mut [u8],
+    memory: Vec<Lent>,
+) -> Result<Vec<FdOut>, i32> {
     if proto::abi::ioc_type(cmd) == proto::abi::drm::DRM_IOCTL_BASE {
         // All GPUs of a config are the same device: answer from GPU 0.
         let minor = machine.gpus().first().map_or(128, |g| g.drm_render_minor);
@@ -267,26 +278,25 @@ fn ioctl(machine: &Machine, process: &KfdProcess, cmd: u32, payload: &mut [u8]) 
             e.errno()
         });
     }
-    process.ioctl(cmd, payload).map_err(|e| {
-        if e.is_unsupported_request() {
+    let done = if memory.is_empty() {
+        process.ioctl(cmd, payload)
+    } else {
+        // proto let descriptors through only for a USERPTR ALLOC_MEMORY_OF_GPU.
+        let pieces: Vec<LentPiece<'_>> = memory
+            .iter()
+            .map(|(desc, fd)| LentPiece { fd: fd.as_fd(), offset: desc.offset, len: desc.length })
+            .collect();
+        LentMemory::map(&pieces).map_err(KfdError::from).and_then(|lent| process.alloc_lent_userptr(payload, lent))
+    };
+    done.map_err(|e| {
+        if e.is_unsupported_request() || matches!(e, KfdError::Memory(_)) {
             tracing::warn!("session of process {}: {}: {e}", process.pid(), proto::ioctl::name_of(cmd));
         } else {
             tracing::debug!("{}: {e}", proto::ioctl::name_of(cmd));
         }
         e.errno()
     })?;
-    let mut fds = Vec::new();
-    if cmd == kfd::cmd::ALLOC_MEMORY_OF_GPU {
-        let a: kfd::AllocMemoryOfGpuArgs =
-            bytemuck::pod_read_unaligned(&payload[..size_of::<kfd::AllocMemoryOfGpuArgs>()]);
-        if a.flags & alloc_flags::USERPTR != 0 {
-            if let Some((offset, length)) = process.userptr_backing(a.handle) {
-                let desc = FdDesc { kind: FdKind::Userptr, access: fd_access::READ | fd_access::WRITE, offset, length };
-                fds.push((desc, arena_fd(process)?));
-            }
-        }
-    }
-    Ok(fds)
+    Ok(Vec::new())
 }
 
 fn mmap(process: &KfdProcess, req: &MmapRequest) -> Result<FdOut, i32> {

@@ -1,19 +1,20 @@
 //! GPU memory ioctls (ALLOC/FREE/MAP/UNMAP_MEMORY) and mmap resolution.
 //!
 //! VRAM, GTT, doorbell and MMIO buffers live in the process's memfd arena;
-//! USERPTR buffers are the application's own pages (local mode) or arena
-//! pages the client moves its pages into (daemon mode). The mmap offset
+//! USERPTR buffers are the application's own pages: reached at their address
+//! in local mode, lent by the client as memfds in daemon mode. The mmap offset
 //! handed back for VRAM/GTT is [`BO_MMAP_BASE`] plus the arena offset, so a
 //! later `mmap(render_fd, offset)` finds the pages again.
 
 use super::process::{read_elem, KfdProcess};
 use super::KfdError;
 use crate::config::Device;
-use crate::memory::{Arena, VmRange, PAGE_SIZE};
+use crate::memory::{Arena, LentMemory, VmRange, PAGE_SIZE};
 use proto::abi::kfd::{self, alloc_flags, mmap_offset};
-use proto::ioctl::IoctlView;
+use proto::ioctl::{split_payload, IoctlView};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// VRAM/GTT mmap offsets start here: far above any arena offset, and below
 /// the KFD offsets of doorbells/MMIO (`gpu_id << 46`).
@@ -25,9 +26,10 @@ pub enum UserptrMode {
     /// The simulator runs inside the application: it uses the application's
     /// own pages at their CPU address.
     Direct,
-    /// The simulator runs elsewhere (the daemon): USERPTR ranges get arena
-    /// pages, into which the client moves its pages.
-    Arena,
+    /// The simulator runs elsewhere (the daemon): the client lends the
+    /// pages of each USERPTR range as memfds it backs them with
+    /// ([`KfdProcess::alloc_lent_userptr`]).
+    Lent,
 }
 
 /// Where an allocation's bytes are.
@@ -38,6 +40,9 @@ pub enum Backing {
     Arena { offset: u64, owned: bool },
     /// The application's own pages at this CPU address (local mode USERPTR).
     User { addr: u64 },
+    /// Pages the client lent (daemon mode USERPTR), mapped here at `host`;
+    /// the process's table holds the [`LentMemory`].
+    Lent { host: usize },
 }
 
 /// One ALLOC_MEMORY_OF_GPU.
@@ -59,6 +64,7 @@ impl Allocation {
         match self.backing {
             Backing::Arena { offset, .. } => arena.host_addr(offset),
             Backing::User { addr } => addr as usize,
+            Backing::Lent { host } => host,
         }
     }
 }
@@ -121,6 +127,8 @@ pub struct AllocTable {
     event_page: Option<u64>,
     /// An events page we allocated ourselves for an EVENTS mmap.
     own_event_page: Option<u64>,
+    /// The memory behind [`Backing::Lent`] allocations, by handle.
+    lent: BTreeMap<u64, Arc<LentMemory>>,
 }
 
 /// Bytes of the events page: one u64 slot per signal event.
@@ -140,6 +148,7 @@ impl AllocTable {
             mmio_pages: vec![None; gpus.len()],
             event_page: None,
             own_event_page: None,
+            lent: BTreeMap::new(),
         }
     }
 
@@ -217,6 +226,22 @@ impl AllocTable {
 
 impl KfdProcess {
     pub(crate) fn alloc_memory(&self, a: &mut kfd::AllocMemoryOfGpuArgs) -> Result<(), KfdError> {
+        self.alloc_memory_with(a, None)
+    }
+
+    /// ALLOC_MEMORY_OF_GPU of USERPTR memory in daemon mode, whose pages the
+    /// client lent: `payload` is the ioctl's (argument struct), `memory` the
+    /// client's memfds mapped here, exactly the registered range in whole
+    /// pages.
+    pub fn alloc_lent_userptr(&self, payload: &mut [u8], memory: LentMemory) -> Result<(), KfdError> {
+        let mut view = split_payload(kfd::cmd::ALLOC_MEMORY_OF_GPU, payload)?;
+        let mut a: kfd::AllocMemoryOfGpuArgs = view.get();
+        self.alloc_memory_with(&mut a, Some(memory))?;
+        view.set(&a);
+        Ok(())
+    }
+
+    fn alloc_memory_with(&self, a: &mut kfd::AllocMemoryOfGpuArgs, lent: Option<LentMemory>) -> Result<(), KfdError> {
         let gpu = self.gpu_index(a.gpu_id)?;
         let kind = a.flags & alloc_flags::KIND_MASK;
         if kind.count_ones() != 1 {
@@ -226,7 +251,11 @@ impl KfdProcess {
             return Err(KfdError::BadArgument(format!("allocation at {:#x} of {:#x} bytes", a.va_addr, a.size)));
         }
         let size = a.size.div_ceil(PAGE_SIZE) * PAGE_SIZE;
+        if lent.is_some() && kind != alloc_flags::USERPTR {
+            return Err(KfdError::BadArgument(format!("memory lent for a non-USERPTR allocation ({:#x})", a.flags)));
+        }
         let mut table = self.allocs();
+        let mut lent = lent.map(Arc::new);
         let align = if size >= 2 << 20 { 2 << 20 } else { PAGE_SIZE };
         let (backing, offset_out) = match kind {
             alloc_flags::VRAM => {
@@ -251,11 +280,25 @@ impl KfdProcess {
                 if user == 0 || !user.is_multiple_of(PAGE_SIZE) {
                     return Err(KfdError::BadArgument(format!("USERPTR address {user:#x} is not a page address")));
                 }
-                match table.userptr {
-                    UserptrMode::Direct => (Backing::User { addr: user }, user),
-                    UserptrMode::Arena => {
-                        let off = self.arena.alloc(size, PAGE_SIZE)?;
-                        (Backing::Arena { offset: off, owned: true }, BO_MMAP_BASE + off)
+                match (table.userptr, &lent) {
+                    (UserptrMode::Direct, None) => (Backing::User { addr: user }, user),
+                    (UserptrMode::Lent, Some(memory)) if memory.len() == size => {
+                        (Backing::Lent { host: memory.host_addr() }, user)
+                    }
+                    (UserptrMode::Lent, Some(memory)) => {
+                        return Err(KfdError::BadArgument(format!(
+                            "{:#x} bytes of memory lent for a {size:#x}-byte USERPTR range",
+                            memory.len()
+                        )))
+                    }
+                    (UserptrMode::Lent, None) => {
+                        return Err(KfdError::BadArgument(format!(
+                            "USERPTR range {user:#x} registered without its memory (the daemon cannot reach \
+                             the client's pages otherwise)"
+                        )))
+                    }
+                    (UserptrMode::Direct, Some(_)) => {
+                        return Err(KfdError::BadArgument("memory lent to an in-process simulator".into()))
                     }
                 }
             }
@@ -280,6 +323,9 @@ impl KfdProcess {
             _ => unreachable!("kind has exactly one of the KIND_MASK bits"),
         };
         let handle = table.new_handle(a.gpu_id);
+        if let Some(memory) = lent.take() {
+            table.lent.insert(handle, memory);
+        }
         table.allocs.insert(
             handle,
             Allocation {
@@ -306,6 +352,7 @@ impl KfdProcess {
             return Err(KfdError::Busy("the buffer is still mapped to a GPU"));
         }
         table.allocs.remove(&handle);
+        table.lent.remove(&handle);
         tracing::trace!(handle, va = alloc.va, size = alloc.size, "KFD free");
         if let Backing::Arena { offset, owned: true } = alloc.backing {
             self.arena.free(offset, alloc.size);
@@ -350,7 +397,12 @@ impl KfdProcess {
                         writable: alloc.flags & alloc_flags::WRITABLE != 0,
                         handle: alloc.handle,
                     };
-                    if let Err(e) = self.update_vm(|vm| vm.map(range)) {
+                    let lent = table.lent.get(&alloc.handle).cloned();
+                    let mapped = self.update_vm(|vm| match lent {
+                        Some(memory) => vm.map_lent(range, memory),
+                        None => vm.map(range),
+                    });
+                    if let Err(e) = mapped {
                         result = Err(e.into());
                         break;
                     }
@@ -380,17 +432,6 @@ impl KfdProcess {
         table.allocs.insert(alloc.handle, alloc);
         view.set(&args);
         result
-    }
-
-    /// Where the arena pages behind a USERPTR allocation are (daemon mode,
-    /// where the client moves its pages there): `(file offset, length)`.
-    pub fn userptr_backing(&self, handle: u64) -> Option<(u64, u64)> {
-        let table = self.allocs();
-        let a = table.get(handle)?;
-        match (a.flags & alloc_flags::KIND_MASK, a.backing) {
-            (alloc_flags::USERPTR, Backing::Arena { offset, .. }) => Some((offset, a.size)),
-            _ => None,
-        }
     }
 
     /// Allocates `size` bytes of `flags` memory at GPU VA `va` on GPU `gpu`
@@ -447,7 +488,9 @@ impl KfdProcess {
                         if let Some(a) = table.event_page.and_then(|h| table.allocs.get(&h)) {
                             match a.backing {
                                 Backing::Arena { offset, .. } => (offset, a.size, MapKind::Events),
-                                Backing::User { .. } => return Err(KfdError::BadMmap { offset, len }),
+                                Backing::User { .. } | Backing::Lent { .. } => {
+                                    return Err(KfdError::BadMmap { offset, len })
+                                }
                             }
                         } else {
                             let off = match table.own_event_page {

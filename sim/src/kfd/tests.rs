@@ -125,6 +125,49 @@ fn userptr_maps_gpu_va_to_the_cpu_address() {
     assert_eq!(alloc(&p, gpu_va, 4096, alloc_flags::USERPTR, 0).unwrap_err().errno(), EINVAL);
 }
 
+/// Daemon mode: the client lends the pages of a USERPTR range as a memfd.
+#[test]
+fn lent_userptr_reaches_the_lenders_pages_and_outlives_vm_snapshots() {
+    use crate::memory::{GpuMem, LentMemory, LentPiece};
+    use rustix::fd::AsFd;
+    use rustix::fs::{MemfdFlags, SealFlags};
+    let m = Machine::new(default_config());
+    let p = m.open_process(1234, UserptrMode::Lent).unwrap();
+    let fd = rustix::fs::memfd_create("lender", MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING).unwrap();
+    rustix::fs::ftruncate(&fd, 0x2000).unwrap();
+    rustix::fs::fcntl_add_seals(&fd, SealFlags::SHRINK).unwrap();
+    let user = 0x7f12_3456_7000u64;
+    let args = kfd::AllocMemoryOfGpuArgs {
+        va_addr: 0x5555_0000_0000,
+        size: 0x1800,
+        mmap_offset: user,
+        gpu_id: gpu_id(&p),
+        flags: alloc_flags::USERPTR | alloc_flags::WRITABLE,
+        ..Default::default()
+    };
+    // Without its memory, or with too little, the registration is refused.
+    assert_eq!(alloc(&p, args.va_addr, args.size, args.flags, user).unwrap_err().errno(), EINVAL);
+    let piece = |len| [LentPiece { fd: fd.as_fd(), offset: 0, len }];
+    let mut payload = bytemuck::bytes_of(&args).to_vec();
+    let short = LentMemory::map(&piece(0x1000)).unwrap();
+    assert_eq!(p.alloc_lent_userptr(&mut payload, short).unwrap_err().errno(), EINVAL);
+    p.alloc_lent_userptr(&mut payload, LentMemory::map(&piece(0x2000)).unwrap()).unwrap();
+    let a: kfd::AllocMemoryOfGpuArgs = bytemuck::pod_read_unaligned(&payload);
+    assert_eq!(a.mmap_offset, user, "USERPTR memory has no mmap offset of its own");
+    map(&p, a.handle, cmd::MAP_MEMORY_TO_GPU).unwrap();
+    let snapshot = p.vm();
+    GpuMem::new(&snapshot).write::<u32>(args.va_addr + 0x1004, 0xfeed_f00d).unwrap();
+    let mut word = [0u8; 4];
+    rustix::io::pread(&fd, &mut word, 0x1004).unwrap();
+    assert_eq!(u32::from_le_bytes(word), 0xfeed_f00d, "the GPU wrote the lender's page");
+    // Unmapped and freed while an engine still holds a snapshot: the mapping
+    // stays valid for that snapshot.
+    map(&p, a.handle, cmd::UNMAP_MEMORY_FROM_GPU).unwrap();
+    call(&p, cmd::FREE_MEMORY_OF_GPU, kfd::FreeMemoryOfGpuArgs { handle: a.handle }, &[]).unwrap();
+    assert!(p.vm().translate(args.va_addr, 4, false).is_err());
+    assert_eq!(GpuMem::new(&snapshot).read::<u32>(args.va_addr + 0x1004).unwrap(), 0xfeed_f00d);
+}
+
 #[test]
 fn doorbell_and_mmio_pages_map_through_the_kfd_fd() {
     let (_, p) = process();

@@ -6,7 +6,9 @@
 //! access the simulated GPU makes is translated here; a miss is a GPU page
 //! fault, never a host crash.
 
+use super::LentMemory;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One mapped range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,9 +62,15 @@ pub enum VmError {
 }
 
 /// The mapped ranges of one process, keyed by start address.
+///
+/// A range over memory a client lent ([`LentMemory`]) holds that memory
+/// alive: the engines work on snapshots of this map, so memory freed while a
+/// snapshot still names it is unmapped only when the last snapshot goes.
 #[derive(Debug, Default, Clone)]
 pub struct GpuVm {
     ranges: BTreeMap<u64, VmRange>,
+    /// The lent memory behind ranges, by range start.
+    lent: BTreeMap<u64, Arc<LentMemory>>,
 }
 
 impl GpuVm {
@@ -84,14 +92,33 @@ impl GpuVm {
         Ok(())
     }
 
+    /// Maps a range over lent memory, which it keeps alive while mapped (in
+    /// this map and every snapshot of it). `range.host` must lie in `memory`.
+    pub fn map_lent(&mut self, range: VmRange, memory: Arc<LentMemory>) -> Result<(), VmError> {
+        debug_assert!(
+            range.host >= memory.host_addr()
+                && range.host + range.len as usize <= memory.host_addr() + memory.len() as usize
+        );
+        self.map(range)?;
+        self.lent.insert(range.start, memory);
+        Ok(())
+    }
+
     /// Removes the range starting at `start`.
     pub fn unmap(&mut self, start: u64) -> Option<VmRange> {
+        self.lent.remove(&start);
         self.ranges.remove(&start)
     }
 
     /// Removes every range of allocation `handle`.
     pub fn unmap_handle(&mut self, handle: u64) {
-        self.ranges.retain(|_, r| r.handle != handle);
+        let lent = &mut self.lent;
+        self.ranges.retain(|start, r| {
+            if r.handle == handle {
+                lent.remove(start);
+            }
+            r.handle != handle
+        });
     }
 
     /// The range containing `va`.

@@ -1,14 +1,17 @@
-//! GPU memory: the per-process memfd arena that backs allocations, the GPU
-//! virtual address space that maps them, and the range allocator beneath.
+//! GPU memory: the per-process memfd arena that backs allocations, memory a
+//! daemon client lends (its USERPTR pages), the GPU virtual address space
+//! that maps them, and the range allocator beneath.
 
 pub mod access;
 pub mod arena;
 pub mod gpuvm;
+pub mod lent;
 pub mod ranges;
 
 pub use access::GpuMem;
 pub use arena::{Arena, PAGE_SIZE};
 pub use gpuvm::{GpuFault, GpuVm, VmError, VmRange};
+pub use lent::{LentError, LentMemory, LentPiece};
 
 /// Errors of the memory layer.
 #[derive(Debug, thiserror::Error)]
@@ -19,4 +22,6 @@ pub enum MemoryError {
     Map(rustix::io::Errno),
     #[error("out of simulated memory ({requested} bytes requested)")]
     OutOfMemory { requested: u64 },
+    #[error("memory lent by the client refused: {0}")]
+    Lent(#[from] LentError),
 }
