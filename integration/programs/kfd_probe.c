@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 /* Talks to /dev/kfd directly, the way libhsakmt does, to check the edges:
- * an unknown KFD ioctl, a foreign (terminal) ioctl, and fork, where the
+ * an unknown KFD ioctl, a known one at a size no interface version has, a
+ * foreign (terminal) ioctl, and fork, where the
  * child's inherited fd must fail with EBADF while a fresh open works. */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +20,9 @@
 struct version { uint32_t major, minor; };
 #define GET_VERSION _IOR('K', 0x01, struct version)
 #define UNKNOWN_KFD _IOWR('K', 0x7f, uint64_t)
+/* CREATE_QUEUE exists at 88 bytes (KFD <= 1.16 headers) and 96 (1.17); no header ever
+ * had a 64-byte one. */
+#define ODD_CREATE_QUEUE _IOC(_IOC_READ | _IOC_WRITE, 'K', 0x02, 64)
 
 static int get_version(int fd, struct version *v) { return ioctl(fd, GET_VERSION, v); }
 
@@ -33,13 +37,16 @@ int main(void) {
   uint64_t x = 0;
   int r = ioctl(fd, UNKNOWN_KFD, &x);
   printf("unknown_kfd=%d errno=%s\n", r, r < 0 ? strerrorname_np(errno) : "none");
+  uint8_t queue_args[64] = {0};
+  r = ioctl(fd, ODD_CREATE_QUEUE, queue_args);
+  printf("odd_create_queue=%d errno=%s\n", r, r < 0 ? strerrorname_np(errno) : "none");
   struct termios t;
   r = ioctl(fd, TCGETS, &t);
   printf("terminal_ioctl=%d errno=%s\n", r, r < 0 ? strerrorname_np(errno) : "none");
   r = get_version(fd, (struct version *)8);
   printf("bad_pointer=%d errno=%s\n", r, r < 0 ? strerrorname_np(errno) : "none");
 
-  /* The driver's memory file is not the application's to close. */
+  /* The driver's own fds are not the application's to close. */
   DIR *d = opendir("/proc/self/fd");
   struct dirent *e;
   int internal = -1;
@@ -49,7 +56,8 @@ int main(void) {
     ssize_t n = readlink(path, target, sizeof target - 1);
     if (n > 0) {
       target[n] = 0;
-      if (strstr(target, "rocjitsu-gpu-memory")) internal = atoi(e->d_name);
+      /* The simulator's memory file (local mode) or its daemon connection (daemon mode). */
+      if (strstr(target, "rocjitsu-gpu-memory") || !strncmp(target, "socket:", 7)) internal = atoi(e->d_name);
     }
   }
   closedir(d);

@@ -51,8 +51,13 @@ __global__ void imath(const long long* x, const long long* y, long long* out) {
   out[i * 4 + 3] = (long long)(ua / ub);
 }
 
-// Bounds (ulp) from the HIP math library documentation.
-static const int f_ulp[8] = {2, 2, 2, 1, 1, 2, 8, 1};
+// Bounds (ulp) from the HIP math library documentation, except logf: LLVM 21 (ROCm 6.4)
+// contracts the last step of its log2(x)*ln2 expansion (r = y*C; e = fma(y,C,-r) +
+// y*C_lo; r + e) into fma(y, C, e), which counts the rounding error of y*C twice. The
+// instructions it emits give 2 ulp for e.g. logf(49.7967186) with a correctly rounded
+// v_log_f32 (checked bit by bit on the CPU), so the compiled code, not the GPU, sets
+// the bound; LLVM 15 (ROCm 5.2) stays within 1.
+static const int f_ulp[8] = {2, 2, 2, 2, 1, 2, 8, 1};
 static const char* names[8] = {"sin", "cos", "exp", "log", "sqrt", "rsqrt", "pow", "fma"};
 static const int d_ulp[8] = {2, 2, 2, 1, 1, 2, 2, 1};
 

@@ -24,7 +24,20 @@
 #include <hiprand/hiprand.h>
 #include <rocrand/rocrand_kernel.h>
 #include <rocrand/rocrand_sobol32_precomputed.h>
+#include <rocrand/rocrand_version.h>
 #include <vector>
+
+// The rocRANDs after ROCm 5.2's 2.10.9 (trixie's 2.10.17, sid's 3.3) renamed the
+// direction-vector table and made the MRG distribution helpers templates over the engine.
+#if ROCRAND_VERSION > 201009
+#define SOBOL32_DIRECTIONS rocrand_h_sobol32_direction_vectors
+#define MRG32K3A_UNIFORM(v) mrg_uniform_distribution<rocrand_state_mrg32k3a>(v)
+#define MRG32K3A_NORMAL2(x, y) mrg_normal_distribution2<rocrand_state_mrg32k3a>(x, y)
+#else
+#define SOBOL32_DIRECTIONS h_sobol32_direction_vectors
+#define MRG32K3A_UNIFORM(v) mrg_uniform_distribution(v)
+#define MRG32K3A_NORMAL2(x, y) mrg_normal_distribution2(x, y)
+#endif
 
 #define RAND_CHECK(x)                                                              \
   do {                                                                             \
@@ -87,7 +100,7 @@ static void device_api(const char* what, const unsigned* d_dirs, double normal_t
   std::vector<Draws> got(THREADS), want(THREADS);
   HIP_CHECK(hipMemcpy(got.data(), d, THREADS * sizeof(Draws), hipMemcpyDeviceToHost));
   HIP_CHECK(hipFree(d));
-  for (int t = 0; t < THREADS; t++) draw<S>(t, h_sobol32_direction_vectors, want.data());
+  for (int t = 0; t < THREADS; t++) draw<S>(t, SOBOL32_DIRECTIONS, want.data());
   for (int t = 0; t < THREADS; t++)
     for (int i = 0; i < PER; i++) {
       const Draws &g = got[t], &w = want[t];
@@ -186,7 +199,7 @@ static void library_generators() {
     auto u = generate<unsigned>(HIPRAND_RNG_QUASI_SOBOL32, 0);
     auto f = generate<float>(HIPRAND_RNG_QUASI_SOBOL32, 1);
     rocrand_state_sobol32 s;
-    rocrand_init(h_sobol32_direction_vectors, 0, &s);
+    rocrand_init(SOBOL32_DIRECTIONS, 0, &s);
     for (size_t i = 0; i < N; i++) {
       unsigned want = rocrand(&s);
       if (u[i] != want) fail("hiprand sobol32 uint", "element %zu: %u, host %u", i, u[i], want);
@@ -208,11 +221,11 @@ static void library_generators() {
   }
   {
     check_engines<rocrand_state_mrg32k3a>("hiprand mrg32k3a uniform", generate<float>(HIPRAND_RNG_PSEUDO_MRG32K3A, 1), 1,
-                                          [](rocrand_state_mrg32k3a* s, float* o) { o[0] = mrg_uniform_distribution(s->next()); });
+                                          [](rocrand_state_mrg32k3a* s, float* o) { o[0] = MRG32K3A_UNIFORM(s->next()); });
     check_engines<rocrand_state_mrg32k3a>("hiprand mrg32k3a normal", generate<float>(HIPRAND_RNG_PSEUDO_MRG32K3A, 2), 2,
                                           [](rocrand_state_mrg32k3a* s, float* o) {
                                             unsigned x = s->next(), y = s->next();
-                                            float2 v = mrg_normal_distribution2(x, y);
+                                            float2 v = MRG32K3A_NORMAL2(x, y);
                                             o[0] = v.x, o[1] = v.y;
                                           });
   }
@@ -236,7 +249,7 @@ static void library_generators() {
 int main() {
   unsigned* d_dirs;
   HIP_CHECK(hipMalloc(&d_dirs, 64 * 32 * 4));
-  HIP_CHECK(hipMemcpy(d_dirs, h_sobol32_direction_vectors, 64 * 32 * 4, hipMemcpyHostToDevice));
+  HIP_CHECK(hipMemcpy(d_dirs, SOBOL32_DIRECTIONS, 64 * 32 * 4, hipMemcpyHostToDevice));
   device_api<rocrand_state_xorwow>("rocrand device api xorwow", d_dirs);
   device_api<rocrand_state_mrg32k3a>("rocrand device api mrg32k3a", d_dirs);
   device_api<rocrand_state_philox4x32_10>("rocrand device api philox4x32_10", d_dirs);

@@ -2,6 +2,10 @@
 //! test programs (HIP with hipcc, C with gcc) once per run, and run commands
 //! with a deadline so that a hang fails a test instead of stalling CI.
 
+pub mod stack;
+
+pub use stack::Stack;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Mutex;
@@ -53,7 +57,8 @@ fn out_dir() -> PathBuf {
     d
 }
 
-fn compile(source: &Path, exe: &Path, mut cmd: Command) -> PathBuf {
+/// Runs `cmd` to build `exe` from `source`, unless `exe` is newer (one compiler at a time).
+pub(crate) fn compile(source: &Path, exe: &Path, mut cmd: Command) -> PathBuf {
     let _lock = COMPILE.lock().unwrap_or_else(|e| e.into_inner());
     let fresh = match (exe.metadata(), source.metadata()) {
         (Ok(e), Ok(s)) => e.modified().ok() >= s.modified().ok(),
@@ -72,7 +77,8 @@ fn compile(source: &Path, exe: &Path, mut cmd: Command) -> PathBuf {
     exe.to_path_buf()
 }
 
-/// Compiles `integration/programs/<name>.hip` for gfx90a (once per run).
+/// Compiles `integration/programs/<name>.hip` for gfx90a with the host's ROCm 5.2 hipcc
+/// (once per run).
 pub fn hip_program(name: &str) -> PathBuf {
     hip_program_with(name, &[])
 }
@@ -94,12 +100,7 @@ pub fn program_file(name: &str) -> PathBuf {
 
 /// [`hip_program`] linked with extra libraries (`-l<lib>` each).
 pub fn hip_program_with(name: &str, libs: &[&str]) -> PathBuf {
-    let source = root().join("integration/programs").join(format!("{name}.hip"));
-    let exe = out_dir().join(name);
-    let mut cmd = Command::new("hipcc");
-    cmd.args(["--offload-arch=gfx90a", "-O2", "-o"]).arg(&exe).arg(&source);
-    cmd.args(libs.iter().map(|l| format!("-l{l}")));
-    compile(&source, &exe, cmd)
+    Stack::Host.hip_program(name, "gfx90a", libs)
 }
 
 /// Compiles `integration/programs/<name>.c` with gcc, linking `libs`.
@@ -290,4 +291,26 @@ impl Drop for Daemon {
             let _ = self.child.wait();
         }
     }
+}
+
+/// The lines of the GPU agent's block in rocminfo's output.
+pub fn gpu_agent_block(out: &str) -> &str {
+    let start = out.find("Name:                    gfx").expect("a GPU agent is listed");
+    &out[start..]
+}
+
+/// Checks rocminfo's output for the default config's MI210 (any ROCm version).
+pub fn check_mi210_rocminfo(out: &str) {
+    assert!(out.contains("ROCk module is loaded"), "rocminfo's lsmod check passes:\n{out}");
+    let agents = field_lines(out, "Device Type");
+    assert_eq!(agents, ["CPU", "GPU"], "one CPU and one GPU agent");
+    let gpu = gpu_agent_block(out);
+    assert_eq!(field_lines(gpu, "Name").first(), Some(&"gfx90a"));
+    assert_eq!(field_lines(gpu, "Marketing Name").first(), Some(&"AMD Instinct MI210"));
+    assert_eq!(field_lines(gpu, "Compute Unit").first(), Some(&"104"));
+    assert_eq!(field_lines(gpu, "Wavefront Size").first(), Some(&"64(0x40)"));
+    assert!(gpu.contains("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"), "ISA name:\n{gpu}");
+    // The global pool is local_mem_size (68702699520 bytes) in KiB.
+    let sizes = field_lines(gpu, "Size");
+    assert!(sizes.contains(&"67092480(0x3ffc000) KB"), "VRAM pool sized from the config: {sizes:?}");
 }

@@ -1,9 +1,11 @@
 //! HIP programs whose kernels run on the simulated GPU, each checking its results against
 //! a CPU reference computed in the program (issue "The simulated GPU executes …"), in
 //! local mode, with the blit-kernel copy path (`HSA_ENABLE_SDMA=0`), and in daemon mode
-//! (a private `--daemon` and `--attach` to a shared one; issue "Daemon mode …").
+//! (a private `--daemon` and `--attach` to a shared one; issue "Daemon mode …") — under
+//! each ROCm stack: the host's 5.2, Debian 13's ROCR 6.1 + HIP 5.7 and sid's ROCm 6.4, every
+//! program compiled by that stack's own hipcc (issue "The ROCm that people run today").
 
-use integration::{hip_program, rocjitsu, run, Daemon, Outcome};
+use integration::{run, Daemon, Outcome, Stack};
 use std::process::Command;
 use std::time::Duration;
 
@@ -38,8 +40,15 @@ fn expected(name: &str) -> &'static [&'static str] {
     PROGRAMS.iter().find(|p| p.0 == name).map(|p| p.1).expect("a listed program")
 }
 
-fn check(name: &str, how: &str, o: &Outcome) {
-    o.assert_success();
+fn check(stack: Stack, name: &str, how: &str, o: &Outcome) {
+    let how = format!("{how}, {}", stack.name());
+    assert!(
+        o.status.success(),
+        "{name} ({how}) failed with {}:\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        o.stdout,
+        o.stderr
+    );
     assert!(!o.stdout.contains("FAIL"), "{name} ({how}) reported a failure:\n{}\n{}", o.stdout, o.stderr);
     for pass in expected(name) {
         assert!(
@@ -51,11 +60,16 @@ fn check(name: &str, how: &str, o: &Outcome) {
     }
 }
 
-fn local(name: &str, env: &[(&str, &str)]) -> Outcome {
-    let mut cmd = rocjitsu();
-    cmd.arg("--").arg(hip_program(name));
+/// `name` compiled by `stack`'s hipcc for the MI210.
+fn program(stack: Stack, name: &str) -> std::path::PathBuf {
+    stack.hip_program(name, "gfx90a", &[])
+}
+
+fn local(stack: Stack, name: &str, env: &[(&str, &str)]) -> Outcome {
+    let mut cmd = stack.rocjitsu();
+    cmd.arg("--").arg(program(stack, name));
     cmd.envs(env.iter().copied());
-    run(cmd, DEADLINE)
+    stack.run(cmd, DEADLINE)
 }
 
 fn each_program(f: impl Fn(&str)) {
@@ -64,47 +78,49 @@ fn each_program(f: impl Fn(&str)) {
     }
 }
 
-#[test]
-fn programs_pass_in_local_mode() {
-    each_program(|name| check(name, "local", &local(name, &[])));
+fn all_pass_in_local_mode(stack: Stack) {
+    each_program(|name| check(stack, name, "local", &local(stack, name, &[])));
 }
 
-#[test]
-fn copies_through_blit_kernels_pass() {
+fn copies_pass_through_blit_kernels(stack: Stack) {
     for name in ["vector_add", "copies", "streams_events", "saxpy"] {
-        check(name, "HSA_ENABLE_SDMA=0", &local(name, &[("HSA_ENABLE_SDMA", "0")]));
+        check(stack, name, "HSA_ENABLE_SDMA=0", &local(stack, name, &[("HSA_ENABLE_SDMA", "0")]));
     }
 }
 
-#[test]
-fn programs_pass_with_a_private_daemon() {
+fn all_pass_with_a_private_daemon(stack: Stack) {
     each_program(|name| {
-        let mut cmd = rocjitsu();
-        cmd.arg("--daemon").arg("--").arg(hip_program(name));
-        check(name, "--daemon", &run(cmd, DEADLINE));
+        let mut cmd = stack.rocjitsu();
+        cmd.arg("--daemon").arg("--").arg(program(stack, name));
+        check(stack, name, "--daemon", &stack.run(cmd, DEADLINE));
     });
 }
 
-#[test]
-fn programs_pass_attached_to_a_shared_daemon() {
+/// `rocjitsu --attach` to `daemon` (which runs on the host) from `stack`.
+fn attach(stack: Stack, daemon: &Daemon) -> Command {
+    let mut c = stack.rocjitsu();
+    c.arg("--attach").arg("--socket").arg(&daemon.socket).env("ROCJITSU_RUNTIME_DIR", daemon.dir.path());
+    c
+}
+
+fn all_pass_attached_to_a_shared_daemon(stack: Stack) {
     let daemon = Daemon::start("mi210");
     each_program(|name| {
-        let mut cmd: Command = daemon.attach();
-        cmd.arg("--").arg(hip_program(name));
-        check(name, "--attach", &run(cmd, DEADLINE));
+        let mut cmd = attach(stack, &daemon);
+        cmd.arg("--").arg(program(stack, name));
+        check(stack, name, "--attach", &stack.run(cmd, DEADLINE));
     });
     // The daemon is still serving after all of them.
-    let mut cmd = daemon.attach();
-    cmd.arg("--").arg(hip_program("vector_add"));
-    check("vector_add", "--attach after the others", &run(cmd, DEADLINE));
+    let mut cmd = attach(stack, &daemon);
+    cmd.arg("--").arg(program(stack, "vector_add"));
+    check(stack, "vector_add", "--attach after the others", &stack.run(cmd, DEADLINE));
 }
 
-#[test]
-fn two_gpus_run_kernels_and_copy_peer_to_peer() {
+fn two_gpus_run_kernels_and_copy_peer_to_peer(stack: Stack) {
     for mode in [&[][..], &["--daemon"][..]] {
-        let mut cmd = rocjitsu();
-        cmd.args(mode).args(["--config", "mi210-2gpu", "--"]).arg(hip_program("multi_gpu"));
-        let o = run(cmd, DEADLINE);
+        let mut cmd = stack.rocjitsu();
+        cmd.args(mode).args(["--config", "mi210-2gpu", "--"]).arg(program(stack, "multi_gpu"));
+        let o = stack.run(cmd, DEADLINE);
         o.assert_success();
         for line in ["PASS kernels_on_two_devices", "PASS peer_copy"] {
             assert!(o.stdout.lines().any(|l| l == line), "{mode:?}: no `{line}`:\n{}\n{}", o.stdout, o.stderr);
@@ -112,33 +128,24 @@ fn two_gpus_run_kernels_and_copy_peer_to_peer() {
     }
 }
 
-#[test]
-fn device_printf_prints_every_line() {
-    let o = local("printf", &[]);
-    o.assert_success();
-    for b in 0..2 {
-        for t in 0..3 {
-            let line = format!("hello from thread {t} of block {b}: {} {:.2}", 40 + t, 1.5 * t as f64);
-            assert!(o.stdout.contains(&line), "missing `{line}`:\n{}", o.stdout);
+fn device_printf_prints_every_line(stack: Stack) {
+    for mode in [&[][..], &["--daemon"][..]] {
+        let mut cmd = stack.rocjitsu();
+        cmd.args(mode).arg("--").arg(program(stack, "printf"));
+        let o = stack.run(cmd, DEADLINE);
+        o.assert_success();
+        for b in 0..2 {
+            for t in 0..3 {
+                let line = format!("hello from thread {t} of block {b}: {} {:.2}", 40 + t, 1.5 * t as f64);
+                assert!(o.stdout.contains(&line), "{mode:?}: missing `{line}`:\n{}", o.stdout);
+            }
         }
+        assert_eq!(o.stdout.matches("hello from").count(), 6, "{mode:?}: {}", o.stdout);
+        assert!(o.stdout.contains("sync=0"), "{mode:?}: {}", o.stdout);
     }
-    assert_eq!(o.stdout.matches("hello from").count(), 6, "{}", o.stdout);
-    assert!(o.stdout.contains("sync=0"));
 }
 
-#[test]
-fn device_printf_in_daemon_mode() {
-    let mut cmd = rocjitsu();
-    cmd.arg("--daemon").arg("--").arg(hip_program("printf"));
-    let o = run(cmd, DEADLINE);
-    o.assert_success();
-    assert_eq!(o.stdout.matches("hello from").count(), 6, "{}", o.stdout);
-    assert!(o.stdout.contains("hello from thread 2 of block 1: 42 3.00"), "{}", o.stdout);
-}
-
-#[test]
-fn a_bad_pointer_faults_like_the_real_driver_and_the_next_run_works() {
-    let o = local("bad_pointer", &[]);
+fn assert_memory_fault(o: &Outcome) {
     assert!(!o.status.success(), "the faulting program must not succeed:\n{}", o.stdout);
     assert!(
         o.stderr.contains("Memory access fault by GPU") || o.stdout.contains("Memory access fault by GPU"),
@@ -146,18 +153,62 @@ fn a_bad_pointer_faults_like_the_real_driver_and_the_next_run_works() {
         o.stdout,
         o.stderr
     );
-    check("vector_add", "right after a fault", &local("vector_add", &[]));
 }
 
-#[test]
-fn a_fault_in_one_daemon_client_leaves_the_others_running() {
-    let daemon = Daemon::start("mi210");
-    let mut bad = daemon.attach();
-    bad.arg("--").arg(hip_program("bad_pointer"));
-    let o = run(bad, DEADLINE);
-    assert!(!o.status.success());
-    assert!(o.stderr.contains("Memory access fault by GPU") || o.stdout.contains("Memory access fault by GPU"));
-    let mut good = daemon.attach();
-    good.arg("--").arg(hip_program("saxpy"));
-    check("saxpy", "--attach after another client's fault", &run(good, DEADLINE));
+fn a_bad_pointer_faults_like_the_real_driver_and_the_next_run_works(stack: Stack) {
+    assert_memory_fault(&local(stack, "bad_pointer", &[]));
+    check(stack, "vector_add", "right after a fault", &local(stack, "vector_add", &[]));
 }
+
+fn a_fault_in_one_daemon_client_leaves_the_others_running(stack: Stack) {
+    let daemon = Daemon::start("mi210");
+    let mut bad = attach(stack, &daemon);
+    bad.arg("--").arg(program(stack, "bad_pointer"));
+    assert_memory_fault(&run(bad, DEADLINE));
+    let mut good = attach(stack, &daemon);
+    good.arg("--").arg(program(stack, "saxpy"));
+    check(stack, "saxpy", "--attach after another client's fault", &stack.run(good, DEADLINE));
+}
+
+/// The tests above, once per stack.
+macro_rules! per_stack {
+    ($($stack:ident: $module:ident),*) => {$(
+        mod $module {
+            use super::*;
+            #[test]
+            fn programs_pass_in_local_mode() {
+                all_pass_in_local_mode(Stack::$stack);
+            }
+            #[test]
+            fn copies_through_blit_kernels_pass() {
+                copies_pass_through_blit_kernels(Stack::$stack);
+            }
+            #[test]
+            fn programs_pass_with_a_private_daemon() {
+                all_pass_with_a_private_daemon(Stack::$stack);
+            }
+            #[test]
+            fn programs_pass_attached_to_a_shared_daemon() {
+                all_pass_attached_to_a_shared_daemon(Stack::$stack);
+            }
+            #[test]
+            fn two_gpus_run_kernels_and_copy_peer_to_peer() {
+                super::two_gpus_run_kernels_and_copy_peer_to_peer(Stack::$stack);
+            }
+            #[test]
+            fn device_printf_prints_every_line() {
+                super::device_printf_prints_every_line(Stack::$stack);
+            }
+            #[test]
+            fn a_bad_pointer_faults_like_the_real_driver_and_the_next_run_works() {
+                super::a_bad_pointer_faults_like_the_real_driver_and_the_next_run_works(Stack::$stack);
+            }
+            #[test]
+            fn a_fault_in_one_daemon_client_leaves_the_others_running() {
+                super::a_fault_in_one_daemon_client_leaves_the_others_running(Stack::$stack);
+            }
+        }
+    )*};
+}
+
+per_stack!(Host: rocm52, Trixie: trixie, Sid: sid);

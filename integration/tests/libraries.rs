@@ -1,8 +1,9 @@
 //! Real ROCm libraries from Debian (rocRAND/hipRAND, rocSPARSE/hipSPARSE) run their own
-//! kernels on the simulated GPU, in local and daemon mode; each program compares every
-//! result with a host reference (issue "Real ROCm libraries run …").
+//! kernels on the simulated GPU, in local mode, with a private daemon and attached to a
+//! shared one, under each ROCm stack (the host's 5.2, trixie's, sid's 6.4); each program
+//! compares every result with a host reference (issue "Real ROCm libraries run …").
 
-use integration::{hip_program_with, rocjitsu, run, Outcome};
+use integration::{Daemon, Outcome, Stack};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(900);
@@ -43,8 +44,9 @@ const PROGRAMS: &[(&str, &[&str], &[&str])] = &[
     ),
 ];
 
-fn check(name: &str, how: &str, passes: &[&str], o: &Outcome) {
-    o.assert_success();
+fn check(stack: Stack, name: &str, how: &str, passes: &[&str], o: &Outcome) {
+    let how = format!("{how}, {}", stack.name());
+    assert!(o.status.success(), "{name} ({how}) failed with {}:\n{}\n{}", o.status, o.stdout, o.stderr);
     assert!(!o.stdout.contains("FAIL"), "{name} ({how}):\n{}\n{}", o.stdout, o.stderr);
     for p in passes {
         assert!(
@@ -56,20 +58,43 @@ fn check(name: &str, how: &str, passes: &[&str], o: &Outcome) {
     }
 }
 
-fn run_all(mode: &[&str]) {
+/// Every library program under `stack`, in local mode, with a private daemon and attached
+/// to a shared one.
+fn run_all(stack: Stack) {
+    let daemon = Daemon::start("mi210");
     for (name, libs, passes) in PROGRAMS {
-        let mut cmd = rocjitsu();
-        cmd.args(mode).arg("--").arg(hip_program_with(name, libs));
-        check(name, &mode.join(" "), passes, &run(cmd, DEADLINE));
+        let exe = stack.hip_program(name, "gfx90a", libs);
+        for mode in ["local", "--daemon", "--attach"] {
+            let mut cmd = stack.rocjitsu();
+            match mode {
+                "--daemon" => {
+                    cmd.arg("--daemon");
+                }
+                "--attach" => {
+                    cmd.arg("--attach")
+                        .arg("--socket")
+                        .arg(&daemon.socket)
+                        .env("ROCJITSU_RUNTIME_DIR", daemon.dir.path());
+                }
+                _ => {}
+            }
+            cmd.arg("--").arg(&exe);
+            check(stack, name, mode, passes, &stack.run(cmd, DEADLINE));
+        }
     }
 }
 
 #[test]
-fn libraries_in_local_mode() {
-    run_all(&[]);
+fn libraries_on_rocm52() {
+    run_all(Stack::Host);
 }
 
 #[test]
-fn libraries_in_daemon_mode() {
-    run_all(&["--daemon"]);
+fn libraries_on_trixie() {
+    run_all(Stack::Trixie);
+}
+
+#[test]
+fn libraries_on_sid() {
+    run_all(Stack::Sid);
 }

@@ -193,21 +193,28 @@ impl RemoteSession {
     /// A blocking WAIT_EVENTS, on this thread's own wait connection.
     fn wait_events(&self, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory) -> Result<(), Errno> {
         let (session, token) = self.inner.with_conn(|c| Ok((c.handshake().session_id, c.handshake().attach_token)))?;
-        WAIT.with(|w| {
-            let mut w = w.borrow_mut();
-            if w.as_ref().is_none_or(|(s, c)| *s != session || c.is_poisoned()) {
+        let mut wait = |slot: &mut Option<(u64, Client)>| {
+            if slot.as_ref().is_none_or(|(s, c)| *s != session || c.is_poisoned()) {
                 let t = UnixTransport::connect(&self.inner.socket).map_err(|_| libc::ENODEV)?;
                 let c = Client::connect_wait(t, std::process::id(), session, token).map_err(rpc_errno)?;
-                *w = Some((session, c));
+                *slot = Some((session, c));
             }
-            let (_, c) = w.as_mut().expect("just set");
+            let (_, c) = slot.as_mut().expect("just set");
             let out = c.ioctl(cmd::WAIT_EVENTS, args, args_addr, mem).map_err(rpc_errno)?;
             if out.result < 0 {
                 Err(-out.result)
             } else {
                 Ok(())
             }
-        })
+        };
+        // A thread that waits while it exits (ROCm 6.x's threads do, from their own
+        // thread-local destructors) has lost its thread-locals: it waits on a
+        // connection of its own for this one call.
+        let mut one_off = None;
+        match WAIT.try_with(|w| w.try_borrow_mut().ok().map(|mut w| wait(&mut w))) {
+            Ok(Some(result)) => result,
+            _ => wait(&mut one_off),
+        }
     }
 }
 

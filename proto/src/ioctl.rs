@@ -220,6 +220,7 @@ const fn s<T>() -> usize {
 const KFD_PLAIN: &[(u32, &str, usize)] = &[
     (kfd::cmd::GET_VERSION, "GET_VERSION", s::<kfd::GetVersionArgs>()),
     (kfd::cmd::CREATE_QUEUE, "CREATE_QUEUE", s::<kfd::CreateQueueArgs>()),
+    (kfd::cmd::CREATE_QUEUE_88, "CREATE_QUEUE", 88),
     (kfd::cmd::DESTROY_QUEUE, "DESTROY_QUEUE", s::<kfd::DestroyQueueArgs>()),
     (kfd::cmd::SET_MEMORY_POLICY, "SET_MEMORY_POLICY", s::<kfd::SetMemoryPolicyArgs>()),
     (kfd::cmd::GET_CLOCK_COUNTERS, "GET_CLOCK_COUNTERS", s::<kfd::GetClockCountersArgs>()),
@@ -243,6 +244,8 @@ const KFD_PLAIN: &[(u32, &str, usize)] = &[
     (kfd::cmd::SET_XNACK_MODE, "SET_XNACK_MODE", s::<kfd::SetXnackModeArgs>()),
     (kfd::cmd::CRIU_OP, "CRIU_OP", s::<kfd::CriuArgs>()),
     (kfd::cmd::AVAILABLE_MEMORY, "AVAILABLE_MEMORY", s::<kfd::AvailableMemoryArgs>()),
+    (kfd::cmd::EXPORT_DMABUF, "EXPORT_DMABUF", s::<kfd::ExportDmabufArgs>()),
+    (kfd::cmd::RUNTIME_ENABLE, "RUNTIME_ENABLE", s::<kfd::RuntimeEnableArgs>()),
     (kfd::cmd::IPC_IMPORT_HANDLE, "IPC_IMPORT_HANDLE", s::<kfd::IpcImportHandleArgs>()),
     (kfd::cmd::IPC_EXPORT_HANDLE, "IPC_EXPORT_HANDLE", s::<kfd::IpcExportHandleArgs>()),
     (kfd::cmd::RLC_SPM, "RLC_SPM", s::<kfd::SpmArgs>()),
@@ -363,10 +366,12 @@ static SPECS_WITH_ARRAYS: [IoctlSpec; 15] = [
     with_arrays(kfd::cmd::DBG_TRAP, "DBG_TRAP", s::<kfd::DbgTrapArgs>(), &DBG_TRAP_ARRAYS),
 ];
 
-/// Looks up an ioctl by its full request number.
+/// Looks up an ioctl by its full request number. SVM is known at every size
+/// (its number encodes the attribute array: `SVM + (8 × nattr << 16)`); the
+/// spec keeps the caller's number.
 pub fn spec(cmd: u32) -> Option<IoctlSpec> {
-    if let Some(found) = SPECS_WITH_ARRAYS.iter().find(|s| s.cmd == cmd) {
-        return Some(*found);
+    if let Some(found) = SPECS_WITH_ARRAYS.iter().find(|s| s.cmd == canonical(cmd)) {
+        return Some(IoctlSpec { cmd, ..*found });
     }
     KFD_PLAIN.iter().find(|(c, _, _)| *c == cmd).map(|&(cmd, name, arg_size)| IoctlSpec {
         cmd,
@@ -374,6 +379,26 @@ pub fn spec(cmd: u32) -> Option<IoctlSpec> {
         arg_size,
         arrays: &[],
     })
+}
+
+/// The number the simulator knows an ioctl by: for an ioctl whose argument
+/// grew across interface versions, its current form, whatever size the caller
+/// used (the kernel dispatches on the number alone and copies the caller's
+/// size); every other number is itself.
+pub fn canonical(cmd: u32) -> u32 {
+    use crate::abi::{ioc_nr, ioc_size, ioc_type};
+    let svm_size = ioc_size(cmd);
+    match (ioc_type(cmd), ioc_nr(cmd)) {
+        (kfd::KFD_IOCTL_BASE, 0x02) if cmd == kfd::cmd::CREATE_QUEUE_88 => kfd::cmd::CREATE_QUEUE,
+        (kfd::KFD_IOCTL_BASE, 0x20)
+            if crate::abi::ioc_dir(cmd) == kfd::cmd::SVM >> 30
+                && svm_size >= size_of::<kfd::SvmArgs>()
+                && (svm_size - size_of::<kfd::SvmArgs>()).is_multiple_of(size_of::<kfd::SvmAttribute>()) =>
+        {
+            kfd::cmd::SVM
+        }
+        _ => cmd,
+    }
 }
 
 /// Every ioctl the codec knows, for tests and documentation.
@@ -484,7 +509,17 @@ pub fn array_lengths(spec: &IoctlSpec, args: &[u8]) -> Result<Vec<usize>, IoctlE
     if args.len() != spec.arg_size {
         return Err(IoctlError::ArgSize { name: spec.name, expected: spec.arg_size, got: args.len() });
     }
-    spec.arrays.iter().map(|a| a.byte_len(spec.name, args)).collect()
+    let lens: Vec<usize> = spec.arrays.iter().map(|a| a.byte_len(spec.name, args)).collect::<Result<_, _>>()?;
+    // An SVM number says how many attributes follow; `nattr` must agree (the
+    // kernel copies exactly what the number says).
+    if canonical(spec.cmd) == kfd::cmd::SVM {
+        let described = crate::abi::ioc_size(spec.cmd) - spec.arg_size;
+        if lens[0] != described {
+            let count = (lens[0] / size_of::<kfd::SvmAttribute>()) as u64;
+            return Err(IoctlError::BadCount { name: spec.name, field: "nattr", count });
+        }
+    }
+    Ok(lens)
 }
 
 /// The total payload length an ioctl with this argument struct has.
@@ -501,14 +536,21 @@ pub struct IoctlView<'a> {
 }
 
 impl IoctlView<'_> {
-    /// Reads the argument struct as `T` (whose size must be the struct's size).
+    /// Reads the argument struct as `T`. A caller that passed a shorter,
+    /// older form of the struct gets zeros in the fields it did not pass, as
+    /// from the kernel.
     pub fn get<T: bytemuck::Pod>(&self) -> T {
-        bytemuck::pod_read_unaligned(&self.args[..size_of::<T>()])
+        let mut value = T::zeroed();
+        let n = size_of::<T>().min(self.args.len());
+        bytemuck::bytes_of_mut(&mut value)[..n].copy_from_slice(&self.args[..n]);
+        value
     }
 
-    /// Writes the argument struct back from `T`.
+    /// Writes the argument struct back from `T`, as much of it as the
+    /// caller's form of the struct holds.
     pub fn set<T: bytemuck::Pod>(&mut self, value: &T) {
-        self.args[..size_of::<T>()].copy_from_slice(bytemuck::bytes_of(value));
+        let n = size_of::<T>().min(self.args.len());
+        self.args[..n].copy_from_slice(&bytemuck::bytes_of(value)[..n]);
     }
 }
 
@@ -691,9 +733,6 @@ mod tests {
     #[test]
     fn every_spec_size_matches_its_number() {
         for s in all_specs() {
-            if s.cmd == kfd::cmd::SVM {
-                assert_eq!(s.arg_size, 24);
-            }
             assert_eq!(crate::abi::ioc_size(s.cmd), s.arg_size, "{}", s.name);
         }
     }
@@ -787,13 +826,43 @@ mod tests {
     }
 
     #[test]
-    fn svm_attributes_trail_the_struct() {
+    fn svm_attributes_trail_the_struct_and_the_number_counts_them() {
         let mem = FakeMemory::default();
         let head = kfd::SvmArgs { start_addr: 0x1000, size: 0x1000, op: 1, nattr: 2 };
         let attrs = [kfd::SvmAttribute { ty: 1, value: 2 }, kfd::SvmAttribute { ty: 3, value: 4 }];
         mem.put(0x9000 + 24, bytemuck::bytes_of(&attrs));
-        let payload = encode_request(kfd::cmd::SVM, bytemuck::bytes_of(&head), 0x9000, &mem).unwrap();
+        let cmd = kfd::cmd::svm(2);
+        assert_eq!(canonical(cmd), kfd::cmd::SVM);
+        let payload = encode_request(cmd, bytemuck::bytes_of(&head), 0x9000, &mem).unwrap();
         assert_eq!(&payload[24..], bytemuck::bytes_of(&attrs));
+        check_payload(cmd, &payload).unwrap();
+        // A number that disagrees with nattr, in either direction.
+        for wrong in [kfd::cmd::svm(1), kfd::cmd::svm(3), kfd::cmd::SVM] {
+            assert!(matches!(
+                encode_request(wrong, bytemuck::bytes_of(&head), 0x9000, &mem),
+                Err(IoctlError::BadCount { field: "nattr", .. })
+            ));
+        }
+        // Not an SVM number at all: another direction, or a size between attributes.
+        assert_eq!(canonical(kfd::cmd::SVM + (4 << 16)), kfd::cmd::SVM + (4 << 16));
+        assert!(spec(kfd::cmd::SVM & !(1 << 31)).is_none());
+    }
+
+    #[test]
+    fn both_create_queue_sizes_are_one_ioctl() {
+        assert_eq!(canonical(kfd::cmd::CREATE_QUEUE_88), kfd::cmd::CREATE_QUEUE);
+        assert_eq!(spec(kfd::cmd::CREATE_QUEUE_88).unwrap().arg_size, 88);
+        // The older form reads as the current one with zeros after it, and
+        // only its own bytes are written back.
+        let mut payload = vec![0xabu8; 88];
+        let mut view = split_payload(kfd::cmd::CREATE_QUEUE_88, &mut payload).unwrap();
+        let mut q: kfd::CreateQueueArgs = view.get();
+        assert_eq!((q.ctl_stack_size, q.sdma_engine_id, q.pad), (0xabab_abab, 0, 0));
+        q.queue_id = 7;
+        q.sdma_engine_id = 9;
+        view.set(&q);
+        assert_eq!(payload.len(), 88);
+        assert_eq!(&payload[52..56], &7u32.to_le_bytes());
     }
 
     fn dbg(op: u32, ptr: u64, data1: u32, data3: u32, data4: u32) -> kfd::DbgTrapArgs {

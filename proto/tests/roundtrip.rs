@@ -286,6 +286,13 @@ fn check_ioctl(spec: IoctlSpec, case: IoctlCase) -> Result<(), TestCaseError> {
         let len = a.byte_len(spec.name, &args).unwrap();
         mem.put(base, &fill(&mut seed, len));
     }
+    // SVM's number says how many attributes follow.
+    let spec = if ioctl::canonical(spec.cmd) == proto::abi::kfd::cmd::SVM {
+        let nattr = u32::from_le_bytes(args[20..24].try_into().unwrap());
+        IoctlSpec { cmd: proto::abi::kfd::cmd::svm(nattr), ..spec }
+    } else {
+        spec
+    };
     let lens = ioctl::array_lengths(&spec, &args).unwrap();
     let addr_of = |a: &ArrayField| match a.location {
         Location::Pointer { offset } => read_u64(&args, offset),

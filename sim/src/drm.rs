@@ -1,13 +1,14 @@
 //! The simulated DRM render node (`/dev/dri/renderD<minor>`).
 //!
-//! ROCm 5.2 uses it only through libdrm's `amdgpu_device_initialize`, to look
-//! up the marketing name (contract §6): DRM_IOCTL_VERSION and a handful of
+//! ROCm uses it through libdrm's `amdgpu_device_initialize` (marketing name,
+//! 5.2 contract §6) and, from 6.x on, `amdgpu_query_gpu_info` (timestamp
+//! frequency, family) and rocminfo's IP counts: DRM_IOCTL_VERSION and
 //! AMDGPU_INFO queries. Memory goes through the KFD, so no GEM ioctls exist.
 
 use crate::config::Device;
 use crate::kfd::device::gb_addr_config;
 use proto::abi::drm::{
-    self, info_query, AmdgpuInfo, AmdgpuInfoDevice, AmdgpuInfoVramGtt, AmdgpuMemoryInfo, DrmVersion,
+    self, info_query, AmdgpuInfo, AmdgpuInfoDevice, AmdgpuInfoHwIp, AmdgpuInfoVramGtt, AmdgpuMemoryInfo, DrmVersion,
 };
 use proto::ioctl::{split_payload, IoctlError, IoctlView, EINVAL};
 
@@ -30,6 +31,8 @@ pub enum DrmError {
     NotSupported(String),
     #[error("AMDGPU_INFO query {0:#x} is not supported")]
     UnsupportedQuery(u32),
+    #[error("HW_IP query of block type {0}, which this GPU does not have")]
+    UnknownBlock(u32),
     #[error("READ_MMR_REG of register {offset:#x} (count {count}) is not allowed")]
     Register { offset: u32, count: u32 },
 }
@@ -84,6 +87,16 @@ fn info(gpu: &Device, gtt_size: u64, view: &mut IoctlView<'_>) -> Result<(), Drm
     };
     match q.query {
         info_query::ACCEL_WORKING => reply(&1u32.to_le_bytes()),
+        info_query::HW_IP_INFO => {
+            let (ty, instance) = (q.input[0], q.input[1]);
+            let info = hw_ip_info(gpu, ty).filter(|_| instance == 0).ok_or(DrmError::UnknownBlock(ty))?;
+            reply(bytemuck::bytes_of(&info))
+        }
+        info_query::HW_IP_COUNT => {
+            let ty = q.input[0];
+            let count = hw_ip_count(ty).ok_or(DrmError::UnknownBlock(ty))?;
+            reply(&count.to_le_bytes())
+        }
         info_query::DEV_INFO => reply(bytemuck::bytes_of(&device_info(gpu))),
         info_query::READ_MMR_REG => {
             let (offset, count, _instance, _flags) = q.read_mmr_reg();
@@ -139,7 +152,7 @@ pub fn device_info(gpu: &Device) -> AmdgpuInfoDevice {
         chip_rev: gpu.revision_id,
         external_rev: gpu.revision_id,
         pci_rev: gpu.pci_revision_id,
-        family: gpu.family_id,
+        family: gpu.target.amdgpu_family(),
         num_shader_engines: gpu.num_shader_engines,
         num_shader_arrays_per_engine: gpu.num_shader_arrays_per_engine,
         gpu_counter_freq: (crate::clock::GPU_COUNTER_HZ / 1000) as u32,
@@ -185,6 +198,64 @@ pub fn device_info(gpu: &Device) -> AmdgpuInfoDevice {
         pa_sc_tile_steering_override: 0,
         pad2: 0,
         tcc_disabled_mask: 0,
+        min_engine_clock: 500 * 1000,
+        min_memory_clock: gpu.mem_clk_max as u64 * 1000,
+        tcp_cache_size: gpu.l1_size_kb,
+        num_sqc_per_wgp: 0,
+        sqc_data_cache_size: 16,
+        sqc_inst_cache_size: 64,
+        gl1c_cache_size: 0,
+        gl2c_cache_size: gpu.l2_size_kb,
+        mall_size: 0,
+        enabled_rb_pipes_mask_hi: 0,
+        shadow_size: 0,
+        shadow_alignment: 0,
+        csa_size: 0,
+        csa_alignment: 0,
+        userq_ip_mask: 0,
+        pad3: 0,
+        pad4: 0,
+    }
+}
+
+/// AMDGPU_INFO_HW_IP_INFO of instance 0 of a block type: its version (the
+/// IP block amdgpu drives it with: gfx v9.0 for every GFX9 part, otherwise
+/// the discovered version), alignments and ready rings. CDNA parts have no
+/// graphics rings; compute has 8; each SDMA engine one ring.
+fn hw_ip_info(gpu: &Device, ty: u32) -> Option<AmdgpuInfoHwIp> {
+    use drm::hw_ip;
+    let ips = gpu.target.ip_versions();
+    let discovery = |(major, minor, rev): (u32, u32, u32)| major << 16 | minor << 8 | rev;
+    let (version, rings, ib_align, discovered) = match ty {
+        hw_ip::GFX => ((9, 0), 0, 32, ips.gc),
+        hw_ip::COMPUTE => ((9, 0), 0xff, 32, ips.gc),
+        hw_ip::DMA => {
+            let engines = (gpu.num_sdma_engines + gpu.num_sdma_xgmi_engines).min(31);
+            ((ips.sdma.0, ips.sdma.1), (1u32 << engines) - 1, 256, ips.sdma)
+        }
+        hw_ip::VCN_DEC | hw_ip::VCN_ENC | hw_ip::VCN_JPEG => ((ips.vcn.0, ips.vcn.1), 1, 64, ips.vcn),
+        _ => return None,
+    };
+    Some(AmdgpuInfoHwIp {
+        hw_ip_version_major: version.0,
+        hw_ip_version_minor: version.1,
+        capabilities_flags: 0,
+        ib_start_alignment: ib_align,
+        ib_size_alignment: if ty == hw_ip::DMA { 4 } else { ib_align },
+        available_rings: rings,
+        ip_discovery_version: discovery(discovered),
+    })
+}
+
+/// AMDGPU_INFO_HW_IP_COUNT: how many instances of a block type the GPU has.
+/// CDNA parts have the GFX block (which also runs compute), SDMA, and the
+/// VCN video and JPEG blocks; no UVD, VCE or VPE.
+fn hw_ip_count(ty: u32) -> Option<u32> {
+    use drm::hw_ip;
+    match ty {
+        hw_ip::GFX | hw_ip::COMPUTE | hw_ip::DMA | hw_ip::VCN_DEC | hw_ip::VCN_ENC | hw_ip::VCN_JPEG => Some(1),
+        hw_ip::UVD | hw_ip::VCE | hw_ip::UVD_ENC | hw_ip::VPE => Some(0),
+        _ => None,
     }
 }
 
@@ -219,7 +290,7 @@ mod tests {
 
     #[test]
     fn dev_info_describes_the_configured_gpu() {
-        let mut p = info_payload(info_query::DEV_INFO, 368, [0; 4]);
+        let mut p = info_payload(info_query::DEV_INFO, 448, [0; 4]);
         ioctl(&mi210(), 1 << 30, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
         let d: AmdgpuInfoDevice = bytemuck::pod_read_unaligned(&p[32..]);
         assert_eq!((d.device_id, d.pci_rev, d.family), (0x740f, 2, 141));
@@ -227,6 +298,45 @@ mod tests {
         let bits: u32 = d.cu_bitmap.iter().flatten().map(|w| w.count_ones()).sum();
         assert_eq!(bits, 104, "every active CU appears once in the bitmap");
         assert_eq!(d.max_engine_clock, 1_700_000);
+        assert_eq!(d.gpu_counter_freq, 100_000, "100 MHz, in kHz");
+    }
+
+    #[test]
+    fn dev_info_is_as_long_as_each_libdrm_asks() {
+        // libdrm 2.4.114 (bookworm), 2.4.124 (trixie), 2.4.134 (sid).
+        let full = bytemuck::bytes_of(&device_info(&mi210())).to_vec();
+        for size in [368u32, 440, 448] {
+            let mut p = info_payload(info_query::DEV_INFO, size, [0; 4]);
+            ioctl(&mi210(), 1 << 30, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
+            assert_eq!(&p[32..], &full[..size as usize]);
+        }
+    }
+
+    #[test]
+    fn gfx942_and_gfx950_report_the_family_amdgpu_gives_gc_9_4_and_9_5() {
+        for name in ["mi300x", "mi350x"] {
+            let gpu = crate::config::load(name).unwrap().gpus()[0].clone();
+            assert_eq!(device_info(&gpu).family, 141, "{name}");
+        }
+    }
+
+    #[test]
+    fn hw_ip_counts_name_the_cdna_blocks() {
+        let count = |ty: u32| {
+            let mut p = info_payload(info_query::HW_IP_COUNT, 4, [ty, 0, 0, 0]);
+            ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p)
+                .map(|()| u32::from_le_bytes(p[32..36].try_into().unwrap()))
+        };
+        assert_eq!(count(drm::hw_ip::COMPUTE).unwrap(), 1);
+        assert_eq!(count(drm::hw_ip::DMA).unwrap(), 1);
+        assert_eq!(count(drm::hw_ip::VCE).unwrap(), 0);
+        assert_eq!(count(drm::hw_ip::NUM).unwrap_err().errno(), EINVAL);
+        let mut p = info_payload(info_query::HW_IP_INFO, 32, [drm::hw_ip::COMPUTE, 0, 0, 0]);
+        ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
+        let info: AmdgpuInfoHwIp = bytemuck::pod_read_unaligned(&p[32..]);
+        assert_eq!((info.hw_ip_version_major, info.available_rings, info.ip_discovery_version), (9, 0xff, 0x090402));
+        let mut p = info_payload(info_query::HW_IP_INFO, 32, [drm::hw_ip::UVD, 0, 0, 0]);
+        assert_eq!(ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p).unwrap_err().errno(), EINVAL);
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub const PACKAGES: &[&str] = &[
     // systemd-socket-activate, for the socket-activation test.
     "systemd",
     "gcc",
+    // The Debian roots of the newer ROCm stacks (`cargo xtask rootfs`).
+    "debootstrap",
+    "bubblewrap",
 ];
 
 fn installed(pkg: &str) -> bool {
@@ -41,15 +44,26 @@ fn installed(pkg: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// Installs the missing packages with apt-get (through sudo when not root).
+/// Installs the missing packages, then builds (or completes) the Debian roots of the newer
+/// ROCm stacks.
 pub fn install() -> Result<()> {
+    install_host_packages()?;
+    let dir = crate::rootfs::roots_dir();
+    for flavor in &crate::rootfs::FLAVORS {
+        crate::rootfs::ensure(flavor, &dir)?;
+    }
+    Ok(())
+}
+
+/// Installs the missing host packages with apt-get (through sudo when not root).
+fn install_host_packages() -> Result<()> {
     let missing: Vec<&str> = PACKAGES.iter().copied().filter(|p| !installed(p)).collect();
     if missing.is_empty() {
         eprintln!("xtask deps: all {} packages present", PACKAGES.len());
         return Ok(());
     }
     eprintln!("xtask deps: installing {}", missing.join(" "));
-    let root = rustix_uid_is_root();
+    let root = is_root();
     let run = |args: &[&str]| -> Result<()> {
         let mut cmd = if root {
             Command::new(args[0])
@@ -76,6 +90,7 @@ pub fn install() -> Result<()> {
     Ok(())
 }
 
-fn rustix_uid_is_root() -> bool {
+/// Whether we run as root (else privileged steps go through sudo).
+pub fn is_root() -> bool {
     Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false)
 }

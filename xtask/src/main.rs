@@ -1,7 +1,9 @@
 //! `cargo xtask <command>`: the project's workflows as one Rust program, so
 //! they run the same on a laptop and in CI.
 //!
-//! - `deps`:  install (idempotently) the Debian packages the tests need.
+//! - `deps`:  install (idempotently) the Debian packages the tests need, and build the Debian
+//!   roots of the newer ROCm stacks (`rootfs`).
+//! - `rootfs [sid|trixie|all] [--dir DIR]`: build or complete those roots (debootstrap + apt).
 //! - `build`: build the launcher and the preload library (release).
 //! - `test`:  deps + build + every test of the workspace.
 //! - `demo`:  deps + build + rocminfo and a HIP device query on the default config.
@@ -18,6 +20,7 @@ mod coverage;
 mod deps;
 mod install;
 mod isa_vectors;
+mod rootfs;
 mod tasks;
 
 use anyhow::{bail, Result};
@@ -31,6 +34,7 @@ fn main() -> Result<()> {
     let rest = &args[1..];
     match cmd.as_str() {
         "deps" => deps::install(),
+        "rootfs" => rootfs::run(rest),
         "build" => tasks::build(),
         "test" => tasks::test(rest),
         "demo" => tasks::demo(),
@@ -54,7 +58,8 @@ fn print_usage() {
     eprintln!(
         "usage: cargo xtask <command>\n\n\
          commands:\n  \
-         deps    install the Debian packages the tests need (ROCm 5.2 stack, hipcc, llvm-15)\n  \
+         deps    install the Debian packages the tests need (ROCm 5.2 stack, hipcc, llvm-15) and build the roots\n  \
+         rootfs [sid|trixie|all] [--dir DIR]  build the Debian roots of ROCm 6.x (default target/roots)\n  \
          build   build rocjitsu and librocjitsu.so (release)\n  \
          test    deps + build + all tests (extra arguments go to cargo test)\n  \
          demo    deps + build + run rocminfo and a HIP device query on the default config\n  \

@@ -24,9 +24,14 @@ fn run(mut cmd: Command) -> Result<()> {
     Ok(())
 }
 
+/// Cargo's target directory.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
+}
+
 /// Where release binaries land.
 pub fn bin_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target")).join("release")
+    target_dir().join("release")
 }
 
 pub fn build() -> Result<()> {
@@ -37,6 +42,11 @@ pub fn build() -> Result<()> {
 
 pub fn test(extra: &[String]) -> Result<()> {
     crate::deps::install()?;
+    // What the tests run against (Debian sid moves: a failure starts with these lines).
+    for flavor in &crate::rootfs::FLAVORS {
+        let marker = crate::rootfs::roots_dir().join(flavor.name).join(crate::rootfs::MARKER);
+        eprintln!("xtask test: {}", std::fs::read_to_string(marker).unwrap_or_default().trim_end());
+    }
     build()?;
     let mut c = cargo();
     c.args(["test", "--release", "--workspace"]).args(extra).env("ROCJITSU_BIN_DIR", bin_dir());

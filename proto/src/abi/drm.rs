@@ -70,7 +70,9 @@ pub mod info_query {
 /// The register libdrm reads through READ_MMR_REG: GB_ADDR_CONFIG (dword offset).
 pub const MMR_GB_ADDR_CONFIG: u32 = 0x263e;
 
-/// `struct drm_amdgpu_info_device` as libdrm 2.4.114 knows it (368 bytes).
+/// `struct drm_amdgpu_info_device` up to libdrm 2.4.134 (448 bytes). Older
+/// libdrms ask for a prefix of it (368 bytes in 2.4.114, 440 in 2.4.124) and
+/// get exactly that, as from the kernel.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct AmdgpuInfoDevice {
@@ -127,8 +129,64 @@ pub struct AmdgpuInfoDevice {
     pub pa_sc_tile_steering_override: u32,
     pub pad2: u32,
     pub tcc_disabled_mask: u64,
+    // libdrm 2.4.124 (440 bytes).
+    /// In kHz.
+    pub min_engine_clock: u64,
+    /// In kHz.
+    pub min_memory_clock: u64,
+    pub tcp_cache_size: u32,
+    pub num_sqc_per_wgp: u32,
+    pub sqc_data_cache_size: u32,
+    pub sqc_inst_cache_size: u32,
+    pub gl1c_cache_size: u32,
+    pub gl2c_cache_size: u32,
+    pub mall_size: u64,
+    pub enabled_rb_pipes_mask_hi: u32,
+    pub shadow_size: u32,
+    pub shadow_alignment: u32,
+    pub csa_size: u32,
+    pub csa_alignment: u32,
+    // libdrm 2.4.134 (448 bytes).
+    pub userq_ip_mask: u32,
+    pub pad3: u32,
+    /// The struct's alignment padding (it holds u64s), explicit for Pod.
+    pub pad4: u32,
 }
-const _: () = assert!(size_of::<AmdgpuInfoDevice>() == 368);
+const _: () = assert!(size_of::<AmdgpuInfoDevice>() == 448);
+
+/// `struct drm_amdgpu_info_hw_ip` (AMDGPU_INFO_HW_IP_INFO), 32 bytes since
+/// `ip_discovery_version` was added; newer kernels append fields a caller of
+/// this size does not receive.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct AmdgpuInfoHwIp {
+    pub hw_ip_version_major: u32,
+    pub hw_ip_version_minor: u32,
+    pub capabilities_flags: u64,
+    pub ib_start_alignment: u32,
+    pub ib_size_alignment: u32,
+    /// Bit i: ring i of the block is ready.
+    pub available_rings: u32,
+    /// `major << 16 | minor << 8 | revision` of the discovered IP.
+    pub ip_discovery_version: u32,
+}
+const _: () = assert!(size_of::<AmdgpuInfoHwIp>() == 32);
+
+/// `AMDGPU_HW_IP_*`: the hardware block types HW_IP_COUNT/HW_IP_INFO name.
+pub mod hw_ip {
+    pub const GFX: u32 = 0;
+    pub const COMPUTE: u32 = 1;
+    pub const DMA: u32 = 2;
+    pub const UVD: u32 = 3;
+    pub const VCE: u32 = 4;
+    pub const UVD_ENC: u32 = 5;
+    pub const VCN_DEC: u32 = 6;
+    pub const VCN_ENC: u32 = 7;
+    pub const VCN_JPEG: u32 = 8;
+    pub const VPE: u32 = 9;
+    /// One past the last type the kernel knows.
+    pub const NUM: u32 = 10;
+}
 
 /// `struct drm_amdgpu_heap_info`.
 #[repr(C)]

@@ -1,9 +1,12 @@
-//! KFD ioctl argument structs and numbers, as in the KFD_IOCTL 1.8 header that
-//! ROCm 5.2's libhsakmt is built with.
+//! KFD ioctl argument structs and numbers: the 1.8 header ROCm 5.2's libhsakmt
+//! is built with, and what later headers (up to the 1.17 of ROCm 6.4's thunk)
+//! changed or added.
 //!
-//! Numbers 0x01–0x22 match upstream Linux; 0x80–0x84 are ROCm-DKMS-only numbers
-//! that an upstream kernel rejects. `AVAILABLE_MEMORY` (0x23) is upstream-only
-//! (newer thunks issue it), so we accept it at the upstream number too.
+//! Numbers 0x01–0x26 match upstream Linux; 0x80–0x84 are ROCm-DKMS-only numbers
+//! that an upstream kernel rejects (ROCm 5.2 and the legacy IPC mode of 6.x
+//! issue them). Where a struct grew (CREATE_QUEUE: 88 → 96 bytes in 1.17, SVM:
+//! sized by its attribute count), both forms are known, as the kernel accepts
+//! any size and copies what the caller passed.
 
 use super::{ioc, IOC_READ, IOC_WRITE};
 use bytemuck::{Pod, Zeroable};
@@ -12,10 +15,15 @@ use core::mem::size_of;
 /// The ioctl type byte of `/dev/kfd`.
 pub const KFD_IOCTL_BASE: u8 = b'K';
 
-/// The KFD interface version we report. ROCR requires major 1; 1.8 is what the
-/// 5.2 thunk was built against.
+/// The KFD interface version we report. ROCR requires major 1. The minor
+/// turns features on in the thunks (ROCm 6.x `CHECK_KFD_MINOR_VERSION`):
+/// 9 AVAILABLE_MEMORY (asserted at the first queue), 12 EXPORT_DMABUF and
+/// dmabuf IPC, 13 RUNTIME_ENABLE (only with capability bit 29, which we do
+/// not report), 14 event ages. 15 would turn on the virtual-memory API
+/// (dmabuf + DRM PRIME/GEM) and 17 SDMA-by-engine queues, which the simulated
+/// driver does not provide, so it stays at 14.
 pub const KFD_IOCTL_MAJOR_VERSION: u32 = 1;
-pub const KFD_IOCTL_MINOR_VERSION: u32 = 8;
+pub const KFD_IOCTL_MINOR_VERSION: u32 = 14;
 
 /// Event ids and slots must stay below this (the kernel's KFD_SIGNAL_EVENT_LIMIT).
 pub const KFD_SIGNAL_EVENT_LIMIT: u32 = 4096;
@@ -47,13 +55,16 @@ pub const KFD_IOC_QUEUE_TYPE_COMPUTE: u32 = 0;
 pub const KFD_IOC_QUEUE_TYPE_SDMA: u32 = 1;
 pub const KFD_IOC_QUEUE_TYPE_COMPUTE_AQL: u32 = 2;
 pub const KFD_IOC_QUEUE_TYPE_SDMA_XGMI: u32 = 3;
+/// SDMA queue on the engine `sdma_engine_id` names (KFD 1.17).
+pub const KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID: u32 = 4;
 pub const KFD_MAX_QUEUE_PERCENTAGE: u32 = 100;
 pub const KFD_MAX_QUEUE_PRIORITY: u32 = 15;
 
 kfd_struct!(
-    /// The 88-byte CREATE_QUEUE of the 1.8 interface (newer kernels' larger
-    /// variant is not what the 5.2 thunk sends).
-    CreateQueueArgs, 88, {
+    /// CREATE_QUEUE as KFD 1.17 defines it (96 bytes, ROCm 6.4's thunk). The
+    /// thunks of ROCm 5.2 and ROCT 6.2 send the first 88 bytes only
+    /// ([`cmd::CREATE_QUEUE_88`]); the rest then reads as zero.
+    CreateQueueArgs, 96, {
     ring_base_address: u64,
     write_pointer_address: u64,
     read_pointer_address: u64,
@@ -69,6 +80,9 @@ kfd_struct!(
     ctx_save_restore_address: u64,
     ctx_save_restore_size: u32,
     ctl_stack_size: u32,
+    /// For [`KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID`] queues (KFD 1.17).
+    sdma_engine_id: u32,
+    pad: u32,
 });
 
 kfd_struct!(DestroyQueueArgs, 8, { queue_id: u32, pad: u32 });
@@ -282,6 +296,21 @@ kfd_struct!(
     pad: u32,
 });
 
+impl EventData {
+    /// For a signal event: the `last_event_age` of the union (KFD 1.14): the
+    /// age the caller last saw, 0 for "no ages".
+    pub fn last_event_age(&self) -> u64 {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&bytemuck::bytes_of(&self.memory_exception_data)[..8]);
+        u64::from_le_bytes(b)
+    }
+
+    /// Sets the union's `last_event_age` (signal events).
+    pub fn set_last_event_age(&mut self, age: u64) {
+        bytemuck::bytes_of_mut(&mut self.memory_exception_data)[..8].copy_from_slice(&age.to_le_bytes());
+    }
+}
+
 kfd_struct!(WaitEventsArgs, 24, {
     /// Points at `num_events` [`EventData`] (in/out).
     events_ptr: u64,
@@ -432,6 +461,15 @@ kfd_struct!(
     /// Upstream-only (KFD 1.9+): how much VRAM this process may still allocate.
     AvailableMemoryArgs, 16, { available: u64, gpu_id: u32, pad: u32 });
 
+kfd_struct!(
+    /// KFD 1.12: a dmabuf fd for a buffer (`flags`: the fd's O_CLOEXEC).
+    ExportDmabufArgs, 16, { handle: u64, flags: u32, dmabuf_fd: u32 });
+
+kfd_struct!(
+    /// KFD 1.13: the process opts in to (`mode_mask` bit 0) or out of runtime
+    /// debugging; `capabilities_mask` out.
+    RuntimeEnableArgs, 16, { r_debug: u64, mode_mask: u32, capabilities_mask: u32 });
+
 /// The ioctl numbers, each built from its argument struct so number and size
 /// cannot disagree.
 pub mod cmd {
@@ -439,6 +477,8 @@ pub mod cmd {
 
     pub const GET_VERSION: u32 = ior::<GetVersionArgs>(0x01);
     pub const CREATE_QUEUE: u32 = iowr::<CreateQueueArgs>(0x02);
+    /// CREATE_QUEUE of the KFD ≤ 1.16 headers (ROCm 5.2, ROCT 6.2): 88 bytes.
+    pub const CREATE_QUEUE_88: u32 = ioc(IOC_READ | IOC_WRITE, KFD_IOCTL_BASE, 0x02, 88);
     pub const DESTROY_QUEUE: u32 = iowr::<DestroyQueueArgs>(0x03);
     pub const SET_MEMORY_POLICY: u32 = iow::<SetMemoryPolicyArgs>(0x04);
     pub const GET_CLOCK_COUNTERS: u32 = iowr::<GetClockCountersArgs>(0x05);
@@ -468,10 +508,23 @@ pub mod cmd {
     pub const IMPORT_DMABUF: u32 = iowr::<ImportDmabufArgs>(0x1d);
     pub const ALLOC_QUEUE_GWS: u32 = iowr::<AllocQueueGwsArgs>(0x1e);
     pub const SMI_EVENTS: u32 = iowr::<SmiEventsArgs>(0x1f);
+    /// SVM with no attributes; see [`svm`] for the number with `nattr`.
     pub const SVM: u32 = iowr::<SvmArgs>(0x20);
+
+    /// The SVM number for `nattr` attributes (the kernel sizes it by them).
+    pub const fn svm(nattr: u32) -> u32 {
+        ioc(
+            IOC_READ | IOC_WRITE,
+            KFD_IOCTL_BASE,
+            0x20,
+            size_of::<SvmArgs>() + nattr as usize * size_of::<SvmAttribute>(),
+        )
+    }
     pub const SET_XNACK_MODE: u32 = iowr::<SetXnackModeArgs>(0x21);
     pub const CRIU_OP: u32 = iowr::<CriuArgs>(0x22);
     pub const AVAILABLE_MEMORY: u32 = iowr::<AvailableMemoryArgs>(0x23);
+    pub const EXPORT_DMABUF: u32 = iowr::<ExportDmabufArgs>(0x24);
+    pub const RUNTIME_ENABLE: u32 = iowr::<RuntimeEnableArgs>(0x25);
     pub const IPC_IMPORT_HANDLE: u32 = iowr::<IpcImportHandleArgs>(0x80);
     pub const IPC_EXPORT_HANDLE: u32 = iowr::<IpcExportHandleArgs>(0x81);
     pub const DBG_TRAP: u32 = iowr::<DbgTrapArgs>(0x82);
@@ -514,7 +567,11 @@ mod tests {
     #[test]
     fn numbers_match_the_thunk() {
         assert_eq!(cmd::GET_VERSION, 0x80084b01);
-        assert_eq!(cmd::CREATE_QUEUE, 0xc0584b02);
+        assert_eq!(cmd::CREATE_QUEUE_88, 0xc0584b02);
+        // ROCm 6.4's thunk (KFD 1.17 header, rocm64 contract §3.1).
+        assert_eq!(cmd::CREATE_QUEUE, 0xc0604b02);
+        assert_eq!(cmd::EXPORT_DMABUF, 0xc0104b24);
+        assert_eq!(cmd::RUNTIME_ENABLE, 0xc0104b25);
         assert_eq!(cmd::DESTROY_QUEUE, 0xc0084b03);
         assert_eq!(cmd::SET_MEMORY_POLICY, 0x40204b04);
         assert_eq!(cmd::GET_CLOCK_COUNTERS, 0xc0284b05);
@@ -541,6 +598,8 @@ mod tests {
         assert_eq!(cmd::ALLOC_QUEUE_GWS, 0xc0104b1e);
         assert_eq!(cmd::SMI_EVENTS, 0xc0084b1f);
         assert_eq!(cmd::SVM, 0xc0184b20);
+        // ROCm 6.4's CWSR registration: six attributes.
+        assert_eq!(cmd::svm(6), 0xc0484b20);
         assert_eq!(cmd::SET_XNACK_MODE, 0xc0044b21);
         assert_eq!(cmd::CRIU_OP, 0xc0384b22);
         assert_eq!(cmd::AVAILABLE_MEMORY, 0xc0104b23);

@@ -22,6 +22,17 @@ pub mod capability {
     /// watch points (2 bits), doorbell type 2, debug-trap/wave-launch/precise-memory support,
     /// SRAM EDC and the SVM API.
     pub const DEFAULT: u32 = 0x0C07_A280;
+    /// Bit 27: the SVM API (`AMDKFD_IOC_SVM`). ROCm 6.x then registers host memory and every
+    /// queue's save area through SVM ranges, and HIP offers managed memory on it.
+    pub const SVM_API: u32 = 1 << 27;
+    /// Bit 29: debugger-capable firmware. ROCm 6.x then requires RUNTIME_ENABLE at start-up
+    /// and installs the exception-debugging trap handlers.
+    pub const DEBUG_FIRMWARE: u32 = 1 << 29;
+    /// Bits a config may set but the simulated driver does not report, because it does not
+    /// implement what they promise (a runtime would take paths that then fail): the SVM ioctl
+    /// and runtime debugging. Without them ROCm takes the USERPTR paths and the legacy trap
+    /// handler, which the simulator implements. Remove a bit here when its feature exists.
+    pub const NOT_IMPLEMENTED: u32 = SVM_API | DEBUG_FIRMWARE;
 }
 
 /// The highest `gpu_id` the KFD can use: mmap offsets carry it in 16 bits (61:46).

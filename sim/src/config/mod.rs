@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 pub use builtin::{Builtin, BUILTINS, DEFAULT_BUILTIN};
 pub use device::{capability, Device, MAX_GPUS, MAX_GPU_ID, RENDER_MINORS};
 pub use error::{ConfigError, ConfigErrorKind, WHOLE_FILE};
-pub use target::{Arch, GfxTarget};
+pub use target::{Arch, GfxTarget, IpVersions};
 
 use device::Checker;
 use schema::RawConfig;

@@ -75,6 +75,15 @@ impl fmt::Display for Arch {
     }
 }
 
+/// IP block versions (major, minor, revision) of one part, as amdgpu's IP discovery
+/// reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpVersions {
+    pub gc: (u32, u32, u32),
+    pub sdma: (u32, u32, u32),
+    pub vcn: (u32, u32, u32),
+}
+
 /// A GFX target the KFD can report through `gfx_target_version`.
 ///
 /// gfx908 is listed so that a config naming it gets "that is cdna1" rather than "unknown".
@@ -168,6 +177,28 @@ impl GfxTarget {
             GfxTarget::Gfx940 | GfxTarget::Gfx941 | GfxTarget::Gfx942 => 146,
             GfxTarget::Gfx950 => 160,
         }
+    }
+
+    /// The IP block versions amdgpu discovers on this part (major, minor, revision):
+    /// graphics/compute (GC), SDMA, and the VCN video block (JPEG shares its version).
+    pub fn ip_versions(self) -> IpVersions {
+        match self {
+            GfxTarget::Gfx908 => IpVersions { gc: (9, 4, 1), sdma: (4, 2, 2), vcn: (2, 5, 0) },
+            GfxTarget::Gfx90a => IpVersions { gc: (9, 4, 2), sdma: (4, 4, 0), vcn: (2, 6, 0) },
+            GfxTarget::Gfx940 | GfxTarget::Gfx941 | GfxTarget::Gfx942 => {
+                IpVersions { gc: (9, 4, 3), sdma: (4, 4, 2), vcn: (4, 0, 3) }
+            }
+            GfxTarget::Gfx950 => IpVersions { gc: (9, 5, 0), sdma: (4, 4, 5), vcn: (5, 0, 1) },
+        }
+    }
+
+    /// The family amdgpu reports for this GC version in DRM DEV_INFO:
+    /// `AMDGPU_FAMILY_AI` (141) for every GFX9 part, GC 9.4.3 and 9.5.0
+    /// included (amdgpu_discovery.c). The 146/160 of the reference configs'
+    /// `family_id` are not what the kernel says; ROCR 6.x turns this value
+    /// into the agent's ASIC family and image addressing mode.
+    pub fn amdgpu_family(self) -> u32 {
+        141
     }
 
     /// Marketing name matching [`default_device_id`](Self::default_device_id).

@@ -172,6 +172,12 @@ fn vendor(mem: &GpuMem<'_>, raw: &[u8]) -> Result<PacketOutcome, GpuFault> {
         }
         vendor_format::BARRIER_VALUE => {
             let p: BarrierValue = bytemuck::pod_read_unaligned(raw);
+            // A null signal waits for nothing, as a null dependency of a
+            // barrier-AND does: HIP 6.x queues such packets as plain markers
+            // (signal 0, mask 0) when a stream has nothing to wait for.
+            if p.signal == 0 {
+                return Ok(PacketOutcome::Done { completion: p.completion_signal });
+            }
             let v = signal::value(mem, p.signal)?;
             Ok(match p.satisfied(v) {
                 Some(true) => PacketOutcome::Done { completion: p.completion_signal },
@@ -207,4 +213,41 @@ fn report_fault(process: &KfdProcess, q: &Queue, fault: GpuFault) {
     tracing::error!("GPU queue {} of process {}: {fault}; the queue is stopped", q.id, process.pid());
     q.fail();
     process.report_gpu_fault(q.gpu, fault);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::GpuVm;
+
+    fn barrier_value(signal: u64, mask: i64, completion: u64) -> [u8; 64] {
+        let p = BarrierValue {
+            header: packet_type::VENDOR_SPECIFIC as u16,
+            ven_hdr: vendor_format::BARRIER_VALUE,
+            signal,
+            mask,
+            completion_signal: completion,
+            // ROCclr leaves stale bytes in the reserved fields.
+            reserved0: 0x5625,
+            reserved3: 0x5625_b88e_6ce0,
+            ..bytemuck::Zeroable::zeroed()
+        };
+        let mut raw = [0u8; 64];
+        raw.copy_from_slice(bytemuck::bytes_of(&p));
+        raw
+    }
+
+    #[test]
+    fn a_barrier_value_packet_on_a_null_signal_is_a_marker() {
+        // No memory at all: any signal read would fault.
+        let vm = GpuVm::new();
+        let mem = GpuMem::new(&vm);
+        match vendor(&mem, &barrier_value(0, 0, 0x1234)).map_err(|f| f.va) {
+            Ok(PacketOutcome::Done { completion }) => assert_eq!(completion, 0x1234),
+            Ok(_) => panic!("a null-signal barrier must complete"),
+            Err(va) => panic!("read {va:#x} for a null signal"),
+        }
+        // A real signal is read (and here faults, since nothing is mapped).
+        assert!(vendor(&mem, &barrier_value(0x1000, -1, 0)).is_err());
+    }
 }

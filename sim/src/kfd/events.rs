@@ -12,6 +12,12 @@
 //!   several pollers all see a signal (our design, ARCHITECTURE.md §5).
 //! - Waits really block (a condition variable), so ROCR's async thread, which
 //!   waits with an effectively infinite timeout, sleeps instead of spinning.
+//! - Event ages (KFD 1.14): every set of an event increments its age (never
+//!   wrapping back to 0 or 1). A waiter that passes a non-zero
+//!   `last_event_age` for a signal event that differs from the current age
+//!   has missed a signal: the wait completes at once. A completed wait writes
+//!   the current age back for such events, so ROCm 6.x's threads waiting on
+//!   one signal each notice every set instead of racing for one.
 
 use proto::abi::kfd::{
     EventData, MemoryExceptionData, KFD_EVENT_TIMEOUT_INFINITE, KFD_IOC_EVENT_DEBUG_EVENT, KFD_IOC_EVENT_MEMORY,
@@ -74,6 +80,8 @@ struct Event {
     ty: u32,
     auto_reset: bool,
     signaled: bool,
+    /// Incremented by every set (KFD 1.14 event age); starts at 1.
+    age: u64,
     /// Ids of waiters currently blocked on this event.
     waiters: Vec<u64>,
     memory_exception: Option<MemoryExceptionData>,
@@ -133,7 +141,8 @@ impl EventTable {
             st.next_nonsignal_id = id.wrapping_add(1);
             id
         };
-        st.events.insert(id, Event { ty, auto_reset, signaled: false, waiters: Vec::new(), memory_exception: None });
+        st.events
+            .insert(id, Event { ty, auto_reset, signaled: false, age: 1, waiters: Vec::new(), memory_exception: None });
         Ok(CreatedEvent {
             event_id: id,
             slot_index: if is_signal { id } else { 0 },
@@ -162,6 +171,8 @@ impl EventTable {
         let State { events, waiters, .. } = st;
         let ev = events.get_mut(&id).ok_or(EventError::NoSuchEvent(id))?;
         ev.signaled = !ev.auto_reset || ev.waiters.is_empty();
+        // Ages 0 ("no ages") and 1 (a fresh event) are never reached again.
+        ev.age = ev.age.checked_add(1).unwrap_or(2);
         for w in &ev.waiters {
             if let Some(waiter) = waiters.get_mut(w) {
                 for (eid, activated) in waiter.events.iter_mut() {
@@ -231,7 +242,8 @@ impl EventTable {
         let mut flags: Vec<(u32, bool)> = Vec::with_capacity(events.len());
         for e in events.iter() {
             let ev = st.events.get_mut(&e.event_id).expect("checked above");
-            flags.push((e.event_id, ev.signaled));
+            let missed = ev.ty == KFD_IOC_EVENT_SIGNAL && e.last_event_age() != 0 && e.last_event_age() != ev.age;
+            flags.push((e.event_id, ev.signaled || missed));
             if ev.signaled && ev.auto_reset && !poll_only {
                 ev.signaled = false;
             }
@@ -297,13 +309,16 @@ fn satisfied(flags: &[(u32, bool)], wait_all: bool) -> bool {
     }
 }
 
+/// What a completed wait copies back for each activated event: a memory
+/// exception's details, or a signal event's current age when the caller
+/// passed one.
 fn copy_exception_data(st: &State, events: &mut [EventData], flags: &[(u32, bool)]) {
     for (e, &(_, activated)) in events.iter_mut().zip(flags) {
-        if !activated {
-            continue;
-        }
-        if let Some(data) = st.events.get(&e.event_id).and_then(|ev| ev.memory_exception) {
+        let Some(ev) = st.events.get(&e.event_id).filter(|_| activated) else { continue };
+        if let Some(data) = ev.memory_exception {
             e.memory_exception_data = data;
+        } else if ev.ty == KFD_IOC_EVENT_SIGNAL && e.last_event_age() != 0 {
+            e.set_last_event_age(ev.age);
         }
     }
 }
@@ -425,6 +440,62 @@ mod tests {
         assert_eq!(out[0].memory_exception_data.va, 0xdead_0000);
         assert_eq!(out[0].memory_exception_data.failure.not_present, 1);
         assert_eq!(out[1].memory_exception_data.va, 0);
+    }
+
+    fn aged(id: u32, age: u64) -> EventData {
+        let mut e = ev(id);
+        e.set_last_event_age(age);
+        e
+    }
+
+    #[test]
+    fn a_missed_signal_completes_a_wait_that_passes_the_old_age() {
+        let t = EventTable::new();
+        let id = t.create(KFD_IOC_EVENT_SIGNAL, true).unwrap().event_id;
+        // Nothing happened since age 1 (a fresh event): a poll finds nothing.
+        assert_eq!(t.wait(&mut [aged(id, 1)], false, 0), Ok(WaitResult::Timeout));
+        t.set(id).unwrap();
+        let mut out = [aged(id, 1)];
+        assert_eq!(t.wait(&mut out, false, 1000), Ok(WaitResult::Complete));
+        assert_eq!(out[0].last_event_age(), 2, "the current age comes back");
+        // Caught up: the next wait with the new age sleeps until the next set.
+        assert_eq!(t.wait(&mut [aged(id, 2)], false, 20), Ok(WaitResult::Timeout));
+        // Without ages (0) the old rules hold: the auto-reset signal was consumed.
+        assert_eq!(t.wait(&mut [ev(id)], false, 0), Ok(WaitResult::Timeout));
+    }
+
+    #[test]
+    fn every_aged_waiter_on_one_event_sees_one_set() {
+        let t = Arc::new(EventTable::new());
+        let id = t.create(KFD_IOC_EVENT_SIGNAL, true).unwrap().event_id;
+        let waiters: Vec<_> = (0..3)
+            .map(|_| {
+                let t = t.clone();
+                thread::spawn(move || {
+                    let mut out = [aged(id, 1)];
+                    let r = t.wait(&mut out, false, KFD_EVENT_TIMEOUT_INFINITE);
+                    (r, out[0].last_event_age())
+                })
+            })
+            .collect();
+        while t.lock().waiters.len() < 3 {
+            thread::yield_now();
+        }
+        t.set(id).unwrap();
+        for w in waiters {
+            assert_eq!(w.join().unwrap(), (Ok(WaitResult::Complete), 2));
+        }
+    }
+
+    #[test]
+    fn ages_never_return_to_0_or_1() {
+        let t = EventTable::new();
+        let id = t.create(KFD_IOC_EVENT_SIGNAL, false).unwrap().event_id;
+        t.lock().events.get_mut(&id).unwrap().age = u64::MAX;
+        t.set(id).unwrap();
+        let mut out = [aged(id, u64::MAX)];
+        assert_eq!(t.wait(&mut out, false, 0), Ok(WaitResult::Complete));
+        assert_eq!(out[0].last_event_age(), 2);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::memory::{Arena, GpuVm};
 use arc_swap::ArcSwap;
 use bytemuck::Pod;
 use proto::abi::kfd::{self, cmd};
-use proto::ioctl::{split_payload, IoctlView};
+use proto::ioctl::{canonical, split_payload, IoctlView};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -275,7 +275,9 @@ impl KfdProcess {
     /// Executes one KFD ioctl on a payload built by `proto::ioctl`.
     pub fn ioctl(&self, request: u32, payload: &mut [u8]) -> Result<(), KfdError> {
         let mut view = split_payload(request, payload)?;
-        match request {
+        // Older and newer forms of one ioctl are one request (the argument
+        // view zero-extends and truncates like the kernel's copies).
+        match canonical(request) {
             cmd::GET_VERSION => {
                 view.set(&kfd::GetVersionArgs {
                     major_version: kfd::KFD_IOCTL_MAJOR_VERSION,
@@ -330,6 +332,12 @@ impl KfdProcess {
             // An upstream kernel has no ioctl 0x82: ROCR reads the failure as
             // "no debugger support" and installs its own trap handler.
             cmd::DBG_TRAP => Err(KfdError::NotSupported { name: "DBG_TRAP", quiet: true }),
+            // Only issued with capability bit 29, which the topology does not report.
+            cmd::RUNTIME_ENABLE => Err(KfdError::NotSupported { name: "RUNTIME_ENABLE", quiet: false }),
+            cmd::EXPORT_DMABUF => Err(KfdError::NotSupported {
+                name: "EXPORT_DMABUF (sharing GPU memory between processes is not implemented yet)",
+                quiet: false,
+            }),
             _ => Err(KfdError::NotSupported { name: view.spec.name, quiet: false }),
         }
     }

@@ -197,7 +197,7 @@ pub(crate) fn gpu_node_properties(d: &Device, host: &HostInfo, io_links: u32, p2
         .set("max_engine_clk_fcompute", d.max_engine_clk_fcompute)
         .set("local_mem_size", d.local_mem_size)
         .set("fw_version", d.fw_version)
-        .set("capability", d.capability)
+        .set("capability", d.capability & !crate::config::capability::NOT_IMPLEMENTED)
         .set("capability2", d.capability2)
         .set("debug_prop", d.debug_prop)
         .set("sdma_fw_version", d.sdma_fw_version)
