@@ -216,6 +216,29 @@ pub fn run(args: &[String]) -> Result<()> {
         }
     }
 
+    // The newer stacks, in their Debian roots: start-up and launch latency.
+    std::env::set_var("ROCJITSU_BIN_DIR", bin_dir());
+    for stack in [integration::Stack::Trixie, integration::Stack::Sid] {
+        let name = stack.name();
+        let rocminfo_in_root = || {
+            let mut c = stack.rocjitsu();
+            c.args(["--", "rocminfo"]);
+            c
+        };
+        rows.push(row(
+            format!("{name}: rocminfo wall, local (median of {runs})"),
+            ms(time_runs(runs, rocminfo_in_root)?),
+            "ms",
+        ));
+        let exe = stack.hip_program("bench_hip", "gfx90a", &[]);
+        let mut local = stack.rocjitsu();
+        local.arg("--").arg(&exe);
+        rows.extend(figures(&format!("{name} local: "), local)?);
+        let mut daemon = stack.rocjitsu();
+        daemon.args(["--daemon", "--"]).arg(&exe);
+        rows.extend(figures(&format!("{name} daemon: "), daemon)?);
+    }
+
     println!("| benchmark | result | unit |\n|---|---|---|");
     for r in rows {
         println!("| {} | {} | {} |", r.name, r.value, r.unit);
