@@ -47,23 +47,8 @@ fn queues_signals_and_sdma_through_a_private_daemon() {
     expect_lines(&o.stdout, ENGINE_LINES);
 }
 
-#[test]
-fn device_fds_and_fork_in_daemon_mode() {
-    let exe = c_program("kfd_probe", &[]);
-    let mut cmd = rocjitsu();
-    cmd.arg("--daemon").arg("--").arg(&exe);
-    let o = run(cmd, DEADLINE);
-    o.assert_success();
-    expect_lines(
-        &o.stdout,
-        &[
-            "get_version=0 major=1 minor=8",
-            "unknown_kfd=-1 errno=EINVAL",
-            "child_inherited=-1 errno=EBADF",
-            "child_fresh=0 major=1",
-        ],
-    );
-}
+// Device fds, unknown ioctls and fork in daemon mode: `local_boot.rs`
+// (`device_fds_unknown_ioctls_and_fork` runs the probe in both modes).
 
 #[test]
 fn init_and_shutdown_200_times_against_a_daemon() {

@@ -170,6 +170,32 @@ fn a_fault_in_one_daemon_client_leaves_the_others_running(stack: Stack) {
     check(stack, "saxpy", "--attach after another client's fault", &stack.run(good, DEADLINE));
 }
 
+/// With two GPUs, each render node answers for its own GPU (VRAM in use, device-wide), in
+/// local and daemon mode alike.
+fn each_render_node_describes_its_own_gpu(stack: Stack) {
+    for mode in [&[][..], &["--daemon"][..]] {
+        let mut cmd = stack.rocjitsu();
+        cmd.args(mode).args(["--config", "mi210-2gpu", "--"]).arg(program(stack, "drm_nodes"));
+        let o = stack.run(cmd, DEADLINE);
+        o.assert_success();
+        let usage = |step: &str| -> (u64, u64) {
+            let line = o
+                .stdout
+                .lines()
+                .find(|l| l.starts_with(step))
+                .unwrap_or_else(|| panic!("{mode:?}: no `{step}`:\n{}", o.stdout));
+            let field = |key: &str| -> u64 {
+                line.split_whitespace().find_map(|w| w.strip_prefix(key)).and_then(|v| v.parse().ok()).expect("a usage")
+            };
+            (field("vram_usage_128="), field("vram_usage_129="))
+        };
+        let (a0, a1) = usage("1 GiB on device 1:");
+        let (b0, b1) = usage("512 MiB on device 0:");
+        assert!(a1 >= 1 << 30 && a0 < 1 << 30, "{mode:?}: 1 GiB on GPU 1 shows on renderD129 only: {a0} {a1}");
+        assert!(b0 >= a0 + (512 << 20) && b1 == a1, "{mode:?}: 512 MiB on GPU 0 shows on renderD128 only: {b0} {b1}");
+    }
+}
+
 /// The tests above, once per stack.
 macro_rules! per_stack {
     ($($stack:ident: $module:ident),*) => {$(
@@ -198,6 +224,10 @@ macro_rules! per_stack {
             #[test]
             fn device_printf_prints_every_line() {
                 super::device_printf_prints_every_line(Stack::$stack);
+            }
+            #[test]
+            fn each_render_node_describes_its_own_gpu() {
+                super::each_render_node_describes_its_own_gpu(Stack::$stack);
             }
             #[test]
             fn a_bad_pointer_faults_like_the_real_driver_and_the_next_run_works() {

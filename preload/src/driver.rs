@@ -89,16 +89,17 @@ pub trait Driver: Send + Sync {
 
 /// Local mode: the simulator runs inside the application.
 pub struct LocalDriver {
-    machine: Machine,
+    machine: Arc<Machine>,
 }
 
 impl LocalDriver {
     pub fn new(machine: Machine) -> Self {
-        LocalDriver { machine }
+        LocalDriver { machine: Arc::new(machine) }
     }
 }
 
 struct LocalSession {
+    machine: Arc<Machine>,
     process: Arc<KfdProcess>,
 }
 
@@ -123,22 +124,12 @@ pub fn run_inline(
 impl KfdSession for LocalSession {
     fn ioctl(&self, cmd: u32, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory) -> Result<(), Errno> {
         run_inline(cmd, args, args_addr, mem, |payload| {
-            self.process.ioctl(cmd, payload).map_err(|e| {
-                if e.is_unsupported_request() {
-                    tracing::warn!("{}: {e} (returning errno {})", proto::ioctl::name_of(cmd), e.errno());
-                } else {
-                    tracing::debug!("{}: {e}", proto::ioctl::name_of(cmd));
-                }
-                e.errno()
-            })
+            self.machine.ioctl(Some(&self.process), DeviceFile::Kfd, cmd, payload, &[])
         })
     }
 
     fn mmap_source(&self, file: DeviceFile, req: &MmapArgs) -> Result<MapSource, Errno> {
-        let t = self.process.mmap_target(file, req.offset, req.len).map_err(|e| {
-            tracing::warn!("mmap of {file:?} at offset {:#x}: {e}", req.offset);
-            e.errno()
-        })?;
+        let t = self.machine.mmap(&self.process, file, req.offset, req.len)?;
         Ok(MapSource { fd: MapFd::Borrowed(self.process.arena_fd().as_raw_fd()), offset: t.file_offset })
     }
 
@@ -157,7 +148,7 @@ impl Driver for LocalDriver {
             tracing::error!("cannot create the simulated KFD process: {e}");
             e.errno()
         })?;
-        Ok(Arc::new(LocalSession { process }))
+        Ok(Arc::new(LocalSession { machine: self.machine.clone(), process }))
     }
 
     fn drm_ioctl(
@@ -169,10 +160,7 @@ impl Driver for LocalDriver {
         mem: &dyn UserMemory,
     ) -> Result<(), Errno> {
         run_inline(cmd, args, args_addr, mem, |payload| {
-            self.machine.drm_ioctl(minor, cmd, payload).map_err(|e| {
-                tracing::warn!("render node {minor}: {}: {e}", proto::ioctl::name_of(cmd));
-                e.errno()
-            })
+            self.machine.ioctl(None, DeviceFile::Render { minor }, cmd, payload, &[])
         })
     }
 

@@ -35,8 +35,8 @@ fn remote_state(socket: PathBuf, inherited: HashSet<RawFd>) -> Result<State, Err
         eprintln!("rocjitsu: {msg}");
         libc::ENODEV
     })?;
-    tracing::debug!("daemon at {} simulates the tree at {}", socket.display(), machine.topology_dir.display());
-    let root = machine.topology_dir.clone();
+    tracing::debug!("daemon at {} simulates the tree at {}", socket.display(), machine.topology_dir);
+    let root = std::path::PathBuf::from(&machine.topology_dir);
     Ok(State::new(root, Box::new(crate::remote::RemoteDriver::new(socket, machine)), inherited))
 }
 

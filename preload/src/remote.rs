@@ -20,7 +20,7 @@ use crate::usershare::{page_range, UserShare};
 use proto::abi::kfd::{self, alloc_flags, cmd};
 use proto::framing::std_io::UnixTransport;
 use proto::ioctl::UserMemory;
-use proto::payload::{MmapRequest, MunmapRequest};
+use proto::payload::{MachineInfo, MmapRequest, MunmapRequest};
 use proto::RpcClient;
 use sim::kfd::DeviceFile;
 use std::cell::RefCell;
@@ -31,21 +31,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 type Client = RpcClient<UnixTransport>;
 
-/// What the daemon told us about the machine.
-#[derive(Debug, Clone)]
-pub struct MachineInfo {
-    pub topology_dir: PathBuf,
-    pub render_minors: Vec<u32>,
-}
-
 /// Asks the daemon at `socket` what it simulates (a tool connection: no
 /// KFD process is created).
 pub fn query_machine(socket: &Path) -> Result<MachineInfo, String> {
     let t = UnixTransport::connect(socket).map_err(|e| format!("cannot connect to {}: {e}", socket.display()))?;
     let c =
         Client::connect_tool(t, std::process::id()).map_err(|e| format!("handshake with {}: {e}", socket.display()))?;
-    let h = c.handshake();
-    Ok(MachineInfo { topology_dir: PathBuf::from(&h.topology_dir), render_minors: h.render_minors.clone() })
+    Ok(c.handshake().machine.clone())
 }
 
 /// Ranges of the application's address space shared with the daemon.
@@ -157,16 +149,14 @@ impl Driver for RemoteDriver {
 
     fn drm_ioctl(
         &self,
-        _minor: u32,
+        minor: u32,
         cmd: u32,
         args: &mut [u8],
         args_addr: u64,
         mem: &dyn UserMemory,
     ) -> Result<(), Errno> {
-        // All GPUs of a config are the same device, so the daemon answers
-        // render-node queries from its GPU 0 (the request carries no minor).
         self.inner.with_conn(|c| {
-            let out = c.ioctl(cmd, args, args_addr, mem).map_err(rpc_errno)?;
+            let out = c.ioctl(DeviceFile::Render { minor }, cmd, args, args_addr, mem).map_err(rpc_errno)?;
             if out.result < 0 {
                 Err(-out.result)
             } else {
@@ -200,7 +190,7 @@ impl RemoteSession {
                 *slot = Some((session, c));
             }
             let (_, c) = slot.as_mut().expect("just set");
-            let out = c.ioctl(cmd::WAIT_EVENTS, args, args_addr, mem).map_err(rpc_errno)?;
+            let out = c.ioctl(DeviceFile::Kfd, cmd::WAIT_EVENTS, args, args_addr, mem).map_err(rpc_errno)?;
             if out.result < 0 {
                 Err(-out.result)
             } else {
@@ -220,11 +210,8 @@ impl RemoteSession {
 
 impl KfdSession for RemoteSession {
     fn ioctl(&self, request: u32, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory) -> Result<(), Errno> {
-        if request == cmd::WAIT_EVENTS {
-            let w: kfd::WaitEventsArgs = bytemuck::pod_read_unaligned(args);
-            if w.timeout != 0 {
-                return self.wait_events(args, args_addr, mem);
-            }
+        if proto::ioctl::blocks(request, args) {
+            return self.wait_events(args, args_addr, mem);
         }
         if request == cmd::ALLOC_MEMORY_OF_GPU {
             let a: kfd::AllocMemoryOfGpuArgs = bytemuck::pod_read_unaligned(args);
@@ -232,7 +219,8 @@ impl KfdSession for RemoteSession {
                 return self.register_user_memory(&a, args, args_addr, mem);
             }
         }
-        let out = self.inner.with_conn(|c| c.ioctl(request, args, args_addr, mem).map_err(rpc_errno))?;
+        let out =
+            self.inner.with_conn(|c| c.ioctl(DeviceFile::Kfd, request, args, args_addr, mem).map_err(rpc_errno))?;
         if out.result < 0 {
             return Err(-out.result);
         }
@@ -243,13 +231,14 @@ impl KfdSession for RemoteSession {
         Ok(())
     }
 
-    fn mmap_source(&self, _file: DeviceFile, req: &MmapArgs) -> Result<MapSource, Errno> {
+    fn mmap_source(&self, file: DeviceFile, req: &MmapArgs) -> Result<MapSource, Errno> {
         let request = MmapRequest {
             addr: req.addr,
             length: req.len,
             prot: req.prot,
             flags: req.flags,
             offset: req.offset as i64,
+            device: file,
         };
         let out = self.inner.with_conn(|c| c.mmap(request).map_err(rpc_errno))?;
         if out.result < 0 {

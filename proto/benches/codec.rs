@@ -74,8 +74,7 @@ fn connected() -> (ClientSession, ServerSession) {
             session_id: 1,
             attach_token: 2,
             daemon_pid: 3,
-            render_minors: vec![128],
-            topology_dir: "/t".into(),
+            machine: proto::payload::MachineInfo { render_minors: vec![128], topology_dir: "/t".into() },
         }),
         &mut out,
     )
@@ -166,7 +165,17 @@ fn exchange(c: &mut Criterion) {
         b.iter(|| {
             req.clear();
             rep.clear();
-            client.encode_ioctl(kfd::cmd::WAIT_EVENTS, &args, 0x1000, &mem, &[], &mut req).unwrap();
+            client
+                .encode_ioctl(
+                    kfd::cmd::WAIT_EVENTS,
+                    proto::payload::DeviceFile::Kfd,
+                    &args,
+                    0x1000,
+                    &mem,
+                    &[],
+                    &mut req,
+                )
+                .unwrap();
             let (pending, request) = server.accept(&req, 0).unwrap();
             let Request::Ioctl(mut r) = request else { unreachable!() };
             {
@@ -197,7 +206,17 @@ fn exchange(c: &mut Criterion) {
         b.iter(|| {
             req.clear();
             rep.clear();
-            client.encode_ioctl(kfd::cmd::ALLOC_MEMORY_OF_GPU, &alloc, 0x1000, &mem, &[], &mut req).unwrap();
+            client
+                .encode_ioctl(
+                    kfd::cmd::ALLOC_MEMORY_OF_GPU,
+                    proto::payload::DeviceFile::Kfd,
+                    &alloc,
+                    0x1000,
+                    &mem,
+                    &[],
+                    &mut req,
+                )
+                .unwrap();
             let (pending, request) = server.accept(&req, 0).unwrap();
             let Request::Ioctl(r) = request else { unreachable!() };
             server.encode_ioctl_reply(pending, 0, &r.payload, &fd, &mut rep).unwrap();

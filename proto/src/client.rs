@@ -17,7 +17,8 @@ use crate::header::Opcode;
 use crate::ioctl::UserMemory;
 use crate::message::{Reply, Request};
 use crate::payload::{
-    AttachWaitRequest, FdDesc, HandshakeReply, HandshakeRequest, MmapRequest, MunmapRequest, Role, StatusReply,
+    AttachWaitRequest, DeviceFile, FdDesc, HandshakeReply, HandshakeRequest, MmapRequest, MunmapRequest, Role,
+    StatusReply,
 };
 use crate::session::{ClientSession, Response};
 use crate::transport::Transport;
@@ -81,8 +82,7 @@ impl<T: Transport> RpcClient<T> {
                 session_id: 0,
                 attach_token: 0,
                 daemon_pid: 0,
-                render_minors: Vec::new(),
-                topology_dir: String::new(),
+                machine: crate::payload::MachineInfo { render_minors: Vec::new(), topology_dir: String::new() },
             },
             send_buf: Vec::new(),
             recv_buf: Vec::new(),
@@ -161,19 +161,32 @@ impl<T: Transport> RpcClient<T> {
     /// could not be forwarded (`RpcError::errno` says what to return).
     pub fn ioctl(
         &mut self,
+        device: DeviceFile,
         cmd: u32,
         args: &mut [u8],
         args_addr: u64,
         mem: &dyn UserMemory,
     ) -> Result<Outcome<T::Handle>, RpcError> {
-        self.ioctl_with_memory(cmd, args, args_addr, mem, &[])
+        self.send_ioctl(device, cmd, args, args_addr, mem, &[])
     }
 
-    /// [`Self::ioctl`] for a USERPTR allocation that hands the daemon the
-    /// memory behind the registered range: each descriptor with its
-    /// description, in address order (see [`crate::payload::IoctlRequest`]).
+    /// [`Self::ioctl`] (on `/dev/kfd`) for a USERPTR allocation that hands the daemon the
+    /// memory behind the registered range: each descriptor with its description, in
+    /// address order (see [`crate::payload::IoctlRequest`]).
     pub fn ioctl_with_memory(
         &mut self,
+        cmd: u32,
+        args: &mut [u8],
+        args_addr: u64,
+        mem: &dyn UserMemory,
+        memory: &[(FdDesc, T::HandleRef<'_>)],
+    ) -> Result<Outcome<T::Handle>, RpcError> {
+        self.send_ioctl(DeviceFile::Kfd, cmd, args, args_addr, mem, memory)
+    }
+
+    fn send_ioctl(
+        &mut self,
+        device: DeviceFile,
         cmd: u32,
         args: &mut [u8],
         args_addr: u64,
@@ -185,10 +198,12 @@ impl<T: Transport> RpcClient<T> {
         }
         self.send_buf.clear();
         let descs: Vec<FdDesc> = memory.iter().map(|(d, _)| *d).collect();
-        self.session.encode_ioctl(cmd, args, args_addr, mem, &descs, &mut self.send_buf).map_err(|e| match e {
-            SessionError::Message(MessageError::Ioctl(i)) => RpcError::Ioctl(i),
-            other => RpcError::Session(other),
-        })?;
+        self.session.encode_ioctl(cmd, device, args, args_addr, mem, &descs, &mut self.send_buf).map_err(
+            |e| match e {
+                SessionError::Message(MessageError::Ioctl(i)) => RpcError::Ioctl(i),
+                other => RpcError::Session(other),
+            },
+        )?;
         let handles: Vec<T::HandleRef<'_>> = memory.iter().map(|(_, h)| *h).collect();
         let (response, fds) = self.exchange_with(&handles)?;
         let Reply::Ioctl(reply) = &response.reply else {

@@ -80,6 +80,8 @@ pub enum MessageError {
     UnknownFdAccess { index: usize, access: u16 },
     #[error("fd {index}: range offset {offset:#x} length {length:#x} is not page-aligned, empty or overflows")]
     BadFdRange { index: usize, offset: u64, length: u64 },
+    #[error("{} made on device {device}, which is not a device of its kind (0 for /dev/kfd, a render minor 128-255 for DRM)", crate::ioctl::name_of(*.cmd))]
+    WrongDevice { cmd: u32, device: u32 },
     #[error("{} request carries {count} fds; only a USERPTR ALLOC_MEMORY_OF_GPU hands over memory", crate::ioctl::name_of(*.cmd))]
     FdsNotExpected { cmd: u32, count: usize },
     #[error("fd {index} of a USERPTR allocation: kind {kind} access {access:#x}, must be USERPTR read/write memory")]

@@ -45,8 +45,7 @@ fn connected(role: Role) -> (ClientSession, ServerSession) {
             session_id: 1,
             attach_token: 2,
             daemon_pid: 3,
-            render_minors: vec![128],
-            topology_dir: "/topology".into(),
+            machine: crate::payload::MachineInfo { render_minors: vec![128], topology_dir: "/topology".into() },
         }),
     )];
     if role == Role::Wait {
@@ -127,8 +126,7 @@ fn success_reply(pending: &crate::session::Pending) -> Reply {
             session_id: u64::from(pending.request_id),
             attach_token: 7,
             daemon_pid: 1,
-            render_minors: vec![128, 129],
-            topology_dir: "/t".into(),
+            machine: crate::payload::MachineInfo { render_minors: vec![128, 129], topology_dir: "/t".into() },
         }),
         Opcode::Close => Reply::Close,
         Opcode::Mmap => Reply::Mmap(MmapReply::default()),

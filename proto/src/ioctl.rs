@@ -381,6 +381,16 @@ pub fn spec(cmd: u32) -> Option<IoctlSpec> {
     })
 }
 
+/// Whether this ioctl may block in the driver for a long time: a WAIT_EVENTS with a
+/// timeout (ROCR's event threads wait "forever"). Such a call must not hold a connection or
+/// a thread that other requests need.
+pub fn blocks(cmd: u32, args: &[u8]) -> bool {
+    cmd == kfd::cmd::WAIT_EVENTS
+        && args
+            .get(..size_of::<kfd::WaitEventsArgs>())
+            .is_some_and(|a| bytemuck::pod_read_unaligned::<kfd::WaitEventsArgs>(a).timeout != 0)
+}
+
 /// The number the simulator knows an ioctl by: for an ioctl whose argument
 /// grew across interface versions, its current form, whatever size the caller
 /// used (the kernel dispatches on the number alone and copies the caller's
@@ -846,6 +856,15 @@ mod tests {
         // Not an SVM number at all: another direction, or a size between attributes.
         assert_eq!(canonical(kfd::cmd::SVM + (4 << 16)), kfd::cmd::SVM + (4 << 16));
         assert!(spec(kfd::cmd::SVM & !(1 << 31)).is_none());
+    }
+
+    #[test]
+    fn only_waits_with_a_timeout_block() {
+        let wait = |timeout| kfd::WaitEventsArgs { events_ptr: 8, num_events: 1, timeout, ..Default::default() };
+        assert!(blocks(kfd::cmd::WAIT_EVENTS, bytemuck::bytes_of(&wait(0xffff_fffe))));
+        assert!(!blocks(kfd::cmd::WAIT_EVENTS, bytemuck::bytes_of(&wait(0))), "a poll returns at once");
+        assert!(!blocks(kfd::cmd::GET_VERSION, &[0; 8]));
+        assert!(!blocks(kfd::cmd::WAIT_EVENTS, &[0; 4]), "too short to be a wait");
     }
 
     #[test]

@@ -237,7 +237,7 @@ mod tests {
         let req = Request::Ioctl(IoctlRequest::new(kfd::cmd::WAIT_EVENTS, payload.clone()));
         let mut v = Vec::new();
         req.encode_payload(&mut v).unwrap();
-        assert_eq!(v.len(), 8 + 24 + 96 + 8, "head, arguments, events, empty fd trailer");
+        assert_eq!(v.len(), 16 + 24 + 96 + 8, "head, arguments, events, empty fd trailer");
         assert_eq!(Request::decode(Opcode::Ioctl, &v).unwrap(), req);
         // One event's worth missing: args_bytes and the array disagree.
         let mut short = Vec::new();
@@ -285,6 +285,7 @@ mod tests {
         // Two pieces that make up the 3 pages of a 0x2100-byte registration.
         let req = IoctlRequest {
             cmd: kfd::cmd::ALLOC_MEMORY_OF_GPU,
+            device: crate::payload::DeviceFile::Kfd,
             payload: userptr_alloc(0x2100),
             fds: vec![user_memory(0x1000), FdDesc { offset: 0x5000, ..user_memory(0x2000) }],
         };
@@ -313,7 +314,7 @@ mod tests {
         // The daemon checks the same on what it receives: patch a valid frame.
         let mut v = Vec::new();
         IoctlRequest { payload: userptr_alloc(0x1000), fds: vec![user_memory(0x1000)], ..req }.encode(&mut v).unwrap();
-        v[8 + 36..8 + 40].copy_from_slice(&kfd::alloc_flags::GTT.to_le_bytes());
+        v[16 + 36..16 + 40].copy_from_slice(&kfd::alloc_flags::GTT.to_le_bytes());
         assert!(matches!(Request::decode(Opcode::Ioctl, &v), Err(MessageError::FdsNotExpected { .. })));
     }
 

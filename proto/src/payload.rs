@@ -8,9 +8,9 @@
 //! |---|---|---|
 //! | HANDSHAKE | [`HandshakeRequest`] (16) | [`HandshakeReply`] (40 + 4 × GPUs + path) |
 //! | CLOSE | empty | empty |
-//! | MMAP | [`MmapRequest`] (32) | [`MmapReply`]: fd trailer |
+//! | MMAP | [`MmapRequest`] (40) | [`MmapReply`]: fd trailer |
 //! | MUNMAP | [`MunmapRequest`] (16) | empty |
-//! | IOCTL | [`IoctlRequest`]: 8 + ioctl payload + fd trailer | [`IoctlReply`]: 8 + ioctl payload + fd trailer |
+//! | IOCTL | [`IoctlRequest`]: 16 + ioctl payload + fd trailer | [`IoctlReply`]: 8 + ioctl payload + fd trailer |
 //! | ATTACH_WAIT | [`AttachWaitRequest`] (16) | empty |
 //! | STATUS | empty | [`StatusReply`] (24 + 40 × records) |
 //! | PROTOCOL_ERROR | never | [`ProtocolErrorBody`] (16 + reason) |
@@ -30,7 +30,8 @@ use crate::wire::{Put, Reader};
 /// so instead of being misread.
 pub const PROTOCOL_MAGIC: u32 = u32::from_le_bytes(*b"RJSU");
 /// Our protocol version. Both sides check it and report both values.
-/// 2: IOCTL requests end with an fd trailer (USERPTR memory from the client).
+/// 2: IOCTL requests name their device and end with an fd trailer (USERPTR memory from
+/// the client).
 pub const PROTOCOL_VERSION: u32 = 2;
 /// Most descriptors one message may carry (as AMD's transport).
 pub const MAX_FDS: usize = 4;
@@ -171,6 +172,14 @@ pub struct HandshakeReply {
     /// (ATTACH_WAIT), so one client cannot wait on another's events.
     pub attach_token: u64,
     pub daemon_pid: u32,
+    /// The simulated machine as clients see it.
+    pub machine: MachineInfo,
+}
+
+/// What a client needs to present the daemon's simulated machine to the application: the
+/// files the daemon wrote and the render nodes it serves.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MachineInfo {
     /// The DRM render minor of each GPU, in topology order (GPU count = len).
     pub render_minors: Vec<u32>,
     /// The directory holding the sysfs topology tree the daemon wrote.
@@ -182,24 +191,25 @@ impl HandshakeReply {
 
     /// The number of GPUs.
     pub fn gpu_count(&self) -> usize {
-        self.render_minors.len()
+        self.machine.render_minors.len()
     }
 
     pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), MessageError> {
-        check_count("render_minors", self.render_minors.len(), MAX_GPUS)?;
-        check_text("topology_dir", &self.topology_dir, MAX_PATH_BYTES)?;
+        let MachineInfo { render_minors, topology_dir } = &self.machine;
+        check_count("render_minors", render_minors.len(), MAX_GPUS)?;
+        check_text("topology_dir", topology_dir, MAX_PATH_BYTES)?;
         out.put_u32(PROTOCOL_MAGIC);
         out.put_u32(self.version);
         out.put_u64(self.session_id);
         out.put_u64(self.attach_token);
         out.put_u32(self.daemon_pid);
-        out.put_u32(self.render_minors.len() as u32);
-        out.put_u32(self.topology_dir.len() as u32);
+        out.put_u32(render_minors.len() as u32);
+        out.put_u32(topology_dir.len() as u32);
         out.put_u32(0);
-        for m in &self.render_minors {
+        for m in render_minors {
             out.put_u32(*m);
         }
-        out.extend_from_slice(self.topology_dir.as_bytes());
+        out.extend_from_slice(topology_dir.as_bytes());
         Ok(())
     }
 
@@ -224,7 +234,7 @@ impl HandshakeReply {
             render_minors.push(r.u32().map_or_else(unreachable_size, Ok)?);
         }
         let topology_dir = text("topology_dir", r.rest())?;
-        Ok(Self { version, session_id, attach_token, daemon_pid, render_minors, topology_dir })
+        Ok(Self { version, session_id, attach_token, daemon_pid, machine: MachineInfo { render_minors, topology_dir } })
     }
 }
 
@@ -249,19 +259,27 @@ fn text(what: &'static str, bytes: &[u8]) -> Result<String, MessageError> {
     Ok(s.to_owned())
 }
 
-/// MMAP request: `addr u64, length u64, prot i32, flags i32, offset i64`, the
-/// arguments of the application's `mmap` of the kfd or render fd.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// MMAP request: `addr u64, length u64, prot i32, flags i32, offset i64, device u32,
+/// reserved u32`: the arguments of the application's `mmap` of the kfd or a render fd, and
+/// which file it was (see [`DeviceFile`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MmapRequest {
     pub addr: u64,
     pub length: u64,
     pub prot: i32,
     pub flags: i32,
     pub offset: i64,
+    pub device: DeviceFile,
+}
+
+impl Default for MmapRequest {
+    fn default() -> Self {
+        Self { addr: 0, length: 0, prot: 0, flags: 0, offset: 0, device: DeviceFile::Kfd }
+    }
 }
 
 impl MmapRequest {
-    pub const SIZE: usize = 32;
+    pub const SIZE: usize = 40;
 
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.put_u64(self.addr);
@@ -269,14 +287,18 @@ impl MmapRequest {
         out.put_i32(self.prot);
         out.put_i32(self.flags);
         out.put_i64(self.offset);
+        out.put_u32(self.device.to_wire());
+        out.put_u32(0);
     }
 
     pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
         exact("MMAP request", payload, Self::SIZE)?;
         let mut r = Reader::new(payload);
-        match (r.u64(), r.u64(), r.i32(), r.i32(), r.i64()) {
-            (Some(addr), Some(length), Some(prot), Some(flags), Some(offset)) => {
-                Ok(Self { addr, length, prot, flags, offset })
+        match (r.u64(), r.u64(), r.i32(), r.i32(), r.i64(), r.u32(), r.u32()) {
+            (Some(addr), Some(length), Some(prot), Some(flags), Some(offset), Some(device), Some(res)) => {
+                reserved("MMAP request reserved", res.into())?;
+                let device = DeviceFile::from_mmap_wire(device)?;
+                Ok(Self { addr, length, prot, flags, offset, device })
             }
             _ => unreachable_size(),
         }
@@ -470,9 +492,51 @@ impl MmapReply {
     }
 }
 
-/// IOCTL request: `cmd u32, args_bytes u32`, then the ioctl payload (the
-/// argument struct and the arrays it points at, see [`crate::ioctl`]), then
-/// an fd trailer.
+/// The device file an ioctl or mmap was made on: `/dev/kfd`, or a render node by its minor
+/// (DRM queries describe the GPU behind that node; buffer objects are mapped through it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceFile {
+    Kfd,
+    Render { minor: u32 },
+}
+
+impl DeviceFile {
+    /// Render minors libdrm accepts (`/dev/dri/renderD128` … `renderD255`).
+    pub const RENDER_MINORS: core::ops::RangeInclusive<u32> = 128..=255;
+
+    /// The wire value: 0 for `/dev/kfd`, else the render minor.
+    pub fn to_wire(self) -> u32 {
+        match self {
+            DeviceFile::Kfd => 0,
+            DeviceFile::Render { minor } => minor,
+        }
+    }
+
+    /// The device an MMAP request names: 0 or a render minor.
+    pub fn from_mmap_wire(wire: u32) -> Result<DeviceFile, MessageError> {
+        match wire {
+            0 => Ok(DeviceFile::Kfd),
+            minor if Self::RENDER_MINORS.contains(&minor) => Ok(DeviceFile::Render { minor }),
+            _ => Err(MessageError::WrongDevice { cmd: 0, device: wire }),
+        }
+    }
+
+    /// The device of an ioctl `cmd` whose request names `wire`: KFD ioctls are made on
+    /// `/dev/kfd` (0), DRM ioctls on a render node (its minor).
+    pub fn from_wire(cmd: u32, wire: u32) -> Result<DeviceFile, MessageError> {
+        match crate::abi::ioc_type(cmd) {
+            crate::abi::kfd::KFD_IOCTL_BASE if wire == 0 => Ok(DeviceFile::Kfd),
+            crate::abi::drm::DRM_IOCTL_BASE if Self::RENDER_MINORS.contains(&wire) => {
+                Ok(DeviceFile::Render { minor: wire })
+            }
+            _ => Err(MessageError::WrongDevice { cmd, device: wire }),
+        }
+    }
+}
+
+/// IOCTL request: `cmd u32, args_bytes u32, device u32, reserved u32`, then the ioctl
+/// payload (the argument struct and the arrays it points at, see [`crate::ioctl`]), then an
+/// fd trailer. `device` says which file the ioctl was made on ([`DeviceFile`]).
 ///
 /// The trailer is empty except for an ALLOC_MEMORY_OF_GPU of USERPTR memory:
 /// there the client hands over the memory it registers, as
@@ -481,38 +545,64 @@ impl MmapReply {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IoctlRequest {
     pub cmd: u32,
+    pub device: DeviceFile,
     pub payload: Vec<u8>,
     pub fds: Vec<FdDesc>,
 }
 
-/// Size of the `cmd, args_bytes` head of IOCTL requests and replies.
+/// Size of the `cmd, args_bytes` head of IOCTL replies.
 pub const IOCTL_HEAD_SIZE: usize = 8;
+/// Size of the `cmd, args_bytes, device, reserved` head of IOCTL requests.
+pub const IOCTL_REQUEST_HEAD_SIZE: usize = 16;
 
 impl IoctlRequest {
-    /// A request that hands over no memory.
+    /// A request on `/dev/kfd` that hands over no memory.
     pub fn new(cmd: u32, payload: Vec<u8>) -> Self {
-        Self { cmd, payload, fds: Vec::new() }
+        Self { cmd, device: DeviceFile::Kfd, payload, fds: Vec::new() }
     }
 
     pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), MessageError> {
+        DeviceFile::from_wire(self.cmd, self.device.to_wire())?;
         check_request_fds(self.cmd, &self.payload, &self.fds)?;
-        put_ioctl_head(out, self.cmd, self.payload.len())?;
+        put_ioctl_request_head(out, self.cmd, self.payload.len(), self.device)?;
         out.extend_from_slice(&self.payload);
         put_fd_trailer(out, &self.fds)
     }
 
-    /// Daemon side: the ioctl must be known, its payload exactly the size
-    /// its argument struct describes, and any descriptors must be the memory
-    /// of a USERPTR allocation (see [`check_request_fds`]).
+    /// Daemon side: the ioctl must be known and made on its kind of device, its payload
+    /// exactly the size its argument struct describes, and any descriptors must be the
+    /// memory of a USERPTR allocation (see [`check_request_fds`]).
     pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
         const WHAT: &str = "IOCTL request";
-        let (cmd, args) = read_ioctl_head(WHAT, payload)?;
+        let mut r = Reader::new(payload);
+        let (Some(cmd), Some(args_bytes), Some(device), Some(res)) = (r.u32(), r.u32(), r.u32(), r.u32()) else {
+            return Err(MessageError::PayloadTooShort { what: WHAT, min: IOCTL_REQUEST_HEAD_SIZE, got: payload.len() });
+        };
+        reserved("IOCTL request reserved", res.into())?;
+        let device = DeviceFile::from_wire(cmd, device)?;
+        let args = r.bytes(args_bytes as usize).ok_or(MessageError::PayloadSize {
+            what: WHAT,
+            expected: IOCTL_REQUEST_HEAD_SIZE.saturating_add(args_bytes as usize),
+            got: payload.len(),
+        })?;
         crate::ioctl::check_payload(cmd, args)?;
-        let mut r = Reader::new(&payload[IOCTL_HEAD_SIZE + args.len()..]);
         let fds = read_fd_trailer(WHAT, &mut r)?;
         check_request_fds(cmd, args, &fds)?;
-        Ok(Self { cmd, payload: args.to_vec(), fds })
+        Ok(Self { cmd, device, payload: args.to_vec(), fds })
     }
+}
+
+/// Appends the head of an IOCTL request.
+pub(crate) fn put_ioctl_request_head(
+    out: &mut Vec<u8>,
+    cmd: u32,
+    args_len: usize,
+    device: DeviceFile,
+) -> Result<(), MessageError> {
+    put_ioctl_head(out, cmd, args_len)?;
+    out.put_u32(device.to_wire());
+    out.put_u32(0);
+    Ok(())
 }
 
 /// The descriptors an IOCTL request may carry: none, or for an
@@ -983,8 +1073,10 @@ mod tests {
             session_id: 7,
             attach_token: 0xfeed,
             daemon_pid: 99,
-            render_minors: vec![128, 129],
-            topology_dir: "/run/rocjitsu/1/topology".into(),
+            machine: crate::payload::MachineInfo {
+                render_minors: vec![128, 129],
+                topology_dir: "/run/rocjitsu/1/topology".into(),
+            },
         }
     }
 
@@ -1001,14 +1093,14 @@ mod tests {
     #[test]
     fn handshake_reply_refuses_too_many_gpus_and_bad_paths() {
         let mut r = reply();
-        r.render_minors = vec![128; MAX_GPUS + 1];
+        r.machine.render_minors = vec![128; MAX_GPUS + 1];
         assert!(matches!(r.encode(&mut Vec::new()), Err(MessageError::TooMany { count: 65, max: 64, .. })));
         let mut v = Vec::new();
         reply().encode(&mut v).unwrap();
         v[28..32].copy_from_slice(&65u32.to_le_bytes());
         assert!(matches!(HandshakeReply::decode(&v), Err(MessageError::TooMany { count: 65, max: 64, .. })));
         let mut r = reply();
-        r.topology_dir = "a\0b".into();
+        r.machine.topology_dir = "a\0b".into();
         assert!(matches!(r.encode(&mut Vec::new()), Err(MessageError::InteriorNul { .. })));
         let mut v = Vec::new();
         reply().encode(&mut v).unwrap();
@@ -1031,12 +1123,23 @@ mod tests {
 
     #[test]
     fn fixed_requests_are_exact() {
-        let m = MmapRequest { addr: 1, length: 2, prot: 3, flags: -4, offset: -5 };
+        let m = MmapRequest {
+            addr: 1,
+            length: 2,
+            prot: 3,
+            flags: -4,
+            offset: -5,
+            device: DeviceFile::Render { minor: 129 },
+        };
         let mut v = Vec::new();
         m.encode(&mut v);
-        assert_eq!(v.len(), 32);
+        assert_eq!(v.len(), 40);
         assert_eq!(MmapRequest::decode(&v).unwrap(), m);
-        assert!(MmapRequest::decode(&v[..31]).is_err());
+        assert!(MmapRequest::decode(&v[..39]).is_err());
+        // A device that is neither /dev/kfd nor a render node.
+        let mut bad = v.clone();
+        bad[32] = 7;
+        assert!(matches!(MmapRequest::decode(&bad), Err(MessageError::WrongDevice { device: 7, .. })));
         v.push(0);
         assert!(MmapRequest::decode(&v).is_err());
         let mut v = Vec::new();

@@ -24,8 +24,8 @@ use crate::header::{Header, Opcode, HEADER_LEN, MAX_FRAME_BYTES};
 use crate::ioctl::UserMemory;
 use crate::message::{Reply, Request};
 use crate::payload::{
-    check_request_fds, encode_ioctl_reply, put_fd_trailer, put_ioctl_head, ErrorCode, FdDesc, IoctlContext,
-    ProtocolErrorBody, Role, IOCTL_HEAD_SIZE, PROTOCOL_VERSION,
+    check_request_fds, encode_ioctl_reply, put_fd_trailer, put_ioctl_request_head, DeviceFile, ErrorCode, FdDesc,
+    IoctlContext, ProtocolErrorBody, Role, IOCTL_REQUEST_HEAD_SIZE, PROTOCOL_VERSION,
 };
 use crate::wire::patch_u32;
 
@@ -460,9 +460,11 @@ impl ClientSession {
     /// `mem`, with no intermediate copy, followed by `fds` (the descriptors
     /// sent with the frame: memory a USERPTR allocation hands over, else
     /// none). Returns the request id.
+    #[allow(clippy::too_many_arguments)] // the parts of one ioctl, as the caller holds them
     pub fn encode_ioctl(
         &mut self,
         cmd: u32,
+        device: DeviceFile,
         args: &[u8],
         args_addr: u64,
         mem: &dyn UserMemory,
@@ -473,11 +475,12 @@ impl ClientSession {
             return Err(SessionError::RequestPending { pending: p.opcode, got: Opcode::Ioctl });
         }
         check_allowed(self.phase, Opcode::Ioctl, Some(cmd))?;
+        DeviceFile::from_wire(cmd, device.to_wire())?;
         check_request_fds(cmd, args, fds)?;
         let start = out.len();
-        let header_and_head = HEADER_LEN + IOCTL_HEAD_SIZE;
+        let header_and_head = HEADER_LEN + IOCTL_REQUEST_HEAD_SIZE;
         Header { opcode: Opcode::Ioctl, request_id: 0, payload_bytes: 0, result: 0 }.put(out);
-        let built = put_ioctl_head(out, cmd, 0).and_then(|()| {
+        let built = put_ioctl_request_head(out, cmd, 0, device).and_then(|()| {
             crate::ioctl::encode_request_into(cmd, args, args_addr, mem, out).map_err(MessageError::from)
         });
         if let Err(e) = built {
@@ -573,8 +576,7 @@ mod tests {
             session_id,
             attach_token: 5,
             daemon_pid: 1,
-            render_minors: vec![128],
-            topology_dir: "/t".into(),
+            machine: crate::payload::MachineInfo { render_minors: vec![128], topology_dir: "/t".into() },
         })
     }
 

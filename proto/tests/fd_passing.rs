@@ -224,8 +224,7 @@ fn handshake_reply() -> HandshakeReply {
         session_id: 1,
         attach_token: 2,
         daemon_pid: std::process::id(),
-        render_minors: vec![128],
-        topology_dir: "/tmp/topology".into(),
+        machine: proto::payload::MachineInfo { render_minors: vec![128], topology_dir: "/tmp/topology".into() },
     }
 }
 
@@ -289,7 +288,7 @@ where
     T: Transport<Handle = OwnedFd>,
 {
     let mut client = RpcClient::connect(t, std::process::id()).unwrap();
-    assert_eq!(client.handshake().render_minors, vec![128]);
+    assert_eq!(client.handshake().machine.render_minors, vec![128]);
     let args = kfd::AllocMemoryOfGpuArgs {
         va_addr: 0x7f00_0000_0000,
         size: PAGE as u64,
@@ -298,7 +297,9 @@ where
         ..Default::default()
     };
     let mut bytes = bytemuck::bytes_of(&args).to_vec();
-    let outcome = client.ioctl(kfd::cmd::ALLOC_MEMORY_OF_GPU, &mut bytes, 0x1000, &NoMemory).unwrap();
+    let outcome = client
+        .ioctl(proto::payload::DeviceFile::Kfd, kfd::cmd::ALLOC_MEMORY_OF_GPU, &mut bytes, 0x1000, &NoMemory)
+        .unwrap();
     assert_eq!(outcome.result, 0);
     let back: kfd::AllocMemoryOfGpuArgs = bytemuck::pod_read_unaligned(&bytes);
     assert_eq!((back.handle, back.mmap_offset), (0x77, 0x1_0000_0000));
@@ -312,7 +313,14 @@ where
     app_view.write(32, b"written by the application");
     // MMAP brings the same memory again.
     let mapped = client
-        .mmap(MmapRequest { addr: 0x7f00_0000_0000, length: PAGE as u64, prot: 3, flags: 1, offset: 0x1_0000_0000 })
+        .mmap(MmapRequest {
+            addr: 0x7f00_0000_0000,
+            length: PAGE as u64,
+            prot: 3,
+            flags: 1,
+            offset: 0x1_0000_0000,
+            device: proto::payload::DeviceFile::Render { minor: 128 },
+        })
         .unwrap();
     let (desc, fd) = &mapped.fds[0];
     let again = Mapping::new(fd.as_fd(), desc.offset, PAGE);

@@ -49,8 +49,7 @@ proptest! {
             session_id,
             attach_token: token,
             daemon_pid,
-            render_minors: minors,
-            topology_dir: dir,
+            machine: proto::payload::MachineInfo { render_minors: minors, topology_dir: dir },
         };
         let r = exchange(
             &mut c,
@@ -74,7 +73,7 @@ proptest! {
         result in errno_result(),
     ) {
         let (mut c, mut s) = connected(Role::Process);
-        let req = Request::Mmap(MmapRequest { addr, length, prot, flags, offset });
+        let req = Request::Mmap(MmapRequest { addr, length, prot, flags, offset, device: proto::payload::DeviceFile::Kfd });
         let reply = if result < 0 { Reply::Failed(Opcode::Mmap) } else { Reply::Mmap(MmapReply { fds }) };
         let r = exchange(&mut c, &mut s, &req, result, &reply);
         prop_assert_eq!(r.result, result);
@@ -254,6 +253,15 @@ fn small_count(a: &ArrayField, pick: u8) -> u64 {
     (pick as u64 % 8).min(a.max_elems)
 }
 
+/// The device an ioctl is made on: /dev/kfd, or the first render node for DRM.
+fn device_of(cmd: u32) -> proto::payload::DeviceFile {
+    if proto::abi::ioc_type(cmd) == proto::abi::drm::DRM_IOCTL_BASE {
+        proto::payload::DeviceFile::Render { minor: 128 }
+    } else {
+        proto::payload::DeviceFile::Kfd
+    }
+}
+
 fn check_ioctl(spec: IoctlSpec, case: IoctlCase) -> Result<(), TestCaseError> {
     let mem = FakeMemory::default();
     let mut args = case.args.clone();
@@ -304,7 +312,7 @@ fn check_ioctl(spec: IoctlSpec, case: IoctlCase) -> Result<(), TestCaseError> {
     let (mut client, mut server) = connected(Role::Process);
     let mut frame = Vec::new();
     client
-        .encode_ioctl(spec.cmd, &args, ARGS_ADDR, &mem, &[], &mut frame)
+        .encode_ioctl(spec.cmd, device_of(spec.cmd), &args, ARGS_ADDR, &mem, &[], &mut frame)
         .map_err(|e| TestCaseError::fail(format!("encode: {e}")))?;
 
     // Daemon parses: the struct as sent, In arrays copied, Out arrays zeroed.

@@ -129,7 +129,7 @@ fn unknown_and_reserved_opcodes_are_refused() {
 #[test]
 fn every_fixed_size_request_is_exact() {
     let cases: [(Opcode, usize, Role); 5] = [
-        (Opcode::Mmap, 32, Role::Process),
+        (Opcode::Mmap, 40, Role::Process),
         (Opcode::Munmap, 16, Role::Process),
         (Opcode::Close, 0, Role::Process),
         (Opcode::Status, 0, Role::Tool),
@@ -196,11 +196,19 @@ fn frame_length_must_match_its_header() {
 
 // --- Rule: payload size exactly right for the ioctl -------------------------
 
-/// An IOCTL request frame: head, `payload`, and an empty fd trailer.
+/// An IOCTL request frame on the device its cmd belongs to: head, `payload`, and an empty
+/// fd trailer.
 fn ioctl_frame(cmd: u32, args_bytes: u32, payload: &[u8]) -> Vec<u8> {
+    let device: u32 = if proto::abi::ioc_type(cmd) == drm::DRM_IOCTL_BASE { 128 } else { 0 };
+    ioctl_frame_on(cmd, device, args_bytes, payload)
+}
+
+fn ioctl_frame_on(cmd: u32, device: u32, args_bytes: u32, payload: &[u8]) -> Vec<u8> {
     let mut p = Vec::new();
     p.extend_from_slice(&cmd.to_le_bytes());
     p.extend_from_slice(&args_bytes.to_le_bytes());
+    p.extend_from_slice(&device.to_le_bytes());
+    p.extend_from_slice(&0u32.to_le_bytes());
     p.extend_from_slice(payload);
     p.extend_from_slice(&[0; 8]);
     raw_frame(Opcode::Ioctl as u16, 0, 11, 0, &p)
@@ -249,7 +257,14 @@ fn ioctl_payloads_are_exact_for_the_ioctl() {
         0,
         ErrorCode::MalformedPayload,
     );
-    assert!(matches!(err, SessionError::Message(MessageError::PayloadTooShort { min: 8, got: 3, .. })));
+    assert!(matches!(err, SessionError::Message(MessageError::PayloadTooShort { min: 16, got: 3, .. })));
+    // An ioctl on the wrong kind of device: a KFD ioctl on a render node, a DRM one on
+    // /dev/kfd or on a minor that is no render node.
+    for (cmd, device) in [(kfd::cmd::GET_VERSION, 128), (drm::cmd::VERSION, 0), (drm::cmd::VERSION, 127)] {
+        let err =
+            refused(Some(Role::Process), &ioctl_frame_on(cmd, device, 8, &[0; 8]), 0, ErrorCode::MalformedPayload);
+        assert!(matches!(err, SessionError::Message(MessageError::WrongDevice { .. })), "{err}");
+    }
     // An unknown ioctl is refused, never answered with success.
     let err = refused(Some(Role::Process), &ioctl_frame(0xc0084bff, 8, &[0; 8]), 0, ErrorCode::MalformedPayload);
     assert_eq!(err, SessionError::Message(MessageError::Ioctl(IoctlError::Unknown(0xc0084bff))));
@@ -295,8 +310,17 @@ fn more_than_4096_events_is_refused() {
     let args = kfd::WaitEventsArgs { events_ptr: 0x1000, num_events: 4096, ..Default::default() };
     let (mut c, mut s) = connected(Role::Process);
     let mut frame = Vec::new();
-    c.encode_ioctl(kfd::cmd::WAIT_EVENTS, bytemuck::bytes_of(&args), 0x10, &mem, &[], &mut frame).unwrap();
-    assert_eq!(frame.len(), 16 + 8 + 24 + 4096 * 48 + 8);
+    c.encode_ioctl(
+        kfd::cmd::WAIT_EVENTS,
+        proto::payload::DeviceFile::Kfd,
+        bytemuck::bytes_of(&args),
+        0x10,
+        &mem,
+        &[],
+        &mut frame,
+    )
+    .unwrap();
+    assert_eq!(frame.len(), 16 + 16 + 24 + 4096 * 48 + 8);
     assert!(s.accept(&frame, 0).is_ok());
 }
 
@@ -499,6 +523,7 @@ fn ioctl_reply_must_match_the_request() {
     let mut frame = Vec::new();
     c.encode_ioctl(
         kfd::cmd::GET_VERSION,
+        proto::payload::DeviceFile::Kfd,
         bytemuck::bytes_of(&args),
         0,
         &common::FakeMemory::default(),
@@ -563,7 +588,15 @@ fn wait_connections_carry_only_wait_events() {
     let mem = common::FakeMemory::default();
     let args = kfd::CreateEventArgs::default();
     assert!(matches!(
-        c.encode_ioctl(kfd::cmd::CREATE_EVENT, bytemuck::bytes_of(&args), 0, &mem, &[], &mut Vec::new()),
+        c.encode_ioctl(
+            kfd::cmd::CREATE_EVENT,
+            proto::payload::DeviceFile::Kfd,
+            bytemuck::bytes_of(&args),
+            0,
+            &mem,
+            &[],
+            &mut Vec::new()
+        ),
         Err(SessionError::NotAllowed { state: "wait", .. })
     ));
     assert!(c.encode_request(&Request::Mmap(MmapRequest::default()), &mut Vec::new()).is_err());
@@ -574,7 +607,16 @@ fn wait_connections_carry_only_wait_events() {
     // WAIT_EVENTS itself goes through.
     let wait = kfd::WaitEventsArgs::default();
     let mut frame = Vec::new();
-    c.encode_ioctl(kfd::cmd::WAIT_EVENTS, bytemuck::bytes_of(&wait), 0, &mem, &[], &mut frame).unwrap();
+    c.encode_ioctl(
+        kfd::cmd::WAIT_EVENTS,
+        proto::payload::DeviceFile::Kfd,
+        bytemuck::bytes_of(&wait),
+        0,
+        &mem,
+        &[],
+        &mut frame,
+    )
+    .unwrap();
     assert!(s.accept(&frame, 0).is_ok());
     // Before attaching, only ATTACH_WAIT (or CLOSE).
     let mut c = ClientSession::new();
@@ -624,6 +666,7 @@ fn requests_carry_only_the_memory_of_a_userptr_allocation() {
     let mut frame = Vec::new();
     c.encode_ioctl(
         kfd::cmd::ALLOC_MEMORY_OF_GPU,
+        proto::payload::DeviceFile::Kfd,
         bytemuck::bytes_of(&args),
         0,
         &common::FakeMemory::default(),

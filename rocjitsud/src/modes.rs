@@ -99,7 +99,7 @@ pub fn check_daemon(socket: &Path) -> Result<PathBuf> {
     })?;
     let c = proto::RpcClient::connect_tool(t, std::process::id())
         .map_err(|e| anyhow!("the daemon on {} did not answer the handshake: {e}", socket.display()))?;
-    Ok(PathBuf::from(&c.handshake().topology_dir))
+    Ok(PathBuf::from(&c.handshake().machine.topology_dir))
 }
 
 /// Whether the daemon's GPUs (its topology tree) are those `config`

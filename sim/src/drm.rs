@@ -7,6 +7,7 @@
 
 use crate::config::Device;
 use crate::kfd::device::gb_addr_config;
+use crate::kfd::usage::DeviceUsage;
 use proto::abi::drm::{
     self, info_query, AmdgpuInfo, AmdgpuInfoDevice, AmdgpuInfoHwIp, AmdgpuInfoVramGtt, AmdgpuMemoryInfo, DrmVersion,
 };
@@ -46,16 +47,24 @@ impl DrmError {
     }
 }
 
-/// Executes one DRM ioctl for `gpu`, on a payload built by `proto::ioctl`.
-/// `gtt_size` is the host memory the GPU can reach.
-pub fn ioctl(gpu: &Device, gtt_size: u64, cmd: u32, payload: &mut [u8]) -> Result<(), DrmError> {
+/// What a render node knows: its GPU, and the memory in use on it by every process.
+#[derive(Clone, Copy, Debug)]
+pub struct Node<'a> {
+    pub gpu: &'a Device,
+    pub usage: &'a DeviceUsage,
+    /// The host memory the GPU can reach.
+    pub gtt_size: u64,
+}
+
+/// Executes one DRM ioctl on `node`, on a payload built by `proto::ioctl`.
+pub fn ioctl(node: Node<'_>, cmd: u32, payload: &mut [u8]) -> Result<(), DrmError> {
     let mut view = split_payload(cmd, payload)?;
     match cmd {
         drm::cmd::VERSION => {
             version(&mut view);
             Ok(())
         }
-        drm::cmd::AMDGPU_INFO => info(gpu, gtt_size, &mut view),
+        drm::cmd::AMDGPU_INFO => info(node, &mut view),
         _ => Err(DrmError::NotSupported(view.spec.name.to_string())),
     }
 }
@@ -78,7 +87,9 @@ fn version(view: &mut IoctlView<'_>) {
     view.set(&v);
 }
 
-fn info(gpu: &Device, gtt_size: u64, view: &mut IoctlView<'_>) -> Result<(), DrmError> {
+fn info(node: Node<'_>, view: &mut IoctlView<'_>) -> Result<(), DrmError> {
+    let Node { gpu, usage, gtt_size } = node;
+    let (vram_used, gtt_used) = (usage.vram_used(gpu.index as usize), usage.gtt_used(gpu.index as usize));
     let q: AmdgpuInfo = view.get();
     let out = &mut view.arrays[0];
     let mut reply = |bytes: &[u8]| {
@@ -105,22 +116,26 @@ fn info(gpu: &Device, gtt_size: u64, view: &mut IoctlView<'_>) -> Result<(), Drm
             }
             reply(&gb_addr_config(gpu).to_le_bytes());
         }
+        // Device-wide, like amdgpu: every process's buffers on this GPU (all VRAM is
+        // CPU-visible here).
+        info_query::VRAM_USAGE | info_query::VIS_VRAM_USAGE => reply(&vram_used.to_le_bytes()),
+        info_query::GTT_USAGE => reply(&gtt_used.to_le_bytes()),
         info_query::VRAM_GTT => reply(bytemuck::bytes_of(&AmdgpuInfoVramGtt {
             vram_size: gpu.local_mem_size,
             vram_cpu_accessible_size: gpu.local_mem_size,
             gtt_size,
         })),
         info_query::MEMORY => {
-            let heap = |size: u64| drm::AmdgpuHeapInfo {
+            let heap = |size: u64, used: u64| drm::AmdgpuHeapInfo {
                 total_heap_size: size,
                 usable_heap_size: size,
-                heap_usage: 0,
+                heap_usage: used,
                 max_allocation: size,
             };
             reply(bytemuck::bytes_of(&AmdgpuMemoryInfo {
-                vram: heap(gpu.local_mem_size),
-                cpu_accessible_vram: heap(gpu.local_mem_size),
-                gtt: heap(gtt_size),
+                vram: heap(gpu.local_mem_size, vram_used),
+                cpu_accessible_vram: heap(gpu.local_mem_size, vram_used),
+                gtt: heap(gtt_size, gtt_used),
             }));
         }
         other => return Err(DrmError::UnsupportedQuery(other)),
@@ -268,6 +283,12 @@ mod tests {
         default_config().gpus()[0].clone()
     }
 
+    /// `gpu`'s render node with nothing allocated.
+    fn ioctl(gpu: &Device, _gtt_size: u64, cmd: u32, payload: &mut [u8]) -> Result<(), DrmError> {
+        let usage = DeviceUsage::new([gpu.local_mem_size], 1 << 30);
+        super::ioctl(Node { gpu, usage: &usage, gtt_size: 1 << 30 }, cmd, payload)
+    }
+
     fn info_payload(query: u32, size: u32, input: [u32; 4]) -> Vec<u8> {
         let q = AmdgpuInfo { return_pointer: 0x1000, return_size: size, query, input };
         let mut p = bytemuck::bytes_of(&q).to_vec();
@@ -318,6 +339,27 @@ mod tests {
             let gpu = crate::config::load(name).unwrap().gpus()[0].clone();
             assert_eq!(device_info(&gpu).family, 141, "{name}");
         }
+    }
+
+    #[test]
+    fn usage_queries_report_the_whole_gpu() {
+        let gpu = mi210();
+        let usage = DeviceUsage::new([gpu.local_mem_size], 1 << 30);
+        usage.reserve_vram(0, 3 << 20).unwrap();
+        usage.reserve_gtt(0, 1 << 20).unwrap();
+        let node = Node { gpu: &gpu, usage: &usage, gtt_size: 1 << 30 };
+        let query = |q: u32, size: u32| {
+            let mut p = info_payload(q, size, [0; 4]);
+            super::ioctl(node, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
+            p[32..].to_vec()
+        };
+        assert_eq!(query(info_query::VRAM_USAGE, 8), (3u64 << 20).to_le_bytes());
+        assert_eq!(query(info_query::GTT_USAGE, 8), (1u64 << 20).to_le_bytes());
+        let m: AmdgpuMemoryInfo = bytemuck::pod_read_unaligned(&query(info_query::MEMORY, 96));
+        assert_eq!(
+            (m.vram.heap_usage, m.gtt.heap_usage, m.vram.total_heap_size),
+            (3 << 20, 1 << 20, gpu.local_mem_size)
+        );
     }
 
     #[test]

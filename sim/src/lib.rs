@@ -18,6 +18,7 @@ pub mod loader;
 pub mod machine;
 pub mod memory;
 pub mod sdma;
+pub mod service;
 pub mod session;
 pub mod sysfs;
 pub mod topology;

@@ -4,8 +4,8 @@
 use crate::config::Config;
 use crate::config::Device;
 use crate::cp::engine::{DispatchExecutor, Engines, ThreadHook};
-use crate::drm::{self, DrmError};
 use crate::exec::Executor;
+use crate::kfd::usage::DeviceUsage;
 use crate::kfd::{KfdError, KfdProcess, UserptrMode};
 use std::sync::Arc;
 
@@ -15,6 +15,8 @@ pub struct Machine {
     config: Config,
     gpus: Arc<[Device]>,
     gtt_budget: u64,
+    /// Memory in use on each GPU by all processes.
+    usage: Arc<DeviceUsage>,
     engines: Arc<Engines>,
 }
 
@@ -31,7 +33,9 @@ impl Machine {
         let gpus: Arc<[Device]> = config.gpus().to_vec().into();
         let engines = Engines::new(gpus.len(), hook.clone());
         engines.set_executor(Arc::new(Executor::new(config.workers().get(), hook)));
-        Machine { config, gpus, gtt_budget: host_memory_bytes(), engines }
+        let gtt_budget = host_memory_bytes();
+        let usage = Arc::new(DeviceUsage::new(gpus.iter().map(|g| g.local_mem_size), gtt_budget));
+        Machine { config, gpus, gtt_budget, usage, engines }
     }
 
     /// Installs the kernel executor the command processors use.
@@ -57,6 +61,11 @@ impl Machine {
         self.gpus.iter().find(|g| g.drm_render_minor == minor)
     }
 
+    /// Memory in use on each GPU by every process.
+    pub fn usage(&self) -> &DeviceUsage {
+        &self.usage
+    }
+
     /// Host memory the GPUs can reach (the GTT heap).
     pub fn gtt_size(&self) -> u64 {
         self.gtt_budget
@@ -64,16 +73,16 @@ impl Machine {
 
     /// A new KFD process (an open of `/dev/kfd` by a new application process).
     pub fn open_process(&self, pid: u32, userptr: UserptrMode) -> Result<Arc<KfdProcess>, KfdError> {
-        let p = Arc::new(KfdProcess::new(pid, self.gpus.clone(), self.gtt_budget, userptr, self.engines.clone())?);
+        let p = Arc::new(KfdProcess::new(
+            pid,
+            self.gpus.clone(),
+            self.usage.clone(),
+            self.gtt_budget,
+            userptr,
+            self.engines.clone(),
+        )?);
         self.engines.register(&p);
         Ok(p)
-    }
-
-    /// An ioctl on render node `minor`.
-    pub fn drm_ioctl(&self, minor: u32, cmd: u32, payload: &mut [u8]) -> Result<(), DrmError> {
-        let gpu =
-            self.gpu_by_render_minor(minor).ok_or_else(|| DrmError::NotSupported(format!("render node {minor}")))?;
-        drm::ioctl(gpu, self.gtt_budget, cmd, payload)
     }
 }
 

@@ -48,8 +48,10 @@ pub fn handshake_reply(session_id: u64) -> HandshakeReply {
         session_id,
         attach_token: 0x5eed,
         daemon_pid: 4242,
-        render_minors: vec![128],
-        topology_dir: "/run/rocjitsu/topology".into(),
+        machine: proto::payload::MachineInfo {
+            render_minors: vec![128],
+            topology_dir: "/run/rocjitsu/topology".into(),
+        },
     }
 }
 

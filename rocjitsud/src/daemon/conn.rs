@@ -1,15 +1,19 @@
-//! One client connection: validate each frame (`proto::ServerSession`),
-//! hand the work to the engine, send the reply with its descriptors. A bad
-//! frame gets a PROTOCOL_ERROR and closes only this connection. When the
-//! connection ends for any reason, the client's session is closed: its
-//! queues stop, its events fail their waiters, its memory is freed.
+//! One client connection: validate each frame (`proto::ServerSession`), hand the work to the
+//! engine thread, send the reply with its descriptors. A bad frame gets a PROTOCOL_ERROR and
+//! closes only this connection. When the connection ends for any reason, the client's
+//! session is closed: its queues stop, its events fail their waiters, its memory is freed.
+//!
+//! One method per opcode; the work itself is the machine's request service, on the engine
+//! thread (or, for a blocking WAIT_EVENTS, on this connection's waiter thread).
 
 use super::engine::{EngineHandle, FdOut, Job, Lent};
-use proto::abi::kfd;
-use proto::framing::tokio_io::Connection;
+use proto::framing::tokio_io::{Connection, Received};
+use proto::header::Opcode;
 use proto::message::{Reply, Request};
-use proto::payload::{HandshakeReply, MmapReply, Role, PROTOCOL_VERSION};
-use proto::session::ServerSession;
+use proto::payload::{
+    AttachWaitRequest, HandshakeReply, HandshakeRequest, IoctlRequest, MmapReply, MmapRequest, Role, PROTOCOL_VERSION,
+};
+use proto::session::{Pending, ServerSession};
 use sim::kfd::KfdProcess;
 use std::os::fd::AsFd;
 use std::sync::Arc;
@@ -48,7 +52,7 @@ impl WaitWorker {
         let (tx, rx) = std::sync::mpsc::channel::<WaitJob>();
         std::thread::Builder::new().name("rocjitsu-wait".into()).stack_size(256 * 1024).spawn(move || {
             while let Ok((process, mut payload, reply)) = rx.recv() {
-                let r = process.ioctl(kfd::cmd::WAIT_EVENTS, &mut payload);
+                let r = process.ioctl(proto::abi::kfd::cmd::WAIT_EVENTS, &mut payload);
                 let _ = reply.send((r.err().map_or(0, |e| -e.errno()), payload));
             }
         })?;
@@ -64,13 +68,36 @@ impl WaitWorker {
     }
 }
 
+/// What answering one request produced: the reply frame is in the client's `out` buffer.
+enum Answered {
+    /// Send `out` with these descriptors and go on.
+    Reply(Vec<FdOut>),
+    /// Send `out`, then close the connection (CLOSE).
+    Last,
+}
+
+/// One client connection's state.
+struct Client {
+    peer_pid: u32,
+    engine: EngineHandle,
+    session: ServerSession,
+    attached: Attachment,
+    waiter: Option<WaitWorker>,
+    /// The reply being built.
+    out: Vec<u8>,
+}
+
 /// Serves one connection until it closes, errs, or the daemon shuts down.
 pub async fn serve(stream: UnixStream, peer_pid: u32, engine: EngineHandle, mut shutdown: watch::Receiver<bool>) {
     let mut conn = Connection::new(stream);
-    let mut session = ServerSession::new();
-    let mut attached = Attachment::None;
-    let mut waiter: Option<WaitWorker> = None;
-    let mut out = Vec::new();
+    let mut client = Client {
+        peer_pid,
+        engine,
+        session: ServerSession::new(),
+        attached: Attachment::None,
+        waiter: None,
+        out: Vec::new(),
+    };
     loop {
         let received = tokio::select! {
             r = conn.recv() => r,
@@ -83,9 +110,9 @@ pub async fn serve(stream: UnixStream, peer_pid: u32, engine: EngineHandle, mut 
                 // A header the framing refused (e.g. a frame over 16 MiB):
                 // explain before closing, like any other bad frame.
                 tracing::warn!("client {peer_pid}: refused frame: {e}; closing the connection");
-                out.clear();
-                session.encode_rejection(&[], &proto::error::SessionError::Frame(e), &mut out);
-                let _ = conn.send(&out, &[]).await;
+                client.out.clear();
+                client.session.encode_rejection(&[], &proto::error::SessionError::Frame(e), &mut client.out);
+                let _ = conn.send(&client.out, &[]).await;
                 break;
             }
             Err(e) => {
@@ -93,127 +120,206 @@ pub async fn serve(stream: UnixStream, peer_pid: u32, engine: EngineHandle, mut 
                 break;
             }
         };
-        out.clear();
-        let (pending, request) = match session.accept(&rx.frame, rx.fds.len()) {
-            Ok(x) => x,
-            Err(e) => {
-                tracing::warn!("client {peer_pid}: refused frame: {e}; closing the connection");
-                session.encode_rejection(&rx.frame, &e, &mut out);
-                let _ = conn.send(&out, &[]).await;
-                break;
-            }
-        };
-        let mut fds: Vec<FdOut> = Vec::new();
-        let mut close_after = false;
-        let encoded = match request {
-            Request::Handshake(h) => {
-                let (id, token, result) = match h.role {
-                    Role::Process => match call(&engine, |reply| Job::Open { pid: peer_pid, reply }).await {
-                        Some(Ok(o)) => {
-                            attached = Attachment::Session { id: o.session_id, process: o.process };
-                            (o.session_id, o.attach_token, 0)
-                        }
-                        Some(Err(errno)) => (0, 0, -errno),
-                        None => (0, 0, -libc::ESHUTDOWN),
-                    },
-                    Role::Wait | Role::Tool => (0, 0, 0),
-                };
-                let body = if result == 0 {
-                    Reply::Handshake(HandshakeReply {
-                        version: PROTOCOL_VERSION,
-                        session_id: id,
-                        attach_token: token,
-                        daemon_pid: std::process::id(),
-                        render_minors: engine.facts.render_minors.clone(),
-                        topology_dir: engine.facts.topology_dir.to_string_lossy().into_owned(),
-                    })
-                } else {
-                    Reply::Failed(proto::header::Opcode::Handshake)
-                };
-                session.encode_reply(pending, result, &body, &mut out)
-            }
-            Request::AttachWait(a) => {
-                let r =
-                    call(&engine, |reply| Job::Attach { session_id: a.session_id, token: a.attach_token, reply }).await;
-                let result = match r {
-                    Some(Ok(process)) => {
-                        engine.send(Job::WaitConnections { session_id: a.session_id, delta: 1 });
-                        attached = Attachment::Waiter { id: a.session_id, process };
-                        0
-                    }
-                    Some(Err(errno)) => -errno,
-                    None => -libc::ESHUTDOWN,
-                };
-                let body =
-                    if result == 0 { Reply::AttachWait } else { Reply::Failed(proto::header::Opcode::AttachWait) };
-                session.encode_reply(pending, result, &body, &mut out)
-            }
-            Request::Ioctl(r) => {
-                // The descriptors that came with the request (the session checked their number):
-                // the client's memory behind a USERPTR allocation.
-                let memory: Vec<Lent> = r.fds.iter().copied().zip(rx.fds).collect();
-                let (result, payload, ioctl_fds) =
-                    run_ioctl(&engine, &attached, &mut waiter, r.cmd, r.payload, memory).await;
-                fds = ioctl_fds;
-                let descs: Vec<_> = fds.iter().map(|(d, _)| *d).collect();
-                session.encode_ioctl_reply(pending, result, &payload, &descs, &mut out)
-            }
-            Request::Mmap(m) => {
-                let r = match &attached {
-                    Attachment::Session { id, .. } => {
-                        call(&engine, |reply| Job::Mmap { session_id: *id, req: m, reply })
-                            .await
-                            .unwrap_or(Err(libc::ESHUTDOWN))
-                    }
-                    _ => Err(libc::EBADF),
-                };
-                match r {
-                    Ok(fd) => {
-                        let desc = fd.0;
-                        fds.push(fd);
-                        session.encode_reply(pending, 0, &Reply::Mmap(MmapReply { fds: vec![desc] }), &mut out)
-                    }
-                    Err(errno) => {
-                        session.encode_reply(pending, -errno, &Reply::Failed(proto::header::Opcode::Mmap), &mut out)
-                    }
-                }
-            }
-            Request::Munmap(_) => session.encode_reply(pending, 0, &Reply::Munmap, &mut out),
-            Request::Status => match call(&engine, |reply| Job::Status { reply }).await {
-                Some(s) => session.encode_reply(pending, 0, &Reply::Status(s), &mut out),
-                None => session.encode_reply(
-                    pending,
-                    -libc::ESHUTDOWN,
-                    &Reply::Failed(proto::header::Opcode::Status),
-                    &mut out,
-                ),
-            },
-            Request::Close => {
-                close_after = true;
-                session.encode_reply(pending, 0, &Reply::Close, &mut out)
-            }
-        };
-        if let Err(e) = encoded {
-            tracing::error!("client {peer_pid}: cannot encode a reply: {e}; closing the connection");
+        let Some(answered) = client.answer(rx).await else {
+            // A refused frame: the rejection is in `out`.
+            let _ = conn.send(&client.out, &[]).await;
             break;
-        }
+        };
+        let (fds, last) = match answered {
+            Answered::Reply(fds) => (fds, false),
+            Answered::Last => (Vec::new(), true),
+        };
         let borrowed: Vec<_> = fds.iter().map(|(_, fd)| fd.as_fd()).collect();
-        if let Err(e) = conn.send(&out, &borrowed).await {
+        if let Err(e) = conn.send(&client.out, &borrowed).await {
             log_io(peer_pid, &e);
             break;
         }
-        if close_after {
+        if last {
             break;
         }
     }
-    match attached {
+    match client.attached {
         Attachment::Session { id, .. } => {
-            engine.send(Job::Close { session_id: id });
+            client.engine.send(Job::Close { session_id: id });
         }
         Attachment::Waiter { id, .. } => {
-            engine.send(Job::WaitConnections { session_id: id, delta: -1 });
+            client.engine.send(Job::WaitConnections { session_id: id, delta: -1 });
         }
         Attachment::None => {}
+    }
+}
+
+impl Client {
+    /// Validates one frame and answers it into `out`. `None`: the frame was refused (the
+    /// rejection is in `out`) and the connection must close.
+    async fn answer(&mut self, rx: Received) -> Option<Answered> {
+        self.out.clear();
+        let (pending, request) = match self.session.accept(&rx.frame, rx.fds.len()) {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::warn!("client {}: refused frame: {e}; closing the connection", self.peer_pid);
+                self.session.encode_rejection(&rx.frame, &e, &mut self.out);
+                return None;
+            }
+        };
+        let answered = match request {
+            Request::Handshake(h) => self.handshake(pending, h).await.map(|()| Answered::Reply(Vec::new())),
+            Request::AttachWait(a) => self.attach_wait(pending, a).await.map(|()| Answered::Reply(Vec::new())),
+            Request::Ioctl(r) => {
+                // The descriptors that came with the request (the session checked their
+                // number): the client's memory behind a USERPTR allocation.
+                let memory: Vec<Lent> = r.fds.iter().copied().zip(rx.fds).collect();
+                self.ioctl(pending, r, memory).await.map(Answered::Reply)
+            }
+            Request::Mmap(m) => self.mmap(pending, m).await.map(Answered::Reply),
+            Request::Munmap(_) => self
+                .session
+                .encode_reply(pending, 0, &Reply::Munmap, &mut self.out)
+                .map(|()| Answered::Reply(Vec::new())),
+            Request::Status => self.status(pending).await.map(|()| Answered::Reply(Vec::new())),
+            Request::Close => {
+                self.session.encode_reply(pending, 0, &Reply::Close, &mut self.out).map(|()| Answered::Last)
+            }
+        };
+        match answered {
+            Ok(a) => Some(a),
+            Err(e) => {
+                tracing::error!("client {}: cannot encode a reply: {e}; closing the connection", self.peer_pid);
+                self.out.clear();
+                None
+            }
+        }
+    }
+
+    /// HANDSHAKE: a process connection gets a session (one KFD process); wait and tool
+    /// connections none.
+    async fn handshake(&mut self, pending: Pending, h: HandshakeRequest) -> Result<(), proto::error::SessionError> {
+        let peer_pid = self.peer_pid;
+        let (id, token, result) = match h.role {
+            Role::Process => match call(&self.engine, |reply| Job::Open { pid: peer_pid, reply }).await {
+                Some(Ok(o)) => {
+                    self.attached = Attachment::Session { id: o.session_id, process: o.process };
+                    (o.session_id, o.attach_token, 0)
+                }
+                Some(Err(errno)) => (0, 0, -errno),
+                None => (0, 0, -libc::ESHUTDOWN),
+            },
+            Role::Wait | Role::Tool => (0, 0, 0),
+        };
+        let body = if result == 0 {
+            Reply::Handshake(HandshakeReply {
+                version: PROTOCOL_VERSION,
+                session_id: id,
+                attach_token: token,
+                daemon_pid: std::process::id(),
+                machine: self.engine.machine.clone(),
+            })
+        } else {
+            Reply::Failed(Opcode::Handshake)
+        };
+        self.session.encode_reply(pending, result, &body, &mut self.out)
+    }
+
+    /// ATTACH_WAIT: this connection carries the WAIT_EVENTS of an existing session.
+    async fn attach_wait(&mut self, pending: Pending, a: AttachWaitRequest) -> Result<(), proto::error::SessionError> {
+        let r =
+            call(&self.engine, |reply| Job::Attach { session_id: a.session_id, token: a.attach_token, reply }).await;
+        let result = match r {
+            Some(Ok(process)) => {
+                self.engine.send(Job::WaitConnections { session_id: a.session_id, delta: 1 });
+                self.attached = Attachment::Waiter { id: a.session_id, process };
+                0
+            }
+            Some(Err(errno)) => -errno,
+            None => -libc::ESHUTDOWN,
+        };
+        let body = if result == 0 { Reply::AttachWait } else { Reply::Failed(Opcode::AttachWait) };
+        self.session.encode_reply(pending, result, &body, &mut self.out)
+    }
+
+    /// IOCTL: on the engine thread; a WAIT_EVENTS that may block runs on this connection's
+    /// waiter thread against the process itself, never on the engine.
+    async fn ioctl(
+        &mut self,
+        pending: Pending,
+        r: IoctlRequest,
+        memory: Vec<Lent>,
+    ) -> Result<Vec<FdOut>, proto::error::SessionError> {
+        let IoctlRequest { cmd, device, mut payload, .. } = r;
+        let (result, payload, fds) = match &self.attached {
+            Attachment::Waiter { process, .. } | Attachment::Session { process, .. }
+                if proto::ioctl::blocks(cmd, &payload) =>
+            {
+                let process = process.clone();
+                match self.waiter() {
+                    Some(w) => {
+                        let (result, payload) = w.wait(process, payload).await;
+                        (result, payload, Vec::new())
+                    }
+                    None => (-libc::EAGAIN, Vec::new(), Vec::new()),
+                }
+            }
+            // A wait connection carries nothing but WAIT_EVENTS (the session layer
+            // already refused anything else); a poll returns at once.
+            Attachment::Waiter { process, .. } => {
+                let r = process.ioctl(cmd, &mut payload);
+                (r.err().map_or(0, |e| -e.errno()), payload, Vec::new())
+            }
+            Attachment::Session { id, .. } => {
+                let session_id = *id;
+                match call(&self.engine, |reply| Job::Ioctl { session_id, device, cmd, payload, memory, reply }).await {
+                    Some(done) => (done.result, done.payload, done.fds),
+                    None => (-libc::ESHUTDOWN, Vec::new(), Vec::new()),
+                }
+            }
+            Attachment::None => (-libc::EBADF, Vec::new(), Vec::new()),
+        };
+        let descs: Vec<_> = fds.iter().map(|(d, _)| *d).collect();
+        self.session.encode_ioctl_reply(pending, result, &payload, &descs, &mut self.out)?;
+        Ok(fds)
+    }
+
+    /// This connection's waiter thread, started on first use.
+    fn waiter(&mut self) -> Option<&WaitWorker> {
+        if self.waiter.is_none() {
+            match WaitWorker::start() {
+                Ok(w) => self.waiter = Some(w),
+                Err(e) => tracing::error!("cannot start a waiter thread: {e}"),
+            }
+        }
+        self.waiter.as_ref()
+    }
+
+    /// MMAP: which memory file (and where in it) the client maps.
+    async fn mmap(&mut self, pending: Pending, m: MmapRequest) -> Result<Vec<FdOut>, proto::error::SessionError> {
+        let r = match &self.attached {
+            Attachment::Session { id, .. } => {
+                let session_id = *id;
+                call(&self.engine, |reply| Job::Mmap { session_id, req: m, reply })
+                    .await
+                    .unwrap_or(Err(libc::ESHUTDOWN))
+            }
+            _ => Err(libc::EBADF),
+        };
+        match r {
+            Ok(fd) => {
+                let desc = fd.0;
+                self.session.encode_reply(pending, 0, &Reply::Mmap(MmapReply { fds: vec![desc] }), &mut self.out)?;
+                Ok(vec![fd])
+            }
+            Err(errno) => {
+                self.session.encode_reply(pending, -errno, &Reply::Failed(Opcode::Mmap), &mut self.out)?;
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    /// STATUS: the daemon's sessions, allocations and queues.
+    async fn status(&mut self, pending: Pending) -> Result<(), proto::error::SessionError> {
+        match call(&self.engine, |reply| Job::Status { reply }).await {
+            Some(s) => self.session.encode_reply(pending, 0, &Reply::Status(s), &mut self.out),
+            None => self.session.encode_reply(pending, -libc::ESHUTDOWN, &Reply::Failed(Opcode::Status), &mut self.out),
+        }
     }
 }
 
@@ -237,48 +343,4 @@ async fn call<T>(engine: &EngineHandle, make: impl FnOnce(oneshot::Sender<T>) ->
         return None;
     }
     rx.await.ok()
-}
-
-/// Runs an ioctl for this connection. A WAIT_EVENTS that may block runs on
-/// a blocking thread against the process itself, never on the engine.
-async fn run_ioctl(
-    engine: &EngineHandle,
-    attached: &Attachment,
-    waiter: &mut Option<WaitWorker>,
-    cmd: u32,
-    mut payload: Vec<u8>,
-    memory: Vec<Lent>,
-) -> (i32, Vec<u8>, Vec<FdOut>) {
-    let blocking_wait = cmd == kfd::cmd::WAIT_EVENTS
-        && payload.len() >= size_of::<kfd::WaitEventsArgs>()
-        && bytemuck::pod_read_unaligned::<kfd::WaitEventsArgs>(&payload[..size_of::<kfd::WaitEventsArgs>()]).timeout
-            != 0;
-    match attached {
-        Attachment::Waiter { process, .. } | Attachment::Session { process, .. } if blocking_wait => {
-            if waiter.is_none() {
-                match WaitWorker::start() {
-                    Ok(w) => *waiter = Some(w),
-                    Err(e) => {
-                        tracing::error!("cannot start a waiter thread: {e}");
-                        return (-libc::EAGAIN, Vec::new(), Vec::new());
-                    }
-                }
-            }
-            let (result, payload) = waiter.as_ref().expect("just started").wait(process.clone(), payload).await;
-            (result, payload, Vec::new())
-        }
-        // A wait connection carries nothing but WAIT_EVENTS (the session
-        // layer already refused anything else).
-        Attachment::Waiter { process, .. } => {
-            let r = process.ioctl(cmd, &mut payload);
-            (r.err().map_or(0, |e| -e.errno()), payload, Vec::new())
-        }
-        Attachment::Session { id, .. } => {
-            match call(engine, |reply| Job::Ioctl { session_id: *id, cmd, payload, memory, reply }).await {
-                Some(done) => (done.result, done.payload, done.fds),
-                None => (-libc::ESHUTDOWN, Vec::new(), Vec::new()),
-            }
-        }
-        Attachment::None => (-libc::EBADF, Vec::new(), Vec::new()),
-    }
 }

@@ -5,10 +5,11 @@
 //! blocking thread against the session's process directly.)
 
 use proto::payload::{
-    fd_access, AllocationStatus, FdDesc, FdKind, MmapRequest, QueueStatus, SessionStatus, StatusReply,
+    fd_access, AllocationStatus, DeviceFile, FdDesc, FdKind, MachineInfo, MmapRequest, QueueStatus, SessionStatus,
+    StatusReply,
 };
-use sim::kfd::{DeviceFile, KfdError, KfdProcess, MapKind, UserptrMode};
-use sim::memory::{LentMemory, LentPiece};
+use sim::kfd::{KfdProcess, MapKind, UserptrMode};
+use sim::memory::LentPiece;
 use sim::Machine;
 use std::collections::HashMap;
 use std::os::fd::AsFd;
@@ -41,20 +42,38 @@ pub struct IoctlDone {
 
 /// Work for the engine thread.
 pub enum Job {
-    Open { pid: u32, reply: oneshot::Sender<Result<Opened, i32>> },
-    Attach { session_id: u64, token: u64, reply: oneshot::Sender<Result<Arc<KfdProcess>, i32>> },
-    Ioctl { session_id: u64, cmd: u32, payload: Vec<u8>, memory: Vec<Lent>, reply: oneshot::Sender<IoctlDone> },
-    Mmap { session_id: u64, req: MmapRequest, reply: oneshot::Sender<Result<FdOut, i32>> },
-    WaitConnections { session_id: u64, delta: i32 },
-    Close { session_id: u64 },
-    Status { reply: oneshot::Sender<StatusReply> },
-}
-
-/// Facts every handshake reply carries.
-#[derive(Debug, Clone)]
-pub struct MachineFacts {
-    pub render_minors: Vec<u32>,
-    pub topology_dir: PathBuf,
+    Open {
+        pid: u32,
+        reply: oneshot::Sender<Result<Opened, i32>>,
+    },
+    Attach {
+        session_id: u64,
+        token: u64,
+        reply: oneshot::Sender<Result<Arc<KfdProcess>, i32>>,
+    },
+    Ioctl {
+        session_id: u64,
+        device: DeviceFile,
+        cmd: u32,
+        payload: Vec<u8>,
+        memory: Vec<Lent>,
+        reply: oneshot::Sender<IoctlDone>,
+    },
+    Mmap {
+        session_id: u64,
+        req: MmapRequest,
+        reply: oneshot::Sender<Result<FdOut, i32>>,
+    },
+    WaitConnections {
+        session_id: u64,
+        delta: i32,
+    },
+    Close {
+        session_id: u64,
+    },
+    Status {
+        reply: oneshot::Sender<StatusReply>,
+    },
 }
 
 struct Session {
@@ -75,7 +94,8 @@ struct Engine {
 #[derive(Clone)]
 pub struct EngineHandle {
     tx: mpsc::UnboundedSender<Job>,
-    pub facts: Arc<MachineFacts>,
+    /// What every handshake reply tells clients about the machine.
+    pub machine: MachineInfo,
 }
 
 impl EngineHandle {
@@ -88,16 +108,16 @@ impl EngineHandle {
 /// Starts the engine thread for `machine`. The thread ends when every
 /// handle is dropped (after finishing the jobs it has), dropping the machine.
 pub fn start(machine: Machine, topology_dir: PathBuf) -> std::io::Result<(EngineHandle, std::thread::JoinHandle<()>)> {
-    let facts = Arc::new(MachineFacts {
+    let info = MachineInfo {
         render_minors: machine.gpus().iter().map(|g| g.drm_render_minor).collect(),
-        topology_dir,
-    });
+        topology_dir: topology_dir.to_string_lossy().into_owned(),
+    };
     let (tx, rx) = mpsc::unbounded_channel();
     let thread = std::thread::Builder::new().name("rocjitsu-engine".into()).spawn(move || {
         let mut e = Engine { machine, sessions: HashMap::new(), next_id: 1, started: Instant::now() };
         e.run(rx);
     })?;
-    Ok((EngineHandle { tx, facts }, thread))
+    Ok((EngineHandle { tx, machine: info }, thread))
 }
 
 /// A secret that is hard to guess (the attach token of a session).
@@ -171,9 +191,9 @@ impl Engine {
                     s.wait_connections = s.wait_connections.saturating_add_signed(delta);
                 }
             }
-            Job::Ioctl { session_id, cmd, mut payload, memory, reply } => {
+            Job::Ioctl { session_id, device, cmd, mut payload, memory, reply } => {
                 let done = match self.sessions.get(&session_id) {
-                    Some(s) => ioctl(&self.machine, &s.process, cmd, &mut payload, memory),
+                    Some(s) => ioctl(&self.machine, &s.process, device, cmd, &mut payload, memory),
                     None => Err(libc::EBADF),
                 };
                 let _ = reply.send(match done {
@@ -183,7 +203,7 @@ impl Engine {
             }
             Job::Mmap { session_id, req, reply } => {
                 let r = match self.sessions.get(&session_id) {
-                    Some(s) => mmap(&s.process, &req),
+                    Some(s) => mmap(&self.machine, &s.process, &req),
                     None => Err(libc::EBADF),
                 };
                 let _ = reply.send(r);
@@ -261,50 +281,26 @@ fn arena_fd(process: &KfdProcess) -> Result<OwnedFd, i32> {
     rustix::io::fcntl_dupfd_cloexec(process.arena_fd(), 3).map_err(|e| e.raw_os_error())
 }
 
-/// Runs one ioctl. A USERPTR allocation comes with the client's memory
-/// behind the range (`memory`), which the process maps and keeps.
+/// Runs one ioctl through the machine's request service. A USERPTR allocation comes with
+/// the client's memory behind the range (`memory`), which the process maps and keeps.
 fn ioctl(
     machine: &Machine,
     process: &KfdProcess,
+    device: DeviceFile,
     cmd: u32,
     payload: &mut [u8],
     memory: Vec<Lent>,
 ) -> Result<Vec<FdOut>, i32> {
-    if proto::abi::ioc_type(cmd) == proto::abi::drm::DRM_IOCTL_BASE {
-        // All GPUs of a config are the same device: answer from GPU 0.
-        let minor = machine.gpus().first().map_or(128, |g| g.drm_render_minor);
-        return machine.drm_ioctl(minor, cmd, payload).map(|()| Vec::new()).map_err(|e| {
-            tracing::warn!("{}: {e}", proto::ioctl::name_of(cmd));
-            e.errno()
-        });
-    }
-    let done = if memory.is_empty() {
-        process.ioctl(cmd, payload)
-    } else {
-        // proto let descriptors through only for a USERPTR ALLOC_MEMORY_OF_GPU.
-        let pieces: Vec<LentPiece<'_>> = memory
-            .iter()
-            .map(|(desc, fd)| LentPiece { fd: fd.as_fd(), offset: desc.offset, len: desc.length })
-            .collect();
-        LentMemory::map(&pieces).map_err(KfdError::from).and_then(|lent| process.alloc_lent_userptr(payload, lent))
-    };
-    done.map_err(|e| {
-        if e.is_unsupported_request() || matches!(e, KfdError::Memory(_)) {
-            tracing::warn!("session of process {}: {}: {e}", process.pid(), proto::ioctl::name_of(cmd));
-        } else {
-            tracing::debug!("{}: {e}", proto::ioctl::name_of(cmd));
-        }
-        e.errno()
-    })?;
+    let pieces: Vec<LentPiece<'_>> =
+        memory.iter().map(|(desc, fd)| LentPiece { fd: fd.as_fd(), offset: desc.offset, len: desc.length }).collect();
+    machine.ioctl(Some(process), device, cmd, payload, &pieces)?;
     Ok(Vec::new())
 }
 
-fn mmap(process: &KfdProcess, req: &MmapRequest) -> Result<FdOut, i32> {
-    let offset = req.offset as u64;
-    let target = process.mmap_target(DeviceFile::for_offset(offset), offset, req.length).map_err(|e| {
-        tracing::warn!("mmap at offset {offset:#x} (+{:#x}): {e}", req.length);
-        e.errno()
-    })?;
+/// An mmap through the machine's request service: the process's memory file, with the
+/// range to map.
+fn mmap(machine: &Machine, process: &KfdProcess, req: &MmapRequest) -> Result<FdOut, i32> {
+    let target = machine.mmap(process, req.device, req.offset as u64, req.length)?;
     let kind = match target.kind {
         MapKind::Allocation => FdKind::Allocation,
         MapKind::Doorbell => FdKind::Doorbell,

@@ -7,11 +7,13 @@
 //! later `mmap(render_fd, offset)` finds the pages again.
 
 use super::process::{read_elem, KfdProcess};
+use super::usage::DeviceUsage;
 use super::KfdError;
 use crate::config::Device;
 use crate::memory::{Arena, LentMemory, VmRange, PAGE_SIZE};
 use proto::abi::kfd::{self, alloc_flags, mmap_offset};
 use proto::ioctl::{split_payload, IoctlView};
+pub use proto::payload::DeviceFile;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -91,35 +93,16 @@ pub struct MapTarget {
     pub kind: MapKind,
 }
 
-/// Which device file an mmap came through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeviceFile {
-    Kfd,
-    Render { minor: u32 },
-}
-
-impl DeviceFile {
-    /// Which file an mmap offset belongs to, when only the offset is known
-    /// (daemon mode): buffer-object offsets are `[BO_MMAP_BASE, 2^46)`,
-    /// KFD offsets carry a gpu_id at bit 46 or a type in bits 63:62.
-    pub fn for_offset(offset: u64) -> DeviceFile {
-        if (BO_MMAP_BASE..1 << mmap_offset::GPU_ID_SHIFT).contains(&offset) {
-            DeviceFile::Render { minor: 0 }
-        } else {
-            DeviceFile::Kfd
-        }
-    }
-}
-
 /// The allocations of one process and their accounting.
 #[derive(Debug)]
 pub struct AllocTable {
     allocs: BTreeMap<u64, Allocation>,
     next_id: u32,
-    vram_size: Vec<u64>,
+    /// The machine's per-GPU usage, which allocations are checked against.
+    usage: Arc<DeviceUsage>,
+    /// This process's share of it, given back when the process goes.
     vram_used: Vec<u64>,
-    gtt_budget: u64,
-    gtt_used: u64,
+    gtt_used: Vec<u64>,
     userptr: UserptrMode,
     doorbell_pages: Vec<Option<u64>>,
     mmio_pages: Vec<Option<u64>>,
@@ -131,18 +114,28 @@ pub struct AllocTable {
     lent: BTreeMap<u64, Arc<LentMemory>>,
 }
 
+impl Drop for AllocTable {
+    /// A process that goes away gives its memory back to the GPUs (the driver frees a
+    /// process's buffers when its last fd closes).
+    fn drop(&mut self) {
+        for (gpu, (&vram, &gtt)) in self.vram_used.iter().zip(&self.gtt_used).enumerate() {
+            self.usage.release_vram(gpu, vram);
+            self.usage.release_gtt(gpu, gtt);
+        }
+    }
+}
+
 /// Bytes of the events page: one u64 slot per signal event.
 const EVENT_PAGE_BYTES: u64 = kfd::KFD_SIGNAL_EVENT_LIMIT as u64 * 8;
 
 impl AllocTable {
-    pub fn new(gpus: &[Device], gtt_budget: u64, userptr: UserptrMode) -> Self {
+    pub fn new(gpus: &[Device], usage: Arc<DeviceUsage>, userptr: UserptrMode) -> Self {
         AllocTable {
             allocs: BTreeMap::new(),
             next_id: 1,
-            vram_size: gpus.iter().map(|g| g.local_mem_size).collect(),
+            usage,
             vram_used: vec![0; gpus.len()],
-            gtt_budget,
-            gtt_used: 0,
+            gtt_used: vec![0; gpus.len()],
             userptr,
             doorbell_pages: vec![None; gpus.len()],
             mmio_pages: vec![None; gpus.len()],
@@ -152,12 +145,12 @@ impl AllocTable {
         }
     }
 
-    /// VRAM still free on GPU `i`.
+    /// VRAM still free on GPU `i` (for every process: the GPU's, not this process's).
     pub fn vram_available(&self, i: usize) -> u64 {
-        self.vram_size[i].saturating_sub(self.vram_used[i])
+        self.usage.vram_available(i)
     }
 
-    /// VRAM in use on GPU `i`.
+    /// VRAM this process uses on GPU `i`.
     pub fn vram_used(&self, i: usize) -> u64 {
         self.vram_used[i]
     }
@@ -259,20 +252,21 @@ impl KfdProcess {
         let align = if size >= 2 << 20 { 2 << 20 } else { PAGE_SIZE };
         let (backing, offset_out) = match kind {
             alloc_flags::VRAM => {
-                if size > table.vram_available(gpu) {
-                    return Err(KfdError::OutOfMemory { requested: size, available: table.vram_available(gpu) });
-                }
-                let off = self.arena.alloc(size, align)?;
+                table
+                    .usage
+                    .reserve_vram(gpu, size)
+                    .map_err(|available| KfdError::OutOfMemory { requested: size, available })?;
+                let off = self.arena.alloc(size, align).inspect_err(|_| table.usage.release_vram(gpu, size))?;
                 table.vram_used[gpu] += size;
                 (Backing::Arena { offset: off, owned: true }, BO_MMAP_BASE + off)
             }
             alloc_flags::GTT => {
-                let available = table.gtt_budget.saturating_sub(table.gtt_used);
-                if size > available {
-                    return Err(KfdError::OutOfMemory { requested: size, available });
-                }
-                let off = self.arena.alloc(size, align)?;
-                table.gtt_used += size;
+                table
+                    .usage
+                    .reserve_gtt(gpu, size)
+                    .map_err(|available| KfdError::OutOfMemory { requested: size, available })?;
+                let off = self.arena.alloc(size, align).inspect_err(|_| table.usage.release_gtt(gpu, size))?;
+                table.gtt_used[gpu] += size;
                 (Backing::Arena { offset: off, owned: true }, BO_MMAP_BASE + off)
             }
             alloc_flags::USERPTR => {
@@ -357,8 +351,14 @@ impl KfdProcess {
         if let Backing::Arena { offset, owned: true } = alloc.backing {
             self.arena.free(offset, alloc.size);
             match alloc.flags & alloc_flags::KIND_MASK {
-                alloc_flags::VRAM => table.vram_used[alloc.gpu] -= alloc.size,
-                alloc_flags::GTT => table.gtt_used -= alloc.size,
+                alloc_flags::VRAM => {
+                    table.vram_used[alloc.gpu] -= alloc.size;
+                    table.usage.release_vram(alloc.gpu, alloc.size);
+                }
+                alloc_flags::GTT => {
+                    table.gtt_used[alloc.gpu] -= alloc.size;
+                    table.usage.release_gtt(alloc.gpu, alloc.size);
+                }
                 _ => {}
             }
         }

@@ -6,6 +6,7 @@ pub mod events;
 pub mod mem;
 pub mod process;
 pub mod queues;
+pub mod usage;
 
 pub use events::{EventError, EventTable, WaitResult};
 pub use mem::{Allocation, Backing, DeviceFile, MapKind, MapTarget, UserptrMode};

@@ -8,6 +8,7 @@
 
 use super::events::EventTable;
 use super::mem::{AllocTable, UserptrMode};
+use super::usage::DeviceUsage;
 use super::KfdError;
 use crate::clock;
 use crate::config::Device;
@@ -100,11 +101,13 @@ pub struct KfdProcess {
 }
 
 impl KfdProcess {
-    /// A fresh process on `gpus`. `gtt_budget` bounds host-memory (GTT)
-    /// allocations; `userptr` says how USERPTR memory is reached.
+    /// A fresh process on `gpus`, allocating against the machine's `usage`. `gtt_budget`
+    /// sizes its memory file's host-memory part; `userptr` says how USERPTR memory is
+    /// reached.
     pub fn new(
         pid: u32,
         gpus: Arc<[Device]>,
+        usage: Arc<DeviceUsage>,
         gtt_budget: u64,
         userptr: UserptrMode,
         engines: Arc<Engines>,
@@ -117,7 +120,7 @@ impl KfdProcess {
         let devices_count = gpus.len();
         Ok(KfdProcess {
             pid,
-            allocs: Mutex::new(AllocTable::new(&gpus, gtt_budget, userptr)),
+            allocs: Mutex::new(AllocTable::new(&gpus, usage, userptr)),
             gpus,
             arena,
             vm: ArcSwap::from_pointee(GpuVm::new()),

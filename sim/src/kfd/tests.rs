@@ -40,10 +40,10 @@ fn map(p: &KfdProcess, handle: u64, request: u32) -> Result<kfd::MapMemoryToGpuA
 }
 
 #[test]
-fn version_is_1_8() {
+fn version_is_1_14() {
     let (_, p) = process();
     let (v, _) = call(&p, cmd::GET_VERSION, kfd::GetVersionArgs::default(), &[]).unwrap();
-    assert_eq!((v.major_version, v.minor_version), (1, 8));
+    assert_eq!((v.major_version, v.minor_version), (1, 14));
 }
 
 #[test]
