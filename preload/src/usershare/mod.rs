@@ -383,13 +383,14 @@ pub fn page_range(addr: u64, len: u64) -> (u64, u64) {
     (start, end - start)
 }
 
+/// What the tests of this module and its parts share.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rustix::mm::MapFlags;
+pub(crate) mod test_support {
+    use rustix::mm::{MapFlags, ProtFlags};
 
-    fn private(len: u64) -> u64 {
-        // SAFETY: a fresh private mapping for the test.
+    /// A fresh private read-write mapping of `len` bytes (never freed: tests are short).
+    pub fn private(len: u64) -> u64 {
+        // SAFETY: a fresh private mapping at an address the kernel picks.
         (unsafe {
             rustix::mm::mmap_anonymous(
                 std::ptr::null_mut(),
@@ -401,9 +402,17 @@ mod tests {
         .unwrap() as u64
     }
 
-    fn shared(addr: u64) -> bool {
-        maps::read(addr, addr + 1).unwrap()[0].shared
+    /// Whether the page at `addr` is mapped shared (lent) rather than private.
+    pub fn shared(addr: u64) -> bool {
+        super::maps::read(addr, addr + 1).unwrap()[0].shared
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{private, shared};
+    use super::*;
+    use rustix::mm::MapFlags;
 
     #[test]
     fn neighbouring_registrations_share_their_boundary_page() {

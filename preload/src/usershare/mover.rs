@@ -297,6 +297,7 @@ fn move_to_private(
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{private, shared};
     use super::*;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -308,23 +309,6 @@ mod tests {
         let fd = rustix::fs::memfd_create("mover-test", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
         rustix::fs::ftruncate(&fd, len).unwrap();
         Arc::new(fd)
-    }
-
-    fn private(len: u64) -> u64 {
-        // SAFETY: a fresh private mapping for the test.
-        (unsafe {
-            rustix::mm::mmap_anonymous(
-                std::ptr::null_mut(),
-                len as usize,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::PRIVATE,
-            )
-        })
-        .unwrap() as u64
-    }
-
-    fn is_shared(addr: u64) -> bool {
-        super::super::maps::read(addr, addr + 1).unwrap()[0].shared
     }
 
     /// Threads increment counters on every page of a range while it is lent
@@ -361,9 +345,9 @@ mod tests {
         let fd = memfd(len);
         for _ in 0..200 {
             mover.lend(vec![rw(base, len)], fd.clone(), 0).unwrap();
-            assert!(is_shared(base));
+            assert!(shared(base));
             mover.reclaim(vec![rw(base, len)]).unwrap();
-            assert!(!is_shared(base));
+            assert!(!shared(base));
         }
         stop.store(true, Ordering::Relaxed);
         let counts: Vec<u64> = writers.into_iter().map(|w| w.join().unwrap()).collect();
@@ -424,6 +408,6 @@ mod tests {
         Mover::default().reclaim(parts).unwrap();
         // SAFETY: inside the mapping.
         unsafe { assert_eq!((*(base as *const u8), *((base + 2 * PAGE + 9) as *const u8)), (5, 6)) };
-        assert!(!is_shared(base));
+        assert!(!shared(base));
     }
 }
