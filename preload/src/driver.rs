@@ -4,7 +4,7 @@
 //! The hooks only ever see these traits.
 
 use proto::ioctl::{decode_reply, encode_request, UserMemory};
-use sim::kfd::{DeviceFile, KfdProcess, UserptrMode};
+use sim::driver::kfd::{DeviceFile, KfdProcess, UserptrMode};
 use sim::Machine;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;

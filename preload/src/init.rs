@@ -18,13 +18,13 @@ pub fn build_state(inherited: HashSet<RawFd>) -> Result<State, Errno> {
         eprintln!("rocjitsu: {msg}");
         libc::ENODEV
     })?;
-    let root = sim::sysfs::write_machine_tree(&config).map_err(|e| {
+    let root = sim::driver::sysfs::write_machine_tree(&config).map_err(|e| {
         eprintln!("rocjitsu: cannot write the simulated sysfs tree: {e}");
         libc::ENODEV
     })?;
     tracing::debug!("simulated sysfs tree at {}", root.display());
     // Simulator threads (GPU engines, workers) bypass our hooks for good.
-    let hook: sim::cp::engine::ThreadHook = std::sync::Arc::new(crate::guard::enter_forever);
+    let hook: sim::gpu::cp::engine::ThreadHook = std::sync::Arc::new(crate::guard::enter_forever);
     let machine = Machine::with_thread_hook(config, Some(hook));
     Ok(State::new(root, Box::new(LocalDriver::new(machine)), inherited))
 }

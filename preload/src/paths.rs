@@ -5,7 +5,7 @@
 //! - device nodes (`/dev/kfd`, `/dev/dri/renderD<N>`) become fake fds served
 //!   by the driver;
 //! - sysfs/procfs files become real files in our per-config tree (written
-//!   once by `sim::sysfs`), so that glibc's internal opens, `readdir` and
+//!   once by `sim::driver::sysfs`), so that glibc's internal opens, `readdir` and
 //!   `openat` relative to a directory fd all work without further hooks.
 
 /// A device node we emulate.

@@ -22,7 +22,7 @@ use proto::framing::std_io::UnixTransport;
 use proto::ioctl::UserMemory;
 use proto::payload::{MachineInfo, MmapRequest, MunmapRequest};
 use proto::RpcClient;
-use sim::kfd::DeviceFile;
+use sim::driver::kfd::DeviceFile;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;

@@ -13,12 +13,12 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// The well-known socket: `$ROCJITSU_RUNTIME_DIR/daemon.sock`, else
 /// `$XDG_RUNTIME_DIR/rocjitsu/daemon.sock`, else `/tmp/rocjitsu-<uid>/daemon.sock`.
 pub fn default_socket() -> Result<PathBuf> {
-    Ok(sim::sysfs::runtime_dir().context("the runtime directory")?.join("daemon.sock"))
+    Ok(sim::driver::sysfs::runtime_dir().context("the runtime directory")?.join("daemon.sock"))
 }
 
 /// A private socket for the daemon of one invocation.
 pub fn invocation_socket() -> Result<PathBuf> {
-    Ok(sim::sysfs::runtime_dir()?.join(std::process::id().to_string()).join("daemon.sock"))
+    Ok(sim::driver::sysfs::runtime_dir()?.join(std::process::id().to_string()).join("daemon.sock"))
 }
 
 /// Sets up logging for the daemon (`ROCJITSU_LOG`, else `default`).
@@ -105,7 +105,7 @@ pub fn check_daemon(socket: &Path) -> Result<PathBuf> {
 /// Whether the daemon's GPUs (its topology tree) are those `config`
 /// describes; the daemon's config is the one in use either way.
 pub fn same_machine(config: &sim::config::Config, daemon_tree: &Path) -> bool {
-    let ours = sim::topology::build(config, &sim::host::HostInfo::detect());
+    let ours = sim::driver::topology::build(config, &sim::host::HostInfo::detect());
     config.gpus().iter().all(|g| {
         let rel = format!("nodes/{}/properties", g.index + 1);
         let theirs = std::fs::read_to_string(daemon_tree.join("kfd/topology").join(&rel)).ok();

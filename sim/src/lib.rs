@@ -6,21 +6,20 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+// Layers, each using only those below it (`cargo xtask lint` checks):
+//   machine, session, loader   the embedding API
+//   driver                     KFD, DRM, sysfs/topology, the request service
+//   gpu                        memory, command processor, SDMA, execution
+//   isa                        decoding and printing GFX9/CDNA instructions
+//   config, clock, host        shared by all
 pub mod clock;
 pub mod config;
-pub mod cp;
-pub mod drm;
-pub mod exec;
+pub mod driver;
+pub mod gpu;
 pub mod host;
 pub mod isa;
-pub mod kfd;
 pub mod loader;
 pub mod machine;
-pub mod memory;
-pub mod sdma;
-pub mod service;
 pub mod session;
-pub mod sysfs;
-pub mod topology;
 
 pub use machine::Machine;

@@ -3,10 +3,10 @@
 
 use crate::config::Config;
 use crate::config::Device;
-use crate::cp::engine::{DispatchExecutor, Engines, ThreadHook};
-use crate::exec::Executor;
-use crate::kfd::usage::DeviceUsage;
-use crate::kfd::{KfdError, KfdProcess, UserptrMode};
+use crate::driver::kfd::usage::DeviceUsage;
+use crate::driver::kfd::{KfdError, KfdProcess, UserptrMode};
+use crate::gpu::cp::engine::{DispatchExecutor, Engines, ThreadHook};
+use crate::gpu::exec::Executor;
 use std::sync::Arc;
 
 /// A simulated machine: the GPUs of one config.

@@ -13,13 +13,13 @@
 //! # Ok(()) }
 //! ```
 
-use crate::cp::aql::{packet_type, KernelDispatch};
-use crate::cp::engine::DispatchError;
-use crate::exec::{DispatchInfo, Executor};
-use crate::kfd::{KfdError, KfdProcess, UserptrMode};
+use crate::driver::kfd::{KfdError, KfdProcess, UserptrMode};
+use crate::gpu::cp::aql::{packet_type, KernelDispatch};
+use crate::gpu::cp::engine::DispatchError;
+use crate::gpu::exec::{DispatchInfo, Executor};
+use crate::gpu::memory::{GpuFault, GpuMem};
 use crate::loader::{self, LoadError};
 use crate::machine::Machine;
-use crate::memory::{GpuFault, GpuMem};
 use bytemuck::Pod;
 use proto::abi::kfd::alloc_flags;
 use std::collections::BTreeMap;

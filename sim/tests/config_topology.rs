@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use sim::config::{self, Config, ConfigSource};
+use sim::driver::topology::{self, TopologyTree, MAX_PROPERTIES_BYTES};
 use sim::host::HostInfo;
-use sim::topology::{self, TopologyTree, MAX_PROPERTIES_BYTES};
 
 /// A fixed host, so the golden values do not depend on the machine running the tests.
 fn host() -> HostInfo {

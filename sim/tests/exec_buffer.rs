@@ -5,9 +5,9 @@
 //! (gfx942 forms from `llvm-mc-19 -mcpu=gfx942`); expected values follow the
 //! MI200 ISA's buffer addressing and range-checking rules, computed here.
 
-use sim::exec::memory::PRIVATE_BUFFER_BASE;
-use sim::exec::testing::{Harness, MEM_BASE};
-use sim::exec::LANES;
+use sim::gpu::exec::memory::PRIVATE_BUFFER_BASE;
+use sim::gpu::exec::testing::{Harness, MEM_BASE};
+use sim::gpu::exec::LANES;
 use sim::isa::Target;
 
 /// buffer_load_dword v1, v2, s[8:11], 0 offen

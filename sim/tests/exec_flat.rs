@@ -4,9 +4,9 @@
 //! (gfx942 forms from `llvm-mc-19 -mcpu=gfx942`); expected values follow the
 //! MI200/MI300 ISA pseudo-code, computed in the tests from plain Rust.
 
-use sim::exec::memory::{PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE};
-use sim::exec::testing::{Harness, MEM_BASE, MEM_BYTES};
-use sim::exec::{ExecError, LANES};
+use sim::gpu::exec::memory::{PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE};
+use sim::gpu::exec::testing::{Harness, MEM_BASE, MEM_BYTES};
+use sim::gpu::exec::{ExecError, LANES};
 use sim::isa::Target;
 
 /// global_load_dword v1, v[2:3], off

@@ -2,7 +2,7 @@
 //! taken from `tests/data/isa/gfx950` (LLVM 22's disassembler, `cargo xtask isa-vectors`);
 //! expected values are worked out from the CDNA4 ISA guide's definitions in the test.
 
-use sim::exec::testing::Harness;
+use sim::gpu::exec::testing::Harness;
 use sim::isa::{decode, Target};
 
 fn harness() -> Harness {

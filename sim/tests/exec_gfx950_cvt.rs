@@ -5,7 +5,7 @@
 //! the format definitions (OCP MX tables, CDNA4 guide section 7.3 and its pseudocode), by
 //! brute force over each format's codes, not by the simulator's encoder.
 
-use sim::exec::testing::Harness;
+use sim::gpu::exec::testing::Harness;
 use sim::isa::{decode, Target};
 
 const FP16_OVFL: u32 = 1 << 23;

@@ -8,8 +8,8 @@
 //! read as a matrix held by 16 lanes; the swizzle from the guide's example tables; the
 //! LDS-direct loads from §9.1.9 and §10.3.
 
-use sim::exec::testing::{Harness, MEM_BASE};
-use sim::exec::{ExecError, LANES};
+use sim::gpu::exec::testing::{Harness, MEM_BASE};
+use sim::gpu::exec::{ExecError, LANES};
 use sim::isa::Target;
 
 /// `ds_read_b64_tr_b4 v[16:17], v32` and friends: address v32, destination v16.

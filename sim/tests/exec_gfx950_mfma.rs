@@ -4,7 +4,7 @@
 //! 22); element encodings and register layouts are written here from the CDNA4 guide
 //! (sections 7.1.4, 7.1.5, 7.2, table 30), not taken from the simulator.
 
-use sim::exec::testing::Harness;
+use sim::gpu::exec::testing::Harness;
 use sim::isa::{decode, Target};
 
 mod rng_support;

@@ -1,8 +1,8 @@
 //! Global wave sync (`ds_gws_*`): semaphores in one wave, and a barrier across the waves
 //! of several workgroups in a kernel compiled by clang-15 (`tests/kernels/gws.cl`).
 
-use sim::exec::testing::{compile_opencl, kernargs, Harness};
-use sim::exec::ExecError;
+use sim::gpu::exec::testing::{compile_opencl, kernargs, Harness};
+use sim::gpu::exec::ExecError;
 use sim::Machine;
 use std::path::Path;
 

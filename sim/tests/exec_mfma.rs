@@ -10,9 +10,9 @@
 mod mfma_support;
 
 use mfma_support::{encode, put, Rng};
-use sim::exec::ops::mfma::shape::{Acc, Elem, Shape};
-use sim::exec::testing::Harness;
-use sim::exec::ExecError;
+use sim::gpu::exec::ops::mfma::shape::{Acc, Elem, Shape};
+use sim::gpu::exec::testing::Harness;
+use sim::gpu::exec::ExecError;
 use sim::isa::{Op, Target};
 use std::collections::HashMap;
 

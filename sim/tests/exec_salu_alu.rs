@@ -7,7 +7,7 @@
 mod salu_support;
 
 use salu_support::{run, EDGE32};
-use sim::exec::testing::Harness;
+use sim::gpu::exec::testing::Harness;
 use sim::isa::Target;
 
 /// Reference: (S0, S1, SCC in) -> (D, SCC out).

@@ -7,9 +7,9 @@
 //!   `s_scratch_*` SMEM ops, which no compiler emits;
 //! - many random scalar encodings run without panicking (errors are fine).
 
-use sim::exec::coverage::{op_for_mnemonic, parse_list};
-use sim::exec::ops::implemented;
-use sim::exec::testing::{Harness, MEM_BASE};
+use sim::gpu::exec::coverage::{op_for_mnemonic, parse_list};
+use sim::gpu::exec::ops::implemented;
+use sim::gpu::exec::testing::{Harness, MEM_BASE};
 use sim::isa::{mnemonics, Encoding, OpClass, Target};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -18,7 +18,7 @@ fn union_list_scalar_ops_have_handlers() {
     let text = include_str!("data/isa/coverage/gfx90a_union.txt");
     let scalar: Vec<String> = parse_list(text).into_iter().filter(|m| m.starts_with("s_")).collect();
     assert!(scalar.len() > 80, "the list has the scalar ops ROCm uses");
-    let missing: Vec<&String> = scalar.iter().filter(|m| !sim::exec::coverage::implemented(m)).collect();
+    let missing: Vec<&String> = scalar.iter().filter(|m| !sim::gpu::exec::coverage::implemented(m)).collect();
     assert!(missing.is_empty(), "{missing:?}");
 }
 

@@ -4,8 +4,8 @@
 //! Encodings from `llvm-mc-15 -arch=amdgcn -mcpu=gfx90a -show-encoding`;
 //! expected values follow the MI200 ISA's SMEM pseudo-code.
 
-use sim::exec::testing::{Harness, MEM_BASE};
-use sim::exec::ExecError;
+use sim::gpu::exec::testing::{Harness, MEM_BASE};
+use sim::gpu::exec::ExecError;
 use sim::isa::{Op, Target};
 
 fn harness() -> Harness {

@@ -6,8 +6,8 @@
 mod mfma_support;
 
 use mfma_support::{encode, put, Rng};
-use sim::exec::ops::mfma::shape::{Acc, Elem, Shape};
-use sim::exec::testing::Harness;
+use sim::gpu::exec::ops::mfma::shape::{Acc, Elem, Shape};
+use sim::gpu::exec::testing::Harness;
 use sim::isa::{Op, Target};
 use std::collections::HashMap;
 

@@ -2,7 +2,7 @@
 //! of ROCm's own code (gfx90a_union.txt) and all the decoder knows for
 //! gfx90a and gfx942.
 
-use sim::exec::coverage::{implemented, op_for_mnemonic, parse_list};
+use sim::gpu::exec::coverage::{implemented, op_for_mnemonic, parse_list};
 use sim::isa::{mnemonics, Target};
 
 /// Whether a mnemonic belongs to the float/conversion/packed family

@@ -3,7 +3,7 @@
 //! Expected bytes are worked out by hand from those definitions.
 //! Encodings assembled with `llvm-mc-19 -arch=amdgcn -mcpu=gfx942 -show-encoding`.
 
-use sim::exec::testing::Harness;
+use sim::gpu::exec::testing::Harness;
 use sim::isa::Target;
 
 /// `v_cvt_f32_fp8 v1, v2`

@@ -4,13 +4,13 @@
 //! interpreter does after its decode cache.
 
 use proto::abi::kfd::alloc_flags;
-use sim::cp::aql::KernelDispatch;
-use sim::exec::dispatch::DispatchInfo;
-use sim::exec::kd::KernelDescriptor;
-use sim::exec::memory::{PrivateMem, WaveMem};
-use sim::exec::{Ctx, Lanes, Wave};
+use sim::driver::kfd::UserptrMode;
+use sim::gpu::cp::aql::KernelDispatch;
+use sim::gpu::exec::dispatch::DispatchInfo;
+use sim::gpu::exec::kd::KernelDescriptor;
+use sim::gpu::exec::memory::{PrivateMem, WaveMem};
+use sim::gpu::exec::{Ctx, Lanes, Wave};
 use sim::isa::{decode, Target};
-use sim::kfd::UserptrMode;
 use sim::machine::Machine;
 use std::time::Instant;
 
@@ -72,7 +72,7 @@ fn float_op_throughput() {
     for &mode in &[0x2f0u32] {
         for (asm, words) in OPS {
             let inst = decode(words, Target::Gfx90a).unwrap();
-            let handler = sim::exec::ops::handler(inst.op);
+            let handler = sim::gpu::exec::ops::handler(inst.op);
             let mut w = Wave::new(16, 0);
             w.mode = mode;
             let vals: Lanes = std::array::from_fn(|l| (1.0f32 + l as f32 / 64.0).to_bits());

@@ -3,8 +3,8 @@
 //! Encodings come from `llvm-mc-15 -arch=amdgcn -mcpu=gfx90a -show-encoding`
 //! (the assembly is in the comment above each).
 
-use sim::exec::testing::Harness;
-use sim::exec::LANES;
+use sim::gpu::exec::testing::Harness;
+use sim::gpu::exec::LANES;
 use sim::isa::Target;
 
 /// What v2 holds before an op runs: inactive lanes must keep it, and the

@@ -7,8 +7,8 @@
 
 use std::cmp::Ordering;
 
-use sim::exec::testing::Harness;
-use sim::exec::LANES;
+use sim::gpu::exec::testing::Harness;
+use sim::gpu::exec::LANES;
 use sim::isa::Target;
 
 const EXECS: [u64; 3] = [u64::MAX, 0x5a5a_0ff0_8001_7ffe, 0];

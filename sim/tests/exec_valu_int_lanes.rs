@@ -6,8 +6,8 @@
 //! mnemonics, and a timing probe. References follow the MI200 ISA text;
 //! encodings from `llvm-mc-15 -mcpu=gfx90a` / `llvm-mc-19 -mcpu=gfx942`.
 
-use sim::exec::testing::Harness;
-use sim::exec::LANES;
+use sim::gpu::exec::testing::Harness;
+use sim::gpu::exec::LANES;
 use sim::isa::Target;
 
 const SENT: u32 = 0xdead_beef;
@@ -532,8 +532,8 @@ fn scalar_and_constant_sources_dpp_on_vop2_nop_clrexcp() {
 /// families except `v_screen_partition_4se_b32` (no public description).
 #[test]
 fn integer_compare_and_lane_coverage() {
-    use sim::exec::coverage::{op_for_mnemonic, parse_list};
-    use sim::exec::ops::valu::{cdna4, cmp, int, lane};
+    use sim::gpu::exec::coverage::{op_for_mnemonic, parse_list};
+    use sim::gpu::exec::ops::valu::{cdna4, cmp, int, lane};
     use sim::isa::info::ALL_OPS;
     use sim::isa::OpClass;
     let ours = |op: sim::isa::Op| {
@@ -653,7 +653,7 @@ fn timing_probe() {
             let mut h = Harness::new();
             setup(&mut h, exec);
             let inst = h.decode(words).unwrap();
-            let handler = sim::exec::ops::handler(inst.op);
+            let handler = sim::gpu::exec::ops::handler(inst.op);
             let mut best = f64::MAX;
             for _ in 0..trials {
                 h.wave.exec = exec;

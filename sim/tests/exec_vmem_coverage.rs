@@ -2,8 +2,8 @@
 //! (`gfx90a_union.txt`) has a handler, and so does every decoded op of
 //! these families except the few named here.
 
-use sim::exec::coverage::{implemented, parse_list};
-use sim::exec::ops;
+use sim::gpu::exec::coverage::{implemented, parse_list};
+use sim::gpu::exec::ops;
 use sim::isa::info::ALL_OPS;
 use sim::isa::OpClass;
 

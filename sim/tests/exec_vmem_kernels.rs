@@ -3,7 +3,7 @@
 //! them, run on the default (gfx90a) machine through the embedding API, and
 //! checked against CPU references.
 
-use sim::exec::testing::compile_opencl;
+use sim::gpu::exec::testing::compile_opencl;
 use sim::session::Session;
 use sim::Machine;
 use std::path::Path;
@@ -32,7 +32,7 @@ fn session() -> (Machine, Session) {
     (machine, session)
 }
 
-use sim::exec::testing::kernargs as args;
+use sim::gpu::exec::testing::kernargs as args;
 
 #[test]
 fn private_arrays_spill_to_per_lane_scratch() {

@@ -3,7 +3,7 @@
 //! match a CPU reference (issue "Real ROCm libraries run: … gfx942 kernels").
 //! ROCm 5.2's runtime does not know gfx942, so the embedding API is the way in.
 
-use sim::exec::testing::{compile_opencl, kernargs};
+use sim::gpu::exec::testing::{compile_opencl, kernargs};
 use sim::session::Session;
 use sim::Machine;
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! by `cargo xtask gfx950-kernels` and checked in, so the tests need no LLVM 22; when llvm-tools
 //! is installed, `checked_in_code_object_is_current` recompiles and compares.
 
-use sim::exec::testing::{compile_llvm_ir, kernargs, rust_llvm_bin};
+use sim::gpu::exec::testing::{compile_llvm_ir, kernargs, rust_llvm_bin};
 use sim::session::Session;
 use sim::Machine;
 use std::path::Path;

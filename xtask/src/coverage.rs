@@ -5,7 +5,7 @@
 
 use crate::tasks::root;
 use anyhow::Result;
-use sim::exec::coverage::{check_list, parse_list};
+use sim::gpu::exec::coverage::{check_list, parse_list};
 use sim::isa::Target;
 
 /// A printed mnemonic without its encoding suffix.

@@ -75,7 +75,7 @@ fn print_usage() {
 /// LLVM 19 cannot target gfx950) and writes the code object next to the source.
 fn gfx950_kernels() -> Result<()> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/tests/kernels");
-    let elf = sim::exec::testing::compile_llvm_ir("gfx950", &dir.join("gfx950.ll"));
+    let elf = sim::gpu::exec::testing::compile_llvm_ir("gfx950", &dir.join("gfx950.ll"));
     std::fs::write(dir.join("gfx950.co"), &elf)?;
     eprintln!("xtask gfx950-kernels: wrote {} bytes to {}", elf.len(), dir.join("gfx950.co").display());
     Ok(())

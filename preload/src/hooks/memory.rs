@@ -6,7 +6,7 @@ use super::with_fake_fd;
 use crate::real;
 use crate::state::FakeFd;
 use libc::{c_int, c_void, off_t, size_t};
-use sim::kfd::DeviceFile;
+use sim::driver::kfd::DeviceFile;
 
 fn map_fake(
     st: &crate::state::State,

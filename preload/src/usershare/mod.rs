@@ -51,7 +51,7 @@ impl MemFile {
         let fd = rustix::fs::memfd_create("rocjitsu-userptr", MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)?;
         rustix::fs::ftruncate(&fd, len)?;
         rustix::fs::fcntl_add_seals(&fd, SealFlags::SHRINK | SealFlags::GROW | SealFlags::SEAL)?;
-        let fd = sim::memory::arena::move_fd_high(fd).map_err(|e| std::io::Error::other(e.to_string()))?;
+        let fd = sim::gpu::memory::arena::move_fd_high(fd).map_err(|e| std::io::Error::other(e.to_string()))?;
         let inode = rustix::fs::fstat(&fd)?.st_ino;
         Ok(MemFile { fd: Arc::new(fd), inode })
     }

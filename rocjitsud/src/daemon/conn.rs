@@ -14,7 +14,7 @@ use proto::payload::{
     AttachWaitRequest, HandshakeReply, HandshakeRequest, IoctlRequest, MmapReply, MmapRequest, Role, PROTOCOL_VERSION,
 };
 use proto::session::{Pending, ServerSession};
-use sim::kfd::KfdProcess;
+use sim::driver::kfd::KfdProcess;
 use std::os::fd::AsFd;
 use std::sync::Arc;
 use tokio::net::UnixStream;

@@ -8,8 +8,8 @@ use proto::payload::{
     fd_access, AllocationStatus, DeviceFile, FdDesc, FdKind, MachineInfo, MmapRequest, QueueStatus, SessionStatus,
     StatusReply,
 };
-use sim::kfd::{KfdProcess, MapKind, UserptrMode};
-use sim::memory::LentPiece;
+use sim::driver::kfd::{KfdProcess, MapKind, UserptrMode};
+use sim::gpu::memory::LentPiece;
 use sim::Machine;
 use std::collections::HashMap;
 use std::os::fd::AsFd;

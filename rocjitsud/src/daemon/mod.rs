@@ -46,7 +46,8 @@ pub fn run(options: Options) -> Result<()> {
 }
 
 async fn serve(options: Options) -> Result<()> {
-    let topology_dir = sim::sysfs::write_machine_tree(&options.config).context("cannot write the sysfs tree")?;
+    let topology_dir =
+        sim::driver::sysfs::write_machine_tree(&options.config).context("cannot write the sysfs tree")?;
     let machine = sim::Machine::new(options.config);
     let (engine, engine_thread) = engine::start(machine, topology_dir).context("cannot start the engine thread")?;
     let listener = Listener::open(&options.socket)?;

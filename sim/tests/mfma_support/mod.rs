@@ -1,8 +1,8 @@
 //! Helpers shared by the MFMA tests: a deterministic generator, input encodings built
 //! from each format's definition, and register placement.
 
-use sim::exec::ops::mfma::shape::Elem;
-use sim::exec::testing::Harness;
+use sim::gpu::exec::ops::mfma::shape::Elem;
+use sim::gpu::exec::testing::Harness;
 
 #[path = "../rng_support/mod.rs"]
 mod rng;

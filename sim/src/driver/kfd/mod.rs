@@ -1,0 +1,70 @@
+//! The simulated KFD driver (`/dev/kfd`): per-process state, memory, events
+//! and the ioctls the ROCm 5.2 thunk issues.
+
+pub mod device;
+pub mod events;
+pub mod mem;
+pub mod process;
+pub mod queues;
+pub mod usage;
+
+pub use events::{EventError, EventTable, WaitResult};
+pub use mem::{Allocation, Backing, DeviceFile, MapKind, MapTarget, UserptrMode};
+pub use process::KfdProcess;
+
+use crate::gpu::memory::{MemoryError, VmError};
+use proto::ioctl::{IoctlError, EBUSY, EINVAL, ENOMEM, ENOSPC};
+
+/// Why a KFD request failed. Each maps to the errno the Linux driver returns
+/// in the same situation.
+#[derive(Debug, thiserror::Error)]
+pub enum KfdError {
+    #[error(transparent)]
+    Codec(#[from] IoctlError),
+    #[error("{name} is not supported by the simulated KFD")]
+    NotSupported {
+        name: &'static str,
+        /// An expected refusal (e.g. the debugger probe): not worth a warning.
+        quiet: bool,
+    },
+    #[error("no GPU with gpu_id {0}")]
+    NoSuchGpu(u32),
+    #[error("no buffer with handle {0:#x}")]
+    NoSuchHandle(u64),
+    #[error("invalid argument: {0}")]
+    BadArgument(String),
+    #[error("busy: {0}")]
+    Busy(&'static str),
+    #[error("out of GPU memory: {requested} bytes requested, {available} available")]
+    OutOfMemory { requested: u64, available: u64 },
+    #[error("nothing to map at offset {offset:#x} (+{len:#x})")]
+    BadMmap { offset: u64, len: u64 },
+    #[error(transparent)]
+    Event(#[from] EventError),
+    #[error(transparent)]
+    Vm(#[from] VmError),
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+}
+
+impl KfdError {
+    /// The errno the application sees.
+    pub fn errno(&self) -> i32 {
+        match self {
+            KfdError::Codec(e) => e.errno(),
+            KfdError::OutOfMemory { .. } | KfdError::Memory(_) => ENOMEM,
+            KfdError::Busy(_) => EBUSY,
+            KfdError::Event(EventError::NoSlots(_)) => ENOSPC,
+            _ => EINVAL,
+        }
+    }
+
+    /// Whether this failure deserves a warning line: requests we do not
+    /// implement do; ordinary argument errors and expected probes do not.
+    pub fn is_unsupported_request(&self) -> bool {
+        matches!(self, KfdError::NotSupported { quiet: false, .. } | KfdError::Codec(IoctlError::Unknown(_)))
+    }
+}
+
+#[cfg(test)]
+mod tests;

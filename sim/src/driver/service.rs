@@ -1,0 +1,157 @@
+//! The one request service: every request a client makes of the simulated driver — an ioctl
+//! on `/dev/kfd` or a render node, an mmap of either — is answered here, the same way whether
+//! the client is the application's own process (local mode, the preload library calls in) or
+//! a daemon client (the daemon's engine thread calls in). The two modes differ only in how
+//! the request travels.
+//!
+//! Failures come back as the errno the application sees, and each is logged once here:
+//! a warning for what the simulated driver does not implement, a debug line for ordinary
+//! argument errors (the runtime probes some ioctls and expects refusals).
+
+use crate::driver::drm::DrmError;
+use crate::driver::kfd::{DeviceFile, KfdError, KfdProcess, MapTarget};
+use crate::gpu::memory::{LentMemory, LentPiece};
+use crate::machine::Machine;
+use proto::ioctl::{EINVAL, ENODEV};
+
+/// Why a request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error(transparent)]
+    Kfd(#[from] KfdError),
+    #[error(transparent)]
+    Drm(#[from] DrmError),
+    #[error("render node {0} does not exist")]
+    NoRenderNode(u32),
+    #[error("memory lent with an ioctl that takes none")]
+    UnexpectedMemory,
+}
+
+impl ServiceError {
+    /// The errno the application sees.
+    pub fn errno(&self) -> i32 {
+        match self {
+            ServiceError::Kfd(e) => e.errno(),
+            ServiceError::Drm(e) => e.errno(),
+            ServiceError::NoRenderNode(_) => ENODEV,
+            ServiceError::UnexpectedMemory => EINVAL,
+        }
+    }
+
+    /// Whether this is something the simulator does not implement (worth a warning).
+    fn is_unsupported(&self) -> bool {
+        match self {
+            ServiceError::Kfd(e) => e.is_unsupported_request() || matches!(e, KfdError::Memory(_)),
+            ServiceError::Drm(DrmError::NotSupported(_) | DrmError::UnsupportedQuery(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Logs a failed request once, and turns it into its errno.
+fn report(process: Option<&KfdProcess>, what: &str, e: ServiceError) -> i32 {
+    let who = process.map(|p| format!("process {}: ", p.pid())).unwrap_or_default();
+    if e.is_unsupported() {
+        tracing::warn!("{who}{what}: {e} (returning errno {})", e.errno());
+    } else {
+        tracing::debug!("{who}{what}: {e}");
+    }
+    e.errno()
+}
+
+impl Machine {
+    /// One ioctl, made on `device`, on a payload built by `proto::ioctl`. KFD ioctls act on
+    /// `process`; a render node's answer describes the GPU behind it and needs no process.
+    /// `lent` is the memory a USERPTR allocation hands over in daemon mode (the client's
+    /// memfds), and nothing otherwise. Returns the errno on failure.
+    pub fn ioctl(
+        &self,
+        process: Option<&KfdProcess>,
+        device: DeviceFile,
+        cmd: u32,
+        payload: &mut [u8],
+        lent: &[LentPiece<'_>],
+    ) -> Result<(), i32> {
+        let what = || format!("{} on {}", proto::ioctl::name_of(cmd), device_name(device));
+        let done = match (device, process) {
+            (DeviceFile::Render { minor }, _) if lent.is_empty() => self.drm_ioctl(minor, cmd, payload),
+            (DeviceFile::Kfd, Some(p)) if lent.is_empty() => p.ioctl(cmd, payload).map_err(ServiceError::from),
+            (DeviceFile::Kfd, Some(p)) => LentMemory::map(lent)
+                .map_err(KfdError::from)
+                .and_then(|memory| p.alloc_lent_userptr(payload, memory))
+                .map_err(ServiceError::from),
+            (DeviceFile::Kfd, None) => Err(KfdError::BadArgument("a KFD ioctl with no KFD process".into()).into()),
+            (DeviceFile::Render { .. }, _) => Err(ServiceError::UnexpectedMemory),
+        };
+        done.map_err(|e| report(process, &what(), e))
+    }
+
+    /// Where an mmap of `len` bytes at `offset` of `device` lands in `process`'s memory
+    /// file. Returns the errno on failure.
+    pub fn mmap(&self, process: &KfdProcess, device: DeviceFile, offset: u64, len: u64) -> Result<MapTarget, i32> {
+        if let DeviceFile::Render { minor } = device {
+            if self.gpu_by_render_minor(minor).is_none() {
+                return Err(report(Some(process), "mmap", ServiceError::NoRenderNode(minor)));
+            }
+        }
+        process.mmap_target(device, offset, len).map_err(|e| {
+            let what = format!("mmap of {} at offset {offset:#x} (+{len:#x})", device_name(device));
+            // A refused mapping is always worth a line: the application is about to fail.
+            tracing::warn!("process {}: {what}: {e}", process.pid());
+            e.errno()
+        })
+    }
+
+    fn drm_ioctl(&self, minor: u32, cmd: u32, payload: &mut [u8]) -> Result<(), ServiceError> {
+        let gpu = self.gpu_by_render_minor(minor).ok_or(ServiceError::NoRenderNode(minor))?;
+        let node = crate::driver::drm::Node { gpu, usage: self.usage(), gtt_size: self.gtt_size() };
+        crate::driver::drm::ioctl(node, cmd, payload).map_err(ServiceError::from)
+    }
+}
+
+fn device_name(device: DeviceFile) -> String {
+    match device {
+        DeviceFile::Kfd => "/dev/kfd".into(),
+        DeviceFile::Render { minor } => format!("/dev/dri/renderD{minor}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load;
+    use crate::driver::kfd::UserptrMode;
+    use proto::abi::drm::{self, info_query, AmdgpuInfo, AmdgpuInfoDevice};
+
+    fn dev_info(m: &Machine, minor: u32) -> Result<AmdgpuInfoDevice, i32> {
+        let q = AmdgpuInfo { return_pointer: 0x1000, return_size: 448, query: info_query::DEV_INFO, input: [0; 4] };
+        let mut p = bytemuck::bytes_of(&q).to_vec();
+        p.resize(32 + 448, 0);
+        m.ioctl(None, DeviceFile::Render { minor }, drm::cmd::AMDGPU_INFO, &mut p, &[])?;
+        Ok(bytemuck::pod_read_unaligned(&p[32..]))
+    }
+
+    #[test]
+    fn each_render_node_describes_its_own_gpu() {
+        let m = Machine::new(load("mi210-2gpu").unwrap());
+        let minors: Vec<u32> = m.gpus().iter().map(|g| g.drm_render_minor).collect();
+        assert_eq!(minors.len(), 2);
+        // The two GPUs differ in their PCI location, which DEV_INFO does not carry, but
+        // each node must answer and the third must not exist.
+        for &minor in &minors {
+            assert_eq!(dev_info(&m, minor).unwrap().device_id, 0x740f);
+        }
+        assert_eq!(dev_info(&m, minors[1] + 1).unwrap_err(), ENODEV);
+    }
+
+    #[test]
+    fn kfd_ioctls_need_a_process_and_mmaps_name_real_nodes() {
+        let m = Machine::new(load("mi210").unwrap());
+        let mut v = vec![0u8; 8];
+        assert_eq!(m.ioctl(None, DeviceFile::Kfd, proto::abi::kfd::cmd::GET_VERSION, &mut v, &[]), Err(EINVAL));
+        let p = m.open_process(1, UserptrMode::Direct).unwrap();
+        m.ioctl(Some(&p), DeviceFile::Kfd, proto::abi::kfd::cmd::GET_VERSION, &mut v, &[]).unwrap();
+        assert_eq!(u32::from_le_bytes(v[0..4].try_into().unwrap()), 1);
+        assert_eq!(m.mmap(&p, DeviceFile::Render { minor: 200 }, 0, 4096).unwrap_err(), ENODEV);
+    }
+}

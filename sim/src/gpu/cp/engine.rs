@@ -1,0 +1,250 @@
+//! The engines of the simulated GPUs: one thread per GPU that watches every
+//! queue of every process on that GPU and consumes what is ready — AQL
+//! queues through the command processor, SDMA queues through the DMA engine.
+//!
+//! Doorbells are plain stores by the application, so nothing announces new
+//! work: the thread polls. It spins briefly after activity (a dispatch loop
+//! sees microsecond latency), then sleeps with a growing timeout; any ioctl
+//! that implies pending work (CREATE_QUEUE, WAIT_EVENTS, …) wakes it at once.
+
+use super::aql::KernelDispatch;
+use super::queue::{Queue, QueueKind};
+use crate::driver::kfd::KfdProcess;
+use crate::gpu::memory::GpuFault;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// What one visit of a queue achieved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Progress {
+    /// Nothing to do.
+    Idle,
+    /// Work is pending but waits on a dependency.
+    Blocked,
+    /// Something was consumed.
+    Advanced,
+}
+
+/// A kernel dispatch handed to the executor.
+pub struct DispatchJob<'a> {
+    pub process: &'a Arc<KfdProcess>,
+    pub gpu: usize,
+    pub queue_id: u32,
+    pub packet: KernelDispatch,
+    /// GPU VA of the packet (the dispatch pointer kernels may read).
+    pub packet_va: u64,
+}
+
+/// Why a dispatch did not complete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DispatchError {
+    #[error(transparent)]
+    Fault(#[from] GpuFault),
+    /// The packet is malformed (`code` is ROCR's queue error code).
+    #[error("invalid dispatch: {reason}")]
+    Invalid { code: i64, reason: String },
+    /// An instruction the simulator cannot execute.
+    #[error("{what} at PC {pc:#x}")]
+    Illegal { pc: u64, what: String },
+    /// The process is going away.
+    #[error("aborted")]
+    Aborted,
+}
+
+/// Runs kernels. The ISA interpreter implements it; tests may supply others.
+pub trait DispatchExecutor: Send + Sync {
+    fn dispatch(&self, job: &DispatchJob<'_>) -> Result<(), DispatchError>;
+}
+
+/// Refuses every dispatch (until an executor is installed).
+pub struct NoExecutor;
+
+impl DispatchExecutor for NoExecutor {
+    fn dispatch(&self, job: &DispatchJob<'_>) -> Result<(), DispatchError> {
+        Err(DispatchError::Illegal {
+            pc: job.packet.kernel_object,
+            what: "kernel execution is not available in this build".to_string(),
+        })
+    }
+}
+
+/// Runs `f` at the start of every thread the simulator creates (the preload
+/// library marks its threads so their libc calls bypass its hooks).
+pub type ThreadHook = Arc<dyn Fn() + Send + Sync>;
+
+/// How long the engine keeps polling hot after the last activity.
+const SPIN_WINDOW: Duration = Duration::from_micros(500);
+/// Sleep bounds while idle.
+const MIN_SLEEP: Duration = Duration::from_micros(20);
+const MAX_SLEEP: Duration = Duration::from_millis(2);
+
+#[derive(Default)]
+struct Wake {
+    kicked: bool,
+}
+
+struct GpuEngine {
+    wake: Mutex<Wake>,
+    cond: Condvar,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// The engines of all GPUs of a machine, and the processes they serve.
+pub struct Engines {
+    gpus: Vec<GpuEngine>,
+    processes: Mutex<Vec<Weak<KfdProcess>>>,
+    executor: Mutex<Arc<dyn DispatchExecutor>>,
+    thread_hook: Option<ThreadHook>,
+    shutdown: AtomicBool,
+}
+
+impl std::fmt::Debug for Engines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engines").field("gpus", &self.gpus.len()).finish()
+    }
+}
+
+impl Engines {
+    pub fn new(gpus: usize, thread_hook: Option<ThreadHook>) -> Arc<Engines> {
+        Arc::new(Engines {
+            gpus: (0..gpus)
+                .map(|_| GpuEngine {
+                    wake: Mutex::new(Wake::default()),
+                    cond: Condvar::new(),
+                    thread: Mutex::new(None),
+                })
+                .collect(),
+            processes: Mutex::new(Vec::new()),
+            executor: Mutex::new(Arc::new(NoExecutor)),
+            thread_hook,
+            shutdown: AtomicBool::new(false),
+        })
+    }
+
+    /// Installs the kernel executor.
+    pub fn set_executor(&self, exec: Arc<dyn DispatchExecutor>) {
+        *self.executor.lock().unwrap_or_else(|e| e.into_inner()) = exec;
+    }
+
+    pub fn thread_hook(&self) -> Option<&ThreadHook> {
+        self.thread_hook.as_ref()
+    }
+
+    /// Starts serving a process.
+    pub fn register(&self, p: &Arc<KfdProcess>) {
+        let mut list = self.processes.lock().unwrap_or_else(|e| e.into_inner());
+        list.retain(|w| w.strong_count() > 0);
+        list.push(Arc::downgrade(p));
+    }
+
+    fn live_processes(&self) -> Vec<Arc<KfdProcess>> {
+        let list = self.processes.lock().unwrap_or_else(|e| e.into_inner());
+        list.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// Wakes the engine of `gpu` (starting its thread on first use).
+    pub fn kick(self: &Arc<Self>, gpu: usize) {
+        let Some(e) = self.gpus.get(gpu) else { return };
+        let mut thread = e.thread.lock().unwrap_or_else(|e| e.into_inner());
+        if thread.is_none() {
+            let me = Arc::downgrade(self);
+            let hook = self.thread_hook.clone();
+            *thread = std::thread::Builder::new()
+                .name(format!("rocjitsu-gpu{gpu}"))
+                .spawn(move || {
+                    if let Some(h) = hook {
+                        h();
+                    }
+                    run(me, gpu);
+                })
+                .map_err(|err| tracing::error!("cannot start the GPU {gpu} engine thread: {err}"))
+                .ok();
+        }
+        drop(thread);
+        e.wake.lock().unwrap_or_else(|e| e.into_inner()).kicked = true;
+        e.cond.notify_one();
+    }
+
+    /// Wakes every started engine.
+    pub fn kick_all(self: &Arc<Self>) {
+        for gpu in 0..self.gpus.len() {
+            if self.gpus[gpu].thread.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+                self.kick(gpu);
+            }
+        }
+    }
+
+    /// Stops and joins every engine thread.
+    pub fn shutdown(&self) {
+        self.shutdown.store(true, Ordering::Release);
+        for e in &self.gpus {
+            e.wake.lock().unwrap_or_else(|e| e.into_inner()).kicked = true;
+            e.cond.notify_all();
+            if let Some(t) = e.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                let _ = t.join();
+            }
+        }
+    }
+
+    /// Visits every queue on `gpu` once.
+    fn visit(&self, gpu: usize) -> Progress {
+        let exec = self.executor.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut progress = Progress::Idle;
+        for p in self.live_processes() {
+            for q in p.queues_on(gpu) {
+                if !q.runnable() {
+                    continue;
+                }
+                let r = service_queue(&p, &q, exec.as_ref());
+                progress = progress.max(r);
+            }
+        }
+        progress
+    }
+}
+
+fn service_queue(p: &Arc<KfdProcess>, q: &Queue, exec: &dyn DispatchExecutor) -> Progress {
+    match q.kind {
+        QueueKind::Aql => super::aql_queue::service(p, q, exec),
+        QueueKind::Sdma => crate::gpu::sdma::service(p, q),
+    }
+}
+
+/// The engine thread of one GPU.
+fn run(engines: Weak<Engines>, gpu: usize) {
+    let mut last_activity = Instant::now();
+    let mut sleep = MIN_SLEEP;
+    loop {
+        let Some(e) = engines.upgrade() else { return };
+        if e.shutdown.load(Ordering::Acquire) {
+            return;
+        }
+        match e.visit(gpu) {
+            Progress::Advanced => {
+                last_activity = Instant::now();
+                sleep = MIN_SLEEP;
+                continue;
+            }
+            Progress::Blocked | Progress::Idle => {}
+        }
+        if last_activity.elapsed() < SPIN_WINDOW {
+            drop(e);
+            std::thread::yield_now();
+            continue;
+        }
+        let engine = &e.gpus[gpu];
+        let mut wake = engine.wake.lock().unwrap_or_else(|e| e.into_inner());
+        if !wake.kicked {
+            wake = engine.cond.wait_timeout(wake, sleep).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        if wake.kicked {
+            wake.kicked = false;
+            last_activity = Instant::now();
+            sleep = MIN_SLEEP;
+        } else {
+            sleep = (sleep * 2).min(MAX_SLEEP);
+        }
+    }
+}

@@ -1,0 +1,420 @@
+//! How a wave reaches memory.
+//!
+//! - Global memory goes through the process's GPU VM, with a one-entry
+//!   translation cache per wave (consecutive accesses almost always hit the
+//!   same buffer).
+//! - Private memory (scratch) is simulator-owned, per wave and per lane: the
+//!   private segment buffer descriptor and FLAT addresses in the private
+//!   aperture both resolve to (lane, offset) in [`PrivateMem`], so no ROCR
+//!   scratch allocation is ever needed.
+//! - FLAT addresses in the shared aperture reach the workgroup's LDS.
+
+use super::{ExecError, LANES};
+use crate::gpu::memory::{GpuFault, GpuVm};
+use bytemuck::Pod;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, AtomicU64};
+
+/// The apertures the KFD reports (GET_PROCESS_APERTURES): FLAT addresses in
+/// these 4 GiB windows reach LDS and private memory instead of the GPU VM.
+pub const SHARED_APERTURE_BASE: u64 = crate::driver::kfd::process::LDS_APERTURE_BASE;
+pub const PRIVATE_APERTURE_BASE: u64 = crate::driver::kfd::process::SCRATCH_APERTURE_BASE;
+const APERTURE_SIZE: u64 = 1 << 32;
+
+/// The base address written into the private segment buffer descriptor
+/// (s[0:3]). A buffer descriptor's base field has only 48 bits, so the
+/// private aperture (2 << 48) cannot be named there; this address lies above
+/// the 47-bit GPU address space and is never mapped. A buffer access within
+/// 4 GiB above it reaches the lane's private memory.
+pub const PRIVATE_BUFFER_BASE: u64 = 1 << 47;
+
+/// The lane offset in private memory of buffer address `addr`, if it falls in
+/// the private buffer window.
+pub fn private_buffer_offset(addr: u64) -> Option<u64> {
+    addr.checked_sub(PRIVATE_BUFFER_BASE).filter(|&o| o < APERTURE_SIZE)
+}
+
+/// Which memory a FLAT address names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlatTarget {
+    Global(u64),
+    /// Byte offset in the workgroup's LDS.
+    Lds(u32),
+    /// Byte offset in the lane's private segment.
+    Private(u64),
+}
+
+/// Classifies a FLAT address by aperture.
+pub fn flat_target(addr: u64) -> FlatTarget {
+    if (SHARED_APERTURE_BASE..SHARED_APERTURE_BASE + APERTURE_SIZE).contains(&addr) {
+        FlatTarget::Lds((addr - SHARED_APERTURE_BASE) as u32)
+    } else if (PRIVATE_APERTURE_BASE..PRIVATE_APERTURE_BASE + APERTURE_SIZE).contains(&addr) {
+        FlatTarget::Private(addr - PRIVATE_APERTURE_BASE)
+    } else {
+        FlatTarget::Global(addr)
+    }
+}
+
+/// Global memory as one wave sees it.
+pub struct WaveMem<'a> {
+    vm: &'a GpuVm,
+    /// Recently used mappings, `(start, end, host address of start, writable)`: a kernel
+    /// touches a few buffers (its arguments, inputs, outputs) in turn, and a miss costs a
+    /// search of the address space's ordered map.
+    tlb: [Cell<TlbEntry>; TLB_ENTRIES],
+    /// The entry the next miss replaces (round robin).
+    next: Cell<usize>,
+}
+
+const TLB_ENTRIES: usize = 4;
+
+/// `(start, end, host, writable)`; an empty entry has `start > end`.
+type TlbEntry = (u64, u64, usize, bool);
+const EMPTY_ENTRY: TlbEntry = (1, 0, 0, false);
+
+impl<'a> WaveMem<'a> {
+    pub fn new(vm: &'a GpuVm) -> Self {
+        WaveMem { vm, tlb: std::array::from_fn(|_| Cell::new(EMPTY_ENTRY)), next: Cell::new(0) }
+    }
+
+    pub fn vm(&self) -> &'a GpuVm {
+        self.vm
+    }
+
+    /// Host address of `[va, va + len)`.
+    #[inline]
+    pub fn translate(&self, va: u64, len: u64, write: bool) -> Result<usize, GpuFault> {
+        for e in &self.tlb {
+            let (start, end, host, writable) = e.get();
+            if start <= va && va.checked_add(len).is_some_and(|last| last <= end) && (writable || !write) {
+                return Ok(host + (va - start) as usize);
+            }
+        }
+        let host = self.vm.translate(va, len, write)?;
+        if let Some(r) = self.vm.lookup(va) {
+            let slot = self.next.get();
+            self.tlb[slot].set((r.start, r.end(), r.host, r.writable));
+            self.next.set((slot + 1) % TLB_ENTRIES);
+        }
+        Ok(host)
+    }
+
+    /// Reads a `T` at `va`.
+    #[inline]
+    pub fn read<T: Pod>(&self, va: u64) -> Result<T, GpuFault> {
+        let host = self.translate(va, size_of::<T>() as u64, false)?;
+        // SAFETY: `translate` checked the whole access lies inside a live
+        // mapping; T is plain data.
+        Ok(unsafe { std::ptr::read_unaligned(host as *const T) })
+    }
+
+    /// Writes a `T` at `va`.
+    #[inline]
+    pub fn write<T: Pod>(&self, va: u64, value: T) -> Result<(), GpuFault> {
+        let host = self.translate(va, size_of::<T>() as u64, true)?;
+        // SAFETY: as in `read`, for a writable mapping.
+        unsafe { std::ptr::write_unaligned(host as *mut T, value) };
+        Ok(())
+    }
+
+    /// Copies `out.len()` bytes from `va` (inside one mapping).
+    pub fn read_bytes(&self, va: u64, out: &mut [u8]) -> Result<(), GpuFault> {
+        let host = self.translate(va, out.len() as u64, false)?;
+        // SAFETY: `translate` checked the whole range lies in a live mapping.
+        unsafe { std::ptr::copy_nonoverlapping(host as *const u8, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    /// Copies `data` to `va` (inside one writable mapping).
+    pub fn write_bytes(&self, va: u64, data: &[u8]) -> Result<(), GpuFault> {
+        let host = self.translate(va, data.len() as u64, true)?;
+        // SAFETY: as in `read_bytes`, for a writable mapping.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), host as *mut u8, data.len()) };
+        Ok(())
+    }
+
+    /// The aligned 32-bit word at `va` as an atomic (for GPU atomics, which
+    /// are real host atomics so concurrent workgroups and the host agree).
+    pub fn atomic_u32(&self, va: u64) -> Result<&'a AtomicU32, GpuFault> {
+        if !va.is_multiple_of(4) {
+            return Err(GpuFault { va, write: true, not_present: false });
+        }
+        let host = self.translate(va, 4, true)?;
+        // SAFETY: an aligned word inside a live mapping of the process, which
+        // outlives the dispatch ('a); shared with other agents only through
+        // atomic or word-sized accesses.
+        Ok(unsafe { AtomicU32::from_ptr(host as *mut u32) })
+    }
+
+    /// The aligned 64-bit word at `va` as an atomic.
+    pub fn atomic_u64(&self, va: u64) -> Result<&'a AtomicU64, GpuFault> {
+        if !va.is_multiple_of(8) {
+            return Err(GpuFault { va, write: true, not_present: false });
+        }
+        let host = self.translate(va, 8, true)?;
+        // SAFETY: as in `atomic_u32`.
+        Ok(unsafe { AtomicU64::from_ptr(host as *mut u64) })
+    }
+}
+
+/// A translated range of global memory, `[start, end)`: accesses inside it
+/// need no further page-table lookups (one translation per instruction when
+/// all active lanes hit the same mapping).
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    start: u64,
+    end: u64,
+    host: usize,
+}
+
+impl Span {
+    /// The host address of `[va, va + len)`, if it lies in the span.
+    #[inline]
+    fn host(&self, va: u64, len: u64) -> Option<usize> {
+        (va >= self.start && va.checked_add(len)? <= self.end).then(|| self.host + (va - self.start) as usize)
+    }
+
+    /// Reads a `T` at `va` (any alignment); `None` outside the span.
+    #[inline]
+    pub fn read<T: Pod>(&self, va: u64) -> Option<T> {
+        let host = self.host(va, size_of::<T>() as u64)?;
+        // SAFETY: `host` lies, with the whole T, inside a live mapping that
+        // `WaveMem::span` translated; T is plain data.
+        Some(unsafe { std::ptr::read_unaligned(host as *const T) })
+    }
+
+    /// Writes a `T` at `va` (any alignment); false outside the span. Only
+    /// spans made for writing exist for writes (`WaveMem::span(.., true)`).
+    #[inline]
+    pub fn write<T: Pod>(&self, va: u64, value: T) -> bool {
+        let Some(host) = self.host(va, size_of::<T>() as u64) else { return false };
+        // SAFETY: as in `read`; the span was translated for writing.
+        unsafe { std::ptr::write_unaligned(host as *mut T, value) };
+        true
+    }
+}
+
+impl Span {
+    /// For each lane set in `mask`: `out[l]` = the u32 at `addr[l] + delta`
+    /// (0 for an address outside the span). Other lanes keep their value.
+    #[inline]
+    pub fn gather_u32(&self, addr: &[u64; LANES], mask: u64, delta: u64, out: &mut [u32; LANES]) {
+        let len = self.end - self.start;
+        let one = |l: usize, out: &mut [u32; LANES]| {
+            let off = addr[l].wrapping_add(delta).wrapping_sub(self.start);
+            out[l] = if len >= 4 && off <= len - 4 {
+                // SAFETY: [off, off + 4) lies inside the span, which
+                // `WaveMem::span` translated as one live mapping.
+                unsafe { std::ptr::read_unaligned((self.host + off as usize) as *const u32) }
+            } else {
+                0
+            };
+        };
+        if mask == u64::MAX {
+            for l in 0..LANES {
+                one(l, out);
+            }
+        } else {
+            let mut m = mask;
+            while m != 0 {
+                one(m.trailing_zeros() as usize, out);
+                m &= m - 1;
+            }
+        }
+    }
+}
+
+/// A [`Span`] that may be written.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteSpan(Span);
+
+impl WriteSpan {
+    /// For each lane set in `mask`: writes `data[l]` at `addr[l] + delta`
+    /// (addresses outside the span are skipped).
+    #[inline]
+    pub fn scatter_u32(&self, addr: &[u64; LANES], mask: u64, delta: u64, data: &[u32; LANES]) {
+        let s = self.0;
+        let len = s.end - s.start;
+        let one = |l: usize| {
+            let off = addr[l].wrapping_add(delta).wrapping_sub(s.start);
+            if len >= 4 && off <= len - 4 {
+                // SAFETY: [off, off + 4) lies inside the span, translated
+                // for writing as one live mapping.
+                unsafe { std::ptr::write_unaligned((s.host + off as usize) as *mut u32, data[l]) };
+            }
+        };
+        if mask == u64::MAX {
+            for l in 0..LANES {
+                one(l);
+            }
+        } else {
+            let mut m = mask;
+            while m != 0 {
+                one(m.trailing_zeros() as usize);
+                m &= m - 1;
+            }
+        }
+    }
+
+    #[inline]
+    pub fn write<T: Pod>(&self, va: u64, value: T) -> bool {
+        self.0.write(va, value)
+    }
+
+    #[inline]
+    pub fn read<T: Pod>(&self, va: u64) -> Option<T> {
+        self.0.read(va)
+    }
+}
+
+impl<'a> WaveMem<'a> {
+    /// `[start, end)` translated once, if it lies inside one mapping.
+    #[inline]
+    pub fn span(&self, start: u64, end: u64) -> Option<Span> {
+        let host = self.translate(start, end.checked_sub(start)?, false).ok()?;
+        Some(Span { start, end, host })
+    }
+
+    /// `[start, end)` translated once for writing, if it lies inside one
+    /// writable mapping.
+    #[inline]
+    pub fn span_mut(&self, start: u64, end: u64) -> Option<WriteSpan> {
+        let host = self.translate(start, end.checked_sub(start)?, true).ok()?;
+        Some(WriteSpan(Span { start, end, host }))
+    }
+}
+
+/// The private (scratch) memory of one wave: `per_lane` bytes for each of
+/// the 64 lanes.
+#[derive(Debug, Default, Clone)]
+pub struct PrivateMem {
+    per_lane: usize,
+    data: Vec<u8>,
+}
+
+impl PrivateMem {
+    /// Private memory of `per_lane` bytes per lane, zeroed.
+    pub fn new(per_lane: usize) -> Self {
+        PrivateMem { per_lane, data: vec![0; per_lane * super::LANES] }
+    }
+
+    /// Resizes and zeroes (reuse between waves).
+    pub fn reset(&mut self, per_lane: usize) {
+        self.per_lane = per_lane;
+        self.data.clear();
+        self.data.resize(per_lane * super::LANES, 0);
+    }
+
+    pub fn per_lane(&self) -> usize {
+        self.per_lane
+    }
+
+    fn range(&self, lane: usize, offset: u64, len: usize) -> Result<std::ops::Range<usize>, ExecError> {
+        let end = offset.checked_add(len as u64).filter(|&e| e <= self.per_lane as u64);
+        match end {
+            Some(_) => {
+                let start = lane * self.per_lane + offset as usize;
+                Ok(start..start + len)
+            }
+            None => Err(ExecError::PrivateOutOfRange { offset, size: self.per_lane as u64 }),
+        }
+    }
+
+    /// Reads `out.len()` bytes of lane `lane` at `offset`.
+    pub fn read(&self, lane: usize, offset: u64, out: &mut [u8]) -> Result<(), ExecError> {
+        let r = self.range(lane, offset, out.len())?;
+        out.copy_from_slice(&self.data[r]);
+        Ok(())
+    }
+
+    /// Writes `data` to lane `lane` at `offset`.
+    pub fn write(&mut self, lane: usize, offset: u64, data: &[u8]) -> Result<(), ExecError> {
+        let r = self.range(lane, offset, data.len())?;
+        self.data[r].copy_from_slice(data);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::memory::VmRange;
+
+    #[test]
+    fn apertures_classify_flat_addresses() {
+        assert_eq!(flat_target(0x7f00_0000_1000), FlatTarget::Global(0x7f00_0000_1000));
+        assert_eq!(flat_target(SHARED_APERTURE_BASE + 0x40), FlatTarget::Lds(0x40));
+        assert_eq!(flat_target(PRIVATE_APERTURE_BASE + 8), FlatTarget::Private(8));
+        assert_eq!(
+            flat_target(PRIVATE_APERTURE_BASE + (1 << 32)),
+            FlatTarget::Global(PRIVATE_APERTURE_BASE + (1 << 32))
+        );
+    }
+
+    #[test]
+    fn private_memory_is_per_lane_and_bounded() {
+        let mut p = PrivateMem::new(16);
+        p.write(3, 4, &[1, 2, 3, 4]).unwrap();
+        let mut out = [0u8; 4];
+        p.read(3, 4, &mut out).unwrap();
+        assert_eq!(out, [1, 2, 3, 4]);
+        p.read(4, 4, &mut out).unwrap();
+        assert_eq!(out, [0; 4], "lanes do not share private memory");
+        assert!(matches!(p.write(0, 14, &[0; 4]), Err(ExecError::PrivateOutOfRange { .. })));
+    }
+
+    #[test]
+    fn translation_cache_hits_and_refills() {
+        let mut buf = vec![0u32; 2048];
+        let host = buf.as_mut_ptr() as usize;
+        let mut vm = GpuVm::new();
+        vm.map(VmRange { start: 0x10000, len: 4096, host, writable: true, handle: 1 }).unwrap();
+        vm.map(VmRange { start: 0x20000, len: 4096, host: host + 4096, writable: false, handle: 2 }).unwrap();
+        {
+            let m = WaveMem::new(&vm);
+            m.write::<u32>(0x10004, 5).unwrap();
+            assert_eq!(m.read::<u32>(0x10004).unwrap(), 5);
+            assert_eq!(m.read::<u32>(0x20000).unwrap(), 0);
+            assert!(m.write::<u32>(0x20000, 1).is_err(), "cached read-only range still refuses writes");
+            assert!(m.read::<u32>(0x10ffe).is_err());
+        }
+        assert_eq!(buf[1], 5);
+    }
+}
+
+#[cfg(test)]
+mod tlb_tests {
+    use super::*;
+    use crate::gpu::memory::VmRange;
+
+    #[test]
+    fn the_translation_cache_keeps_several_buffers_and_their_permissions() {
+        let backing = vec![0u8; 6 * 4096];
+        let host = backing.as_ptr() as usize;
+        let mut vm = GpuVm::new();
+        for i in 0..6u64 {
+            let writable = i != 3;
+            vm.map(VmRange {
+                start: 0x10000 * (i + 1),
+                len: 4096,
+                host: host + 4096 * i as usize,
+                writable,
+                handle: i,
+            })
+            .unwrap();
+        }
+        let mem = WaveMem::new(&vm);
+        // More buffers than entries, visited in turn, twice: every answer is the mapping's.
+        for _ in 0..2 {
+            for i in 0..6u64 {
+                let va = 0x10000 * (i + 1) + 8;
+                assert_eq!(mem.translate(va, 4, false).unwrap(), host + 4096 * i as usize + 8);
+            }
+        }
+        // A cached read-only mapping still refuses writes; an access across the end faults.
+        assert!(mem.translate(0x40000 + 8, 4, false).is_ok());
+        assert!(mem.translate(0x40000 + 8, 4, true).is_err());
+        assert!(mem.translate(0x10000 + 4094, 4, false).is_err());
+        assert!(mem.translate(0x70000, 4, false).is_err(), "unmapped");
+    }
+}

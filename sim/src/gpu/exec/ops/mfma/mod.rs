@@ -1,0 +1,734 @@
+//! Matrix fused multiply-add (`v_mfma_*`, and the 4:2-sparse `v_smfmac_*` of gfx942): a
+//! whole-wave matrix product whose operands are spread over the lanes of the A, B and C
+//! registers.
+//!
+//! An instruction is executed in three steps, so that the arithmetic is a plain dense
+//! loop the host compiler vectorises: gather A, B and C out of the registers into dense
+//! row-major blocks (through a per-op table of register positions, built once), compute
+//! `D = A·B + C` block by block, and scatter D back. The layouts are in [`layout`], the
+//! shapes in [`shape`], element conversions in [`elem`].
+//!
+//! Choices where AMD's documents are silent:
+//! - EXEC does not mask an MFMA: the compiler only issues them with a full EXEC, and the
+//!   operation is defined on the whole wave, so every lane of D is written.
+//! - Products are formed exactly where the accumulator type allows (f16/bf16/fp8/xf32
+//!   products are exact in f32) and summed in `k` order in the accumulator type, with
+//!   round-to-nearest-even and denormals kept; hardware sums in a wider internal format,
+//!   so sums of many terms may differ from it in the last bits.
+//! - i8 products accumulate in i32 with wrap-around (gfx950 with MODE.FP16_OVFL: each
+//!   multiply-add saturates, and f32 infinities become ±MAX; see `exec`).
+//! - gfx950 reads fp8/bf8 inputs as OCP E4M3/E5M2 (gfx942: FNUZ), see [`elem`].
+//! - Block scaling (`v_mfma_scale_*`): each product is formed exactly, multiplied exactly by
+//!   its row's and column's E8M0 scales (`2^(sa-127) * 2^(sb-127)`), rounded once to f32 and
+//!   summed in `k` order; a NaN scale (0xff) makes the products it scales NaN. The guide
+//!   says hardware adds the scales to the product exponents, which is the same up to the
+//!   rounding of sums.
+//! - A standalone `v_mfma_ld_scale_b32` changes no state: the guide says scales are used by
+//!   the one fused instruction and do not carry forward to other MFMAs.
+
+pub mod elem;
+pub mod layout;
+pub mod shape;
+
+use self::elem::{Input, Small};
+use self::layout::Pos;
+use self::shape::{Acc, Elem, Shape};
+use crate::gpu::exec::ops::valu::minifloat::e8m0;
+use crate::gpu::exec::wave::{Lanes, Wave};
+use crate::gpu::exec::{Ctx, ExecError, Flow, Handler};
+use crate::isa::{Ext, Inst, Mfma, MfmaScale, Op, OpClass, Operand, Target, Ty};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// The handler of `op`, if this module implements it.
+pub fn handler(op: Op) -> Option<Handler> {
+    if op == Op::VMfmaLdScaleB32 {
+        return Some(ld_scale as Handler);
+    }
+    (op.info().class == OpClass::Mfma && plan(op).is_some()).then_some(exec as Handler)
+}
+
+/// A standalone `v_mfma_ld_scale_b32` (not fused with the MFMA after it): no effect.
+fn ld_scale(_: &mut Wave, _: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
+    Ok(Flow::Next)
+}
+
+/// Register positions of one op's operands, in dense row-major order.
+struct Plan {
+    shape: Shape,
+    /// `A[b][i][k]` at index `(b*m + i)*k + k`.
+    a: Box<[Pos]>,
+    /// `B[b][k][j]` at index `(b*k + k)*n + j`.
+    b: Box<[Pos]>,
+    /// `C/D[b][i][j]` at index `(b*m + i)*n + j`.
+    d: Box<[Pos]>,
+    /// Mixed-format (`*_f8f6f4`) ops: A's row `i` (B's column `i`), element `k` at index
+    /// `i*k + k`, for 8-, 6- and 4-bit elements.
+    small: [Box<[Pos]>; 3],
+}
+
+impl Plan {
+    fn new(shape: Shape) -> Plan {
+        let Shape { m, n, k, blocks, .. } = shape;
+        let mut a = Vec::with_capacity(blocks * m * k);
+        let mut b = Vec::with_capacity(blocks * k * n);
+        let mut d = Vec::with_capacity(blocks * m * n);
+        for blk in 0..blocks {
+            for i in 0..m {
+                a.extend((0..k).map(|kk| shape.a_pos(blk, i, kk)));
+                d.extend((0..n).map(|j| shape.d_pos(blk, i, j)));
+            }
+            for kk in 0..k {
+                b.extend((0..n).map(|j| shape.b_pos(blk, kk, j)));
+            }
+        }
+        // `run_in_registers` relies on each D row being `n` consecutive lanes of a register.
+        debug_assert!(
+            shape.acc == Acc::F64
+                || d.chunks_exact(n)
+                    .all(|row| row.iter().enumerate().all(|(j, p)| p.reg == row[0].reg && p.lane == row[0].lane + j))
+        );
+        let small = [8, 6, 4].map(|bits| {
+            if !shape.mixed {
+                return Box::default();
+            }
+            (0..m).flat_map(|i| (0..k).map(move |kk| layout::f8f6f4_pos(m, i, kk, bits))).collect()
+        });
+        Plan { shape, a: a.into(), b: b.into(), d: d.into(), small }
+    }
+
+    /// The mixed-format positions of `bits`-wide elements.
+    fn small(&self, bits: usize) -> &[Pos] {
+        &self.small[match bits {
+            8 => 0,
+            6 => 1,
+            _ => 2,
+        }]
+    }
+}
+
+fn plan(op: Op) -> Option<&'static Plan> {
+    static PLANS: OnceLock<HashMap<Op, Plan>> = OnceLock::new();
+    PLANS
+        .get_or_init(|| {
+            (0..)
+                .map_while(Op::from_index)
+                .filter(|op| op.info().class == OpClass::Mfma)
+                .filter_map(|op| Some((op, Plan::new(Shape::of(op)?))))
+                .collect()
+        })
+        .get(&op)
+}
+
+/// The broadcast and negation controls of one instruction, validated for its op.
+#[derive(Debug, Clone, Copy, Default)]
+struct Controls {
+    /// A of block `b` is read from block `(b & !group_mask) | abid`.
+    a_group_mask: usize,
+    abid: usize,
+    /// `blgp`: which lanes B is read from.
+    blgp: u8,
+    /// gfx942 f64: negate A, B, C (bits 0..2; the `blgp` field).
+    neg: u8,
+}
+
+impl Controls {
+    fn of(inst: &Inst, shape: &Shape) -> Result<Controls, ExecError> {
+        let Ext::Mfma(f) = inst.ext else { return Ok(Controls::default()) };
+        let name = inst.op.name();
+        let refuse =
+            |what: &str| Err(ExecError::Invalid(format!("{name}: {what} is not supported by this instruction")));
+        let mut c = Controls::default();
+        if f.cbsz != 0 || f.abid != 0 {
+            let groups_log2 = shape.blocks.trailing_zeros() as u8;
+            if shape.blocks == 1 || f.cbsz > groups_log2 || usize::from(f.abid) >= 1 << f.cbsz {
+                return refuse(&format!("cbsz:{} abid:{}", f.cbsz, f.abid));
+            }
+            c.a_group_mask = (1 << f.cbsz) - 1;
+            c.abid = usize::from(f.abid);
+        }
+        if f.blgp != 0 {
+            let gfx942 = inst.target.is_gfx94x_family();
+            match shape.a {
+                Elem::F64 if gfx942 => c.neg = f.blgp,
+                Elem::F64 => return refuse(&format!("blgp:{}", f.blgp)),
+                _ if !gfx942 || shape.a == Elem::F32 || shape.blocks > 1 => c.blgp = f.blgp,
+                _ => return refuse(&format!("blgp:{}", f.blgp)),
+            }
+        }
+        Ok(c)
+    }
+
+    /// The lane B's value for lane `l` comes from.
+    fn b_lane(&self, l: usize) -> usize {
+        match self.blgp {
+            0 => l,
+            1 => l % 32,
+            2 => 32 + l % 32,
+            3 => (l + 16) % 64,
+            g => 16 * usize::from(g - 4) + l % 16,
+        }
+    }
+}
+
+/// The registers of one source operand (up to 32), or a constant for every element.
+enum Regs<'w> {
+    File(&'w [Lanes]),
+    Constant(u64),
+}
+
+impl<'w> Regs<'w> {
+    fn read(w: &'w Wave, inst: &Inst, i: usize) -> Result<Regs<'w>, ExecError> {
+        let slot = inst.info().src[i];
+        let op = inst.src[i];
+        match op {
+            Operand::Vgpr(_) | Operand::Agpr(_) => Ok(Regs::File(registers(w, op, usize::from(inst.src_regs(i)))?)),
+            _ if slot.regs == 2 => Ok(Regs::Constant(w.read_scalar64(op, slot.ty, inst.literal)?)),
+            _ => Ok(Regs::Constant(u64::from(w.read_scalar32(op, slot.ty, inst.literal)?))),
+        }
+    }
+
+    /// The `bits`-wide element at `p` (read from lane `lane` instead of `p.lane`); a 6-bit
+    /// element may continue in the next register.
+    #[inline]
+    fn get(&self, p: Pos, lane: usize, bits: usize) -> u64 {
+        match self {
+            Regs::File(r) if bits == 64 => u64::from(r[p.reg][lane]) | u64::from(r[p.reg + 1][lane]) << 32,
+            Regs::File(r) if p.bit + bits > 32 => {
+                let v = u64::from(r[p.reg][lane] >> p.bit) | u64::from(r[p.reg + 1][lane]) << (32 - p.bit);
+                v & ((1u64 << bits) - 1)
+            }
+            Regs::File(r) => u64::from(r[p.reg][lane] >> p.bit) & ((1u64 << bits) - 1),
+            Regs::Constant(v) => *v,
+        }
+    }
+}
+
+/// MODE bit 23, FP16_OVFL (set by dispatch from the kernel descriptor).
+const MODE_FP16_OVFL: u32 = 1 << 23;
+
+fn exec(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
+    let plan = plan(inst.op).ok_or(ExecError::Unimplemented(inst.op))?;
+    let shape = plan.shape;
+    // CDNA4 guide 7.1.2/7.1.5 ("Clamp ... uses the FP16_OVFL bit from MODE"): with the bit
+    // set an f32 result that overflows is ±MAX instead of ±inf, an i32 one saturates.
+    let saturate = inst.target == Target::Gfx950 && w.mode & MODE_FP16_OVFL != 0;
+    if shape.mixed {
+        run_mixed(w, inst, plan)?;
+    } else if shape.sparse {
+        match shape.acc {
+            Acc::F32 => run_sparse::<f32>(w, inst, plan),
+            Acc::I32 if saturate => run_sparse::<SatI32>(w, inst, plan),
+            Acc::I32 => run_sparse::<i32>(w, inst, plan),
+            Acc::F64 => Err(ExecError::Unimplemented(inst.op)),
+        }?;
+    } else {
+        let controls = Controls::of(inst, &shape)?;
+        match shape.acc {
+            Acc::F32 => run_in_registers::<f32>(w, inst, plan, &controls),
+            Acc::I32 if saturate => run_in_registers::<SatI32>(w, inst, plan, &controls),
+            Acc::I32 => run_in_registers::<i32>(w, inst, plan, &controls),
+            Acc::F64 => run_gathered::<f64>(w, inst, plan, &controls),
+        }?;
+    }
+    if saturate && shape.acc == Acc::F32 {
+        // Every infinity becomes ±MAX, also one that comes from an infinite input (as the
+        // guide's FP16_OVFL table says for the conversions); NaN stays NaN.
+        for r in registers_mut(w, inst.dst[0], shape.acc_regs())? {
+            for v in r.iter_mut().filter(|v| **v & 0x7fff_ffff == 0x7f80_0000) {
+                *v = (*v & 0x8000_0000) | f32::MAX.to_bits();
+            }
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// An i32 accumulator that saturates (FP16_OVFL set): each multiply-add clamps to the i32
+/// range (the guide says only that the result "is clamped to +/-MAX on overflow").
+#[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(transparent)]
+struct SatI32(i32);
+
+impl Accum for SatI32 {
+    fn input(_: Input, raw: u64) -> SatI32 {
+        SatI32(i32::from(raw as u8 as i8))
+    }
+    fn from_bits(raw: u64) -> SatI32 {
+        SatI32(raw as u32 as i32)
+    }
+    fn to_bits(self) -> u64 {
+        u64::from(self.0 as u32)
+    }
+    #[inline(always)]
+    fn mac(self, a: SatI32, b: SatI32) -> SatI32 {
+        SatI32(self.0.saturating_add(a.0 * b.0))
+    }
+    fn neg(self) -> SatI32 {
+        SatI32(self.0.saturating_neg())
+    }
+}
+
+/// An accumulator type and how inputs become it.
+trait Accum: Copy + Default {
+    fn input(e: Input, raw: u64) -> Self;
+    fn from_bits(raw: u64) -> Self;
+    fn to_bits(self) -> u64;
+    fn mac(self, a: Self, b: Self) -> Self;
+    fn neg(self) -> Self;
+}
+
+impl Accum for f32 {
+    #[inline]
+    fn input(e: Input, raw: u64) -> f32 {
+        e.f32(raw as u32)
+    }
+    fn from_bits(raw: u64) -> f32 {
+        f32::from_bits(raw as u32)
+    }
+    fn to_bits(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+    #[inline(always)]
+    fn mac(self, a: f32, b: f32) -> f32 {
+        self + a * b
+    }
+    fn neg(self) -> f32 {
+        -self
+    }
+}
+
+impl Accum for i32 {
+    fn input(_: Input, raw: u64) -> i32 {
+        i32::from(raw as u8 as i8)
+    }
+    fn from_bits(raw: u64) -> i32 {
+        raw as u32 as i32
+    }
+    fn to_bits(self) -> u64 {
+        u64::from(self as u32)
+    }
+    #[inline(always)]
+    fn mac(self, a: i32, b: i32) -> i32 {
+        self.wrapping_add(a.wrapping_mul(b))
+    }
+    fn neg(self) -> i32 {
+        self.wrapping_neg()
+    }
+}
+
+impl Accum for f64 {
+    fn input(_: Input, raw: u64) -> f64 {
+        f64::from_bits(raw)
+    }
+    fn from_bits(raw: u64) -> f64 {
+        f64::from_bits(raw)
+    }
+    fn to_bits(self) -> u64 {
+        self.to_bits()
+    }
+    #[inline(always)]
+    fn mac(self, a: f64, b: f64) -> f64 {
+        self + a * b
+    }
+    fn neg(self) -> f64 {
+        -self
+    }
+}
+
+/// Largest operand sizes: 64 lanes × 16 elements for A and B (gfx950's 4-register i8
+/// operands), 32 registers of C/D.
+const MAX_AB: usize = 64 * 16;
+const MAX_D: usize = 64 * 32;
+
+/// Gathers A and B into dense row-major blocks (`A[b][i][k]`, `B[b][k][j]`), applying the
+/// broadcast controls.
+fn gather_ab<T: Accum>(
+    w: &Wave,
+    inst: &Inst,
+    plan: &Plan,
+    c: &Controls,
+    a: &mut [T],
+    b: &mut [T],
+) -> Result<(), ExecError> {
+    let s = &plan.shape;
+    let (ra, rb) = (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?);
+    let (ia, ib) = (Input::of(s.a, inst.target), Input::of(s.b, inst.target));
+    let block_a = s.m * s.k;
+    if c.a_group_mask == 0 {
+        for (v, &p) in a.iter_mut().zip(plan.a.iter()) {
+            *v = T::input(ia, ra.get(p, p.lane, s.a.bits()));
+        }
+    } else {
+        for (idx, v) in a.iter_mut().enumerate() {
+            let (blk, within) = (idx / block_a, idx % block_a);
+            let p = plan.a[((blk & !c.a_group_mask) | c.abid) * block_a + within];
+            *v = T::input(ia, ra.get(p, p.lane, s.a.bits()));
+        }
+    }
+    for (v, &p) in b.iter_mut().zip(plan.b.iter()) {
+        *v = T::input(ib, rb.get(p, c.b_lane(p.lane), s.b.bits()));
+    }
+    Ok(())
+}
+
+/// 32-bit accumulators: every row of a D block is a run of `n` consecutive lanes of one
+/// register, so C is copied into D's registers and the product accumulates straight into
+/// them (no gather or scatter of the largest operand).
+fn run_in_registers<T: Accum + bytemuck::Pod>(
+    w: &mut Wave,
+    inst: &Inst,
+    plan: &Plan,
+    c: &Controls,
+) -> Result<(), ExecError> {
+    let s = &plan.shape;
+    let (mut a, mut b) = ([T::default(); MAX_AB], [T::default(); MAX_AB]);
+    let (a, b) = (&mut a[..plan.a.len()], &mut b[..plan.b.len()]);
+    gather_ab(w, inst, plan, c, a, b)?;
+    let d = c_into_d(w, inst, s)?;
+    let (m, n, k) = (s.m, s.n, s.k);
+    for blk in 0..s.blocks {
+        let a = &a[blk * m * k..][..m * k];
+        let b = &b[blk * k * n..][..k * n];
+        for (i, a_row) in a.chunks_exact(k).enumerate() {
+            let p = plan.d[(blk * m + i) * n];
+            let d_row: &mut [T] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n]);
+            for (&av, b_row) in a_row.iter().zip(b.chunks_exact(n)) {
+                for (dv, &bv) in d_row.iter_mut().zip(b_row) {
+                    *dv = dv.mac(av, bv);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies C into D's registers (unless they are the same) and returns D's registers.
+fn c_into_d<'w>(w: &'w mut Wave, inst: &Inst, s: &Shape) -> Result<&'w mut [Lanes], ExecError> {
+    let (dst, src_c, regs) = (inst.dst[0], inst.src[2], s.acc_regs());
+    if src_c != dst {
+        match Regs::read(w, inst, 2)? {
+            Regs::File(rc) => {
+                let copy: Vec<Lanes> = rc.to_vec();
+                registers_mut(w, dst, regs)?.copy_from_slice(&copy);
+            }
+            Regs::Constant(v) => registers_mut(w, dst, regs)?.iter_mut().for_each(|r| *r = [v as u32; 64]),
+        }
+    }
+    registers_mut(w, dst, regs)
+}
+
+/// Largest mixed-format A or B: 16×128 or 32×64 elements.
+const MAX_MIXED: usize = 2048;
+/// Scale blocks of the mixed-format ops: 32 consecutive k share a scale.
+const SCALE_BLOCK: usize = 32;
+
+/// gfx950 `*_f8f6f4` MFMAs and their block-scaled forms: A's format from cbsz, B's from blgp
+/// (which therefore neither broadcast nor permute), layouts from [`layout::f8f6f4_pos`].
+fn run_mixed(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
+    let s = &plan.shape;
+    let (f, scale) = match inst.ext {
+        Ext::Mfma(f) => (f, None),
+        Ext::MfmaScale(x) => (x.mfma, Some(x)),
+        _ => (Mfma::default(), None),
+    };
+    let format = |code: u8| {
+        Small::from_code(code).ok_or_else(|| {
+            ExecError::Invalid(format!("{}: format code {code} is not one of 0..=4 (cbsz/blgp)", inst.op.name()))
+        })
+    };
+    let (fa, fb) = (format(f.cbsz)?, format(f.blgp)?);
+    let (m, n, k) = (s.m, s.n, s.k);
+    let (mut a, mut b) = ([0f32; MAX_MIXED], [0f32; MAX_MIXED]);
+    let (a, b) = (&mut a[..m * k], &mut b[..k * n]);
+    {
+        let (ra, rb) = (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?);
+        let (ta, bits) = (fa.table(), fa.bits());
+        for (v, &p) in a.iter_mut().zip(plan.small(bits)) {
+            *v = ta[ra.get(p, p.lane, bits) as usize];
+        }
+        let (tb, bits) = (fb.table(), fb.bits());
+        // The table runs along B's columns; B is stored row-major.
+        for (idx, &p) in plan.small(bits).iter().enumerate() {
+            b[(idx % k) * n + idx / k] = tb[rb.get(p, p.lane, bits) as usize];
+        }
+    }
+    let scales = match scale {
+        Some(x) => Some(read_scales(w, inst, &x, s)?),
+        None => None,
+    };
+    let d = c_into_d(w, inst, s)?;
+    for (i, a_row) in a.chunks_exact(k).enumerate() {
+        let p = plan.d[i * n];
+        let d_row: &mut [f32] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n]);
+        match &scales {
+            None => {
+                for (&av, b_row) in a_row.iter().zip(b.chunks_exact(n)) {
+                    for (dv, &bv) in d_row.iter_mut().zip(b_row) {
+                        *dv += av * bv;
+                    }
+                }
+            }
+            Some((sa, sb)) => {
+                for (kk, (&av, b_row)) in a_row.iter().zip(b.chunks_exact(n)).enumerate() {
+                    let blk = kk / SCALE_BLOCK;
+                    let fa = sa[i + m * blk];
+                    for (j, (dv, &bv)) in d_row.iter_mut().zip(b_row).enumerate() {
+                        // Exact: a product of two small floats, and powers of two in f64.
+                        *dv += (f64::from(av * bv) * fa * sb[j + n * blk]) as f32;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The E8M0 scales of a block-scaled MFMA, as f64 factors: A's row `i`, k block `blk` at
+/// `i + m*blk` (the lane holding it, CDNA4 guide section 7.2.1), B's column `j` likewise.
+fn read_scales(w: &Wave, inst: &Inst, x: &MfmaScale, s: &Shape) -> Result<([f64; 64], [f64; 64]), ExecError> {
+    let mut out = [[0f64; 64]; 2];
+    for (src, factors) in out.iter_mut().enumerate() {
+        let byte = ((x.op_sel_hi >> src) & 1) << 1 | ((x.op_sel >> src) & 1);
+        let lanes = s.m * s.k / SCALE_BLOCK;
+        let op = x.scale[src];
+        let values: Lanes = match op {
+            Operand::Vgpr(_) | Operand::Agpr(_) => registers(w, op, 1)?[0].map(|v| v >> (8 * byte)),
+            // "Inline constants (floats, using only the exponent portion)": 2.0 is scale 2.
+            Operand::Float(f) => [f.bits32() >> 23; 64],
+            _ => [w.read_scalar32(op, Ty::B32, inst.literal)? >> (8 * byte); 64],
+        };
+        for (f, &v) in factors.iter_mut().zip(&values).take(lanes) {
+            *f = f64::from(e8m0(v));
+        }
+    }
+    let [a, b] = out;
+    Ok((a, b))
+}
+
+/// Sparse ops (`v_smfmac_*`): expand the compressed A into a dense block using the
+/// index nibbles of the third source, then accumulate into D in place like a dense op.
+///
+/// Lane `l` holds row `l % m` of A for the logical k items of lane group `g = l / m`, laid
+/// out like B's (`Shape::k_of`; gfx950's 8-register B come in two 4-register chunks): its
+/// stored elements come in pairs, pair `q` being the two kept values of logical items
+/// `4q .. 4q+4`; nibble `q` of the index set (bits `[1:0]` place the first value,
+/// `[3:2]` the second) says where. A lane's indices take `per_lane` bits, so the index
+/// register holds `32 / per_lane` sets; ABID chooses one when CBSZ is 0, else set 0 (gfx942:
+/// one of four bytes for 16-bit types, one of two half-words for 8-bit ones, as AMD's
+/// matrix instruction calculator lays them out; gfx950's K-doubled ops: two half-words for
+/// 16-bit types and the one set for 8-bit ones, which ignore ABID, CDNA4 guide 7.5).
+fn run_sparse<T: Accum + bytemuck::Pod>(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
+    let s = &plan.shape;
+    let per_lane = s.per_lane();
+    // Logical A and B hold up to 32 elements per lane (gfx950's 8-bit ops).
+    let (mut a, mut b) = ([T::default(); 2 * MAX_AB], [T::default(); 2 * MAX_AB]);
+    let (a, b) = (&mut a[..s.m * s.k], &mut b[..plan.b.len()]);
+    {
+        let (ra, rb) = (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?);
+        let Operand::Vgpr(_) = inst.src[2] else { return Err(ExecError::Register(inst.src[2])) };
+        let index = registers(w, inst.src[2], 1)?[0];
+        let (cbsz, abid) = match inst.ext {
+            Ext::Mfma(f) => (f.cbsz, usize::from(f.abid)),
+            _ => (0, 0),
+        };
+        let set = if cbsz == 0 { abid % (32 / per_lane) } else { 0 };
+        let (ia, ib) = (Input::of(s.a, inst.target), Input::of(s.b, inst.target));
+        let bits = s.a.bits();
+        for (lane, &idx) in index.iter().enumerate() {
+            let (row, group) = (lane % s.m, lane / s.m);
+            let nibbles = idx >> (set * per_lane);
+            for q in 0..per_lane / 4 {
+                let nibble = nibbles >> (4 * q);
+                for kept in 0..2 {
+                    let offset = (2 * q + kept) * bits;
+                    let p = Pos { lane, reg: offset / 32, bit: offset % 32 };
+                    let pos = (nibble >> (2 * kept)) as usize & 3;
+                    a[row * s.k + s.k_of(group, 4 * q + pos, bits)] = T::input(ia, ra.get(p, lane, bits));
+                }
+            }
+        }
+        for (v, &p) in b.iter_mut().zip(plan.b.iter()) {
+            *v = T::input(ib, rb.get(p, p.lane, s.b.bits()));
+        }
+    }
+    let d = registers_mut(w, inst.dst[0], s.acc_regs())?;
+    for (i, a_row) in a.chunks_exact(s.k).enumerate() {
+        let p = plan.d[i * s.n];
+        let d_row: &mut [T] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + s.n]);
+        for (&av, b_row) in a_row.iter().zip(b.chunks_exact(s.n)) {
+            for (dv, &bv) in d_row.iter_mut().zip(b_row) {
+                *dv = dv.mac(av, bv);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// 64-bit accumulators (split over register pairs): gather C, compute, scatter D.
+fn run_gathered<T: Accum>(w: &mut Wave, inst: &Inst, plan: &Plan, c: &Controls) -> Result<(), ExecError> {
+    let s = &plan.shape;
+    let (mut a, mut b, mut d) = ([T::default(); MAX_AB], [T::default(); MAX_AB], [T::default(); MAX_D]);
+    let (a, b, d) = (&mut a[..plan.a.len()], &mut b[..plan.b.len()], &mut d[..plan.d.len()]);
+    gather_ab(w, inst, plan, c, a, b)?;
+    {
+        let rc = Regs::read(w, inst, 2)?;
+        for (v, &p) in d.iter_mut().zip(plan.d.iter()) {
+            *v = T::from_bits(rc.get(p, p.lane, 64));
+        }
+    }
+    for (bit, m) in [(1, &mut *a), (2, &mut *b), (4, &mut *d)] {
+        if c.neg & bit != 0 {
+            m.iter_mut().for_each(|v| *v = v.neg());
+        }
+    }
+    multiply_accumulate(s, a, b, d);
+    let dst = registers_mut(w, inst.dst[0], s.acc_regs())?;
+    for (v, &p) in d.iter().zip(plan.d.iter()) {
+        let bits = v.to_bits();
+        dst[p.reg][p.lane] = bits as u32;
+        dst[p.reg + 1][p.lane] = (bits >> 32) as u32;
+    }
+    Ok(())
+}
+
+/// The `count` consecutive VGPRs or AGPRs starting at `op`.
+fn registers(w: &Wave, op: Operand, count: usize) -> Result<&[Lanes], ExecError> {
+    match op {
+        Operand::Vgpr(n) => w.vgpr.get(usize::from(n)..usize::from(n) + count),
+        Operand::Agpr(n) => w.agpr.get(usize::from(n)..usize::from(n) + count),
+        _ => None,
+    }
+    .ok_or(ExecError::Register(op))
+}
+
+fn registers_mut(w: &mut Wave, op: Operand, count: usize) -> Result<&mut [Lanes], ExecError> {
+    match op {
+        Operand::Vgpr(n) => w.vgpr.get_mut(usize::from(n)..usize::from(n) + count),
+        Operand::Agpr(n) => w.agpr.get_mut(usize::from(n)..usize::from(n) + count),
+        _ => None,
+    }
+    .ok_or(ExecError::Register(op))
+}
+
+/// `D += A·B` for every block, over dense row-major blocks. The innermost loop runs along
+/// a row of B and D so it vectorises.
+fn multiply_accumulate<T: Accum>(s: &Shape, a: &[T], b: &[T], d: &mut [T]) {
+    let (m, n, k) = (s.m, s.n, s.k);
+    for blk in 0..s.blocks {
+        let a = &a[blk * m * k..][..m * k];
+        let b = &b[blk * k * n..][..k * n];
+        let d = &mut d[blk * m * n..][..m * n];
+        for (a_row, d_row) in a.chunks_exact(k).zip(d.chunks_exact_mut(n)) {
+            for (&av, b_row) in a_row.iter().zip(b.chunks_exact(n)) {
+                for (dv, &bv) in d_row.iter_mut().zip(b_row) {
+                    *dv = dv.mac(av, bv);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::exec::wave::LANES;
+
+    fn shape(name: &str) -> Shape {
+        let op = (0..).map_while(Op::from_index).find(|op| op.name() == name).expect(name);
+        Shape::of(op).expect(name)
+    }
+
+    #[test]
+    fn shapes_follow_the_names() {
+        let s = shape("v_mfma_f32_32x32x1f32");
+        assert_eq!((s.m, s.n, s.k, s.blocks, s.acc_regs()), (32, 32, 1, 2, 32));
+        let s = shape("v_mfma_f32_4x4x4_16b_f16");
+        assert_eq!((s.m, s.k, s.blocks, s.per_lane(), s.a), (4, 4, 16, 4, Elem::F16));
+        let s = shape("v_mfma_f32_32x32x4bf16_1k");
+        assert_eq!((s.blocks, s.per_lane(), s.a), (2, 4, Elem::Bf16));
+        let s = shape("v_mfma_f32_32x32x4bf16");
+        assert_eq!((s.blocks, s.per_lane()), (1, 2));
+        let s = shape("v_mfma_f64_4x4x4f64");
+        assert_eq!((s.blocks, s.acc, s.acc_regs()), (4, Acc::F64, 2));
+        let s = shape("v_mfma_f32_16x16x32_fp8_bf8");
+        assert_eq!((s.a, s.b, s.per_lane(), s.macs()), (Elem::Fp8, Elem::Bf8, 8, 8192));
+        let s = shape("v_mfma_f32_16x16x8_xf32");
+        assert_eq!((s.a, s.per_lane(), s.blocks), (Elem::Xf32, 2, 1));
+    }
+
+    #[test]
+    fn f8f6f4_layouts_fill_their_registers_once_per_format() {
+        for name in ["v_mfma_f32_16x16x128_f8f6f4", "v_mfma_f32_32x32x64_f8f6f4"] {
+            let s = shape(name);
+            assert!(s.mixed && s.blocks == 1 && s.per_lane() == 32, "{name}");
+            let plan = plan((0..).map_while(Op::from_index).find(|op| op.name() == name).unwrap()).unwrap();
+            for (bits, regs) in [(8, 8), (6, 6), (4, 4)] {
+                let mut seen = std::collections::HashSet::new();
+                for p in plan.small(bits) {
+                    assert!(p.lane < LANES && p.reg * 32 + p.bit + bits <= regs * 32, "{name} {bits} {p:?}");
+                    assert!(seen.insert((p.lane, p.reg * 32 + p.bit)), "{name} {bits}: {p:?} twice");
+                }
+                assert_eq!(seen.len() * bits, regs * 32 * LANES, "{name} {bits}");
+            }
+        }
+        // The guide's examples: 16x16x128 fp8 lane 16 (k 16..31) and lane 0's second half
+        // (k 64..79, v4); fp6 item 5 (k = 5) straddles v0/v1 at bit 30.
+        assert_eq!(layout::f8f6f4_pos(16, 0, 16, 8), Pos { lane: 16, reg: 0, bit: 0 });
+        assert_eq!(layout::f8f6f4_pos(16, 3, 64, 8), Pos { lane: 3, reg: 4, bit: 0 });
+        assert_eq!(layout::f8f6f4_pos(32, 0, 47, 8), Pos { lane: 0, reg: 7, bit: 24 });
+        assert_eq!(layout::f8f6f4_pos(16, 0, 5, 6), Pos { lane: 0, reg: 0, bit: 30 });
+        assert_eq!(layout::f8f6f4_pos(32, 31, 63, 4), Pos { lane: 63, reg: 3, bit: 28 });
+    }
+
+    #[test]
+    fn gfx950_eight_register_b_operands_come_in_two_chunks() {
+        // CDNA4 guide 7.5.1.3: the B tables of the sparse ops.
+        let s = shape("v_smfmac_f32_16x16x128_fp8_fp8");
+        assert_eq!(s.b_pos(0, 16, 3), Pos { lane: 19, reg: 0, bit: 0 });
+        assert_eq!(s.b_pos(0, 64, 3), Pos { lane: 3, reg: 4, bit: 0 });
+        assert_eq!(s.b_pos(0, 127, 15), Pos { lane: 63, reg: 7, bit: 24 });
+        let s = shape("v_smfmac_f32_16x16x64_f16");
+        assert_eq!(s.b_pos(0, 8, 0), Pos { lane: 16, reg: 0, bit: 0 });
+        assert_eq!(s.b_pos(0, 33, 0), Pos { lane: 0, reg: 4, bit: 16 });
+        let s = shape("v_smfmac_f32_32x32x32_bf16");
+        assert_eq!(s.b_pos(0, 8, 5), Pos { lane: 37, reg: 0, bit: 0 });
+        assert_eq!(s.b_pos(0, 16, 5), Pos { lane: 5, reg: 4, bit: 0 });
+        assert_eq!(s.b_pos(0, 30, 5), Pos { lane: 37, reg: 7, bit: 0 });
+        for item in 0..32 {
+            for g in 0..4 {
+                let s = shape("v_smfmac_i32_16x16x128_i8");
+                assert_eq!(s.group_item(s.k_of(g, item, 8), 8), (g, item));
+            }
+        }
+        // Four-register operands keep the general rule.
+        let s = shape("v_smfmac_f32_16x16x64_fp8_fp8");
+        assert_eq!(s.b_pos(0, 16, 2), Pos { lane: 18, reg: 0, bit: 0 });
+    }
+
+    #[test]
+    fn every_dense_mfma_has_a_bijective_layout() {
+        // Not products of one fixed shape: `v_mfma_ld_scale_b32` (a scale prefix) and the
+        // gfx950 `*_f8f6f4` ops, whose element formats come from cbsz/blgp.
+        let fixed_shape = |op: &Op| op.name() != "v_mfma_ld_scale_b32" && !op.name().ends_with("_f8f6f4");
+        for op in (0..).map_while(Op::from_index).filter(|op| op.info().class == OpClass::Mfma).filter(fixed_shape) {
+            let plan = plan(op).unwrap_or_else(|| panic!("{} has no plan", op.name()));
+            let s = plan.shape;
+            for (what, positions, regs, bits) in [
+                ("A", &plan.a, usize::from(op.info().src[0].regs), s.a.bits()),
+                ("B", &plan.b, usize::from(op.info().src[1].regs), s.b.bits()),
+                ("D", &plan.d, s.acc_regs(), if s.acc == Acc::F64 { 64 } else { 32 }),
+            ] {
+                // A sparse op's stored A is half its logical A; `run_sparse` places it.
+                if s.sparse && what == "A" {
+                    continue;
+                }
+                let mut seen = std::collections::HashSet::new();
+                for p in positions.iter() {
+                    assert!(p.lane < LANES && p.reg < regs && p.bit + bits.min(32) <= 32, "{} {what} {p:?}", op.name());
+                    assert!(seen.insert((p.lane, p.reg, p.bit)), "{} {what}: {p:?} used twice", op.name());
+                }
+                assert_eq!(seen.len() * bits, regs * 32 * LANES, "{} {what} does not fill its registers", op.name());
+            }
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! The division helpers `v_div_scale`, `v_div_fmas` and `v_div_fixup`
+//! (f32, f64; `v_div_fixup_f16` is with the f16 ops).
+//!
+//! They follow the MI200 ISA pseudo-code, with three deviations found
+//! necessary for LLVM's division sequences to reproduce IEEE `a / b` bit
+//! for bit: in `v_div_scale`, "1/S1 is denormal" and "S2/S1 is denormal"
+//! are judged on exact values; a quotient that underflows to zero counts as
+//! denormal; and when both hold, the denominator is scaled down by 2^64
+//! (f64: 2^128) instead of up. `v_div_fixup` with a NaN estimate (an
+//! overflow inside the sequence) returns a signed infinity.
+
+use super::common::{src32, src64, write32, write64, write_lane_mask, write_mask};
+use super::float_io::{op32, op64, post32, post64, Out};
+use super::fp::{self, Env, F32, F64};
+use crate::gpu::exec::wave::LANES;
+use crate::gpu::exec::{Ctx, ExecError, Flow, Handler, Wave};
+use crate::isa::{Inst, Op};
+
+pub fn handler(op: Op) -> Option<Handler> {
+    let h: Handler = match op {
+        Op::VDivScaleF32 => div_scale_f32,
+        Op::VDivScaleF64 => div_scale_f64,
+        Op::VDivFmasF32 => div_fmas_f32,
+        Op::VDivFmasF64 => div_fmas_f64,
+        Op::VDivFixupF32 => |w, i, _| op32(w, i, Out::F32, |[q, d, n], e| fixup32(q, d, n, e)),
+        Op::VDivFixupF64 => |w, i, _| op64(w, i, true, |[q, d, n], e| fixup64(q, d, n, e)),
+        _ => return None,
+    };
+    Some(h)
+}
+
+/// Parameters of one precision for the shared scale logic.
+struct P {
+    /// Exponent-difference threshold for "quotient near the top of the range".
+    near_max: i32,
+    /// The numerator's biased exponent at or below which it is tiny.
+    tiny_num: i32,
+    /// log2 of the scale factor.
+    scale: i32,
+    /// The smallest normal magnitude.
+    min_normal: f64,
+}
+
+const P32: P = P { near_max: 96, tiny_num: 23, scale: 64, min_normal: f32::MIN_POSITIVE as f64 };
+const P64: P = P { near_max: 768, tiny_num: 53, scale: 128, min_normal: f64::MIN_POSITIVE };
+
+/// Whether |n / d| is below the smallest normal (or zero), exactly.
+fn quotient_tiny(n: f64, d: f64, min_normal: f64) -> bool {
+    let (n, d) = (n.abs(), d.abs());
+    if d >= 1.0 {
+        n < d * min_normal
+    } else {
+        n / min_normal < d
+    }
+}
+
+/// The `v_div_scale` decision: the factor (as a power of two) applied to
+/// source 0, and the VCC bit.
+fn scale_decision(d: f64, n: f64, exp_d: i32, exp_n: i32, s0_is_d: bool, s0_is_n: bool, p: &P) -> (i32, bool) {
+    let rcp_tiny = d.abs() > 1.0 / p.min_normal;
+    if exp_n - exp_d >= p.near_max {
+        (if s0_is_d { p.scale } else { 0 }, true)
+    } else if d != 0.0 && d.abs() < p.min_normal {
+        (p.scale, false)
+    } else if rcp_tiny && quotient_tiny(n, d, p.min_normal) {
+        (if s0_is_d { -p.scale } else { 0 }, true)
+    } else if rcp_tiny {
+        (-p.scale, false)
+    } else if quotient_tiny(n, d, p.min_normal) {
+        (if s0_is_n { p.scale } else { 0 }, true)
+    } else if exp_n <= p.tiny_num {
+        (p.scale, false)
+    } else {
+        (0, false)
+    }
+}
+
+fn scale32(s0: u32, d: u32, n: u32) -> (u32, bool) {
+    // The common case, decided on the exponent fields alone: a normal
+    // denominator whose reciprocal is normal, a numerator that is not tiny,
+    // and a quotient well inside the normal range. Nothing is scaled.
+    let (es, ed, en) = (s0 >> 23 & 0xff, d >> 23 & 0xff, n >> 23 & 0xff);
+    let diff = en as i32 - ed as i32;
+    if es != 255 && (1..=252).contains(&ed) && (24..=254).contains(&en) && (-124..96).contains(&diff) {
+        return (s0, false);
+    }
+    let (x, dv, nv) = (f32::from_bits(s0) as f64, f32::from_bits(d) as f64, f32::from_bits(n) as f64);
+    if x.is_nan() || dv.is_nan() || nv.is_nan() {
+        return (
+            fp::F32.quiet(if x.is_nan() {
+                s0
+            } else if dv.is_nan() {
+                d
+            } else {
+                n
+            } as u64) as u32,
+            false,
+        );
+    }
+    if nv == 0.0 || dv == 0.0 {
+        return (0x7fc0_0000, false);
+    }
+    let exp = |b: u32| (b >> 23 & 0xff) as i32;
+    let (k, vcc) = scale_decision(dv, nv, exp(d), exp(n), s0 == d, s0 == n, &P32);
+    (fp::round(x * fp::pow2(k), F32, fp::Rm::Ne, true) as u32, vcc)
+}
+
+fn scale64(s0: u64, d: u64, n: u64) -> (u64, bool) {
+    let (x, dv, nv) = (f64::from_bits(s0), f64::from_bits(d), f64::from_bits(n));
+    if x.is_nan() || dv.is_nan() || nv.is_nan() {
+        return (
+            F64.quiet(if x.is_nan() {
+                s0
+            } else if dv.is_nan() {
+                d
+            } else {
+                n
+            }),
+            false,
+        );
+    }
+    if nv == 0.0 || dv == 0.0 {
+        return (0x7ff8_0000_0000_0000, false);
+    }
+    let exp = |b: u64| (b >> 52 & 0x7ff) as i32;
+    let (k, vcc) = scale_decision(dv, nv, exp(d), exp(n), s0 == d, s0 == n, &P64);
+    let r = if k == 0 { x } else { f64::from_bits(super::float::ldexp64(s0, k, Env::new(0x3f0))) };
+    (r.to_bits(), vcc)
+}
+
+fn div_scale_f32(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
+    let env = Env::new(w.mode);
+    let mask = write_mask(w, inst);
+    let (a, b, c) = (src32(w, inst, 0)?, src32(w, inst, 1)?, src32(w, inst, 2)?);
+    let mut out = [0u32; LANES];
+    let mut vcc = 0u64;
+    for l in 0..LANES {
+        let (v, f) = scale32(a[l], b[l], c[l]);
+        out[l] = v;
+        vcc |= (f as u64) << l;
+    }
+    post32(inst, env, &mut out);
+    write32(w, inst, &out, mask)?;
+    write_lane_mask(w, inst.dst[1], vcc, mask)?;
+    Ok(Flow::Next)
+}
+
+fn div_scale_f64(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
+    let env = Env::new(w.mode);
+    let mask = write_mask(w, inst);
+    let (a, b, c) = (src64(w, inst, 0)?, src64(w, inst, 1)?, src64(w, inst, 2)?);
+    let mut out = [0u64; LANES];
+    let mut vcc = 0u64;
+    for l in 0..LANES {
+        let (v, f) = scale64(a[l], b[l], c[l]);
+        out[l] = v;
+        vcc |= (f as u64) << l;
+    }
+    post64(inst, env, &mut out);
+    write64(w, inst, &out, mask)?;
+    write_lane_mask(w, inst.dst[1], vcc, mask)?;
+    Ok(Flow::Next)
+}
+
+/// `fma(a, b, c)`, scaled by 2^64 (if |c| ≥ 2) or 2^-64 when the lane's VCC
+/// bit is set, rounded once.
+fn fmas32(a: u32, b: u32, c: u32, vcc: bool, e: Env) -> u32 {
+    let z = fp::fma_odd(fp::in32(a, e), fp::in32(b, e), fp::in32(c, e));
+    if !vcc {
+        return fp::out32(z, e);
+    }
+    let k = if c >> 23 & 0xff > 127 { 64 } else { -64 };
+    fp::out32(z * fp::pow2(k), e)
+}
+
+fn fmas64(a: u64, b: u64, c: u64, vcc: bool, e: Env) -> u64 {
+    let k = match vcc {
+        false => 0,
+        true if c >> 52 & 0x7ff > 1023 => 128,
+        true => -128,
+    };
+    fp::fma64_scaled(fp::in64(a, e), fp::in64(b, e), fp::in64(c, e), k, e.rm64(), e.out64())
+}
+
+fn div_fmas_f32(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
+    let vcc = w.vcc;
+    let env = Env::new(w.mode);
+    let mask = write_mask(w, inst);
+    let (a, b, c) = (src32(w, inst, 0)?, src32(w, inst, 1)?, src32(w, inst, 2)?);
+    let mut out: [u32; LANES] = std::array::from_fn(|l| fmas32(a[l], b[l], c[l], vcc >> l & 1 != 0, env));
+    post32(inst, env, &mut out);
+    write32(w, inst, &out, mask)?;
+    Ok(Flow::Next)
+}
+
+fn div_fmas_f64(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
+    let vcc = w.vcc;
+    let env = Env::new(w.mode);
+    let mask = write_mask(w, inst);
+    let (a, b, c) = (src64(w, inst, 0)?, src64(w, inst, 1)?, src64(w, inst, 2)?);
+    let mut out: [u64; LANES] = std::array::from_fn(|l| fmas64(a[l], b[l], c[l], vcc >> l & 1 != 0, env));
+    post64(inst, env, &mut out);
+    write64(w, inst, &out, mask)?;
+    Ok(Flow::Next)
+}
+
+/// The shared special-case logic of `v_div_fixup`: `q` the quotient
+/// estimate, `d` the denominator, `n` the numerator (as f64 values of the
+/// type), `ebits` the biased exponents. Returns `None` when the estimate is
+/// used as is (with the quotient's sign), else the result value.
+fn fixup(q: f64, d: f64, n: f64, exp_d: i32, exp_n: i32, underflow_gap: i32) -> Option<f64> {
+    let neg = d.is_sign_negative() != n.is_sign_negative();
+    let signed = |v: f64| if neg { -v } else { v };
+    if d == 0.0 && n == 0.0 || d.is_infinite() && n.is_infinite() {
+        Some(f64::from_bits(0xfff8_0000_0000_0000))
+    } else if d == 0.0 || n.is_infinite() {
+        Some(signed(f64::INFINITY))
+    } else if d.is_infinite() || n == 0.0 || exp_n - exp_d < -underflow_gap {
+        Some(signed(0.0))
+    } else if q.is_nan() {
+        Some(signed(f64::INFINITY))
+    } else {
+        None
+    }
+}
+
+fn fixup32(q: u32, d: u32, n: u32, e: Env) -> u32 {
+    // The common case: finite nonzero normal operands, a non-NaN estimate,
+    // no underflow; the estimate with the quotient's sign.
+    let (eq, ed, en) = (q >> 23 & 0xff, d >> 23 & 0xff, n >> 23 & 0xff);
+    if eq != 255 && (1..=254).contains(&ed) && (1..=254).contains(&en) && en as i32 - ed as i32 >= -150 {
+        let sign = (d ^ n) & 0x8000_0000;
+        return (F32.flush(q as u64, e.out32()) as u32 & 0x7fff_ffff) | sign;
+    }
+    if F32.is_nan(n as u64) {
+        return F32.quiet(n as u64) as u32;
+    }
+    if F32.is_nan(d as u64) {
+        return F32.quiet(d as u64) as u32;
+    }
+    let (qv, dv, nv) = (fp::in32(q, e), fp::in32(d, e), fp::in32(n, e));
+    let exp = |b: u32| (b >> 23 & 0xff) as i32;
+    match fixup(qv, dv, nv, exp(d), exp(n), 150) {
+        Some(v) => fp::out32(v, e),
+        None => {
+            let sign = (d ^ n) & 0x8000_0000;
+            (F32.flush(q as u64, e.out32()) as u32 & 0x7fff_ffff) | sign
+        }
+    }
+}
+
+fn fixup64(q: u64, d: u64, n: u64, e: Env) -> u64 {
+    if F64.is_nan(n) {
+        return F64.quiet(n);
+    }
+    if F64.is_nan(d) {
+        return F64.quiet(d);
+    }
+    let (qv, dv, nv) = (fp::in64(q, e), fp::in64(d, e), fp::in64(n, e));
+    let exp = |b: u64| (b >> 52 & 0x7ff) as i32;
+    match fixup(qv, dv, nv, exp(d), exp(n), 1075) {
+        Some(v) => v.to_bits(),
+        None => {
+            let sign = (d ^ n) & 1 << 63;
+            (F64.flush(q, e.out64()) & !(1 << 63)) | sign
+        }
+    }
+}

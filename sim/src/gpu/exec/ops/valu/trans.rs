@@ -1,0 +1,182 @@
+//! One-source transcendental ops: rcp, rsq, sqrt, exp, log, sin, cos in
+//! f16/f32/f64.
+//!
+//! The hardware's f32/f16 forms are approximations (the ISA allows 1 ulp);
+//! here they are computed in f64 and rounded once (within 0.5 ulp). The
+//! f32 forms of rcp/rsq/sqrt/exp/log/sin/cos flush denormal inputs and
+//! results. `v_sin`/`v_cos` take their argument in revolutions
+//! (`sin(x * 2π)`), reduced exactly. f64 rcp and sqrt are correctly
+//! rounded (host division and square root).
+
+use super::float_fast::{try_fast, Flush};
+use super::float_io::{op32, op64, Out};
+use super::fp::{self, Env, Rm, F16, F32, F64};
+use crate::gpu::exec::Handler;
+use crate::isa::Op;
+
+/// The handler of `op`, if this module implements it.
+pub fn handler(op: Op) -> Option<Handler> {
+    let h: Handler = match op {
+        // Fast paths: the f64 result rounded by the host conversion.
+        Op::VRcpF32 | Op::VRcpIflagF32 => |w, i, _| {
+            try_fast(w, i, 1, false, Flush::Always, |a, _, _| ((1.0 / f32::from_bits(a) as f64) as f32).to_bits())
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a], e| t32(a, e, rcp)))
+        },
+        Op::VRsqF32 => |w, i, _| {
+            try_fast(w, i, 1, false, Flush::Always, |a, _, _| (rsq(f32::from_bits(a) as f64) as f32).to_bits())
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a], e| t32(a, e, rsq)))
+        },
+        Op::VSqrtF32 => |w, i, _| {
+            try_fast(w, i, 1, false, Flush::Always, |a, _, _| ((f32::from_bits(a) as f64).sqrt() as f32).to_bits())
+                .unwrap_or_else(|| op32(w, i, Out::F32, |[a], e| t32(a, e, f64::sqrt)))
+        },
+        Op::VExpF32 | Op::VExpLegacyF32 => |w, i, _| op32(w, i, Out::F32, |[a], e| t32(a, e, f64::exp2)),
+        Op::VLogF32 | Op::VLogLegacyF32 => |w, i, _| op32(w, i, Out::F32, |[a], e| t32(a, e, log2)),
+        Op::VSinF32 => |w, i, _| op32(w, i, Out::F32, |[a], e| t32(a, e, sin_rev)),
+        Op::VCosF32 => |w, i, _| op32(w, i, Out::F32, |[a], e| t32(a, e, cos_rev)),
+        Op::VRcpF16 => |w, i, _| op32(w, i, Out::F16, |[a], e| t16(a, e, rcp)),
+        Op::VRsqF16 => |w, i, _| op32(w, i, Out::F16, |[a], e| t16(a, e, rsq)),
+        Op::VSqrtF16 => |w, i, _| op32(w, i, Out::F16, |[a], e| t16(a, e, f64::sqrt)),
+        Op::VExpF16 => |w, i, _| op32(w, i, Out::F16, |[a], e| t16(a, e, f64::exp2)),
+        Op::VLogF16 => |w, i, _| op32(w, i, Out::F16, |[a], e| t16(a, e, log2)),
+        Op::VSinF16 => |w, i, _| op32(w, i, Out::F16, |[a], e| t16(a, e, sin_rev)),
+        Op::VCosF16 => |w, i, _| op32(w, i, Out::F16, |[a], e| t16(a, e, cos_rev)),
+        Op::VRcpF64 => |w, i, _| op64(w, i, true, |[a], e| t64(a, e, rcp)),
+        Op::VRsqF64 => |w, i, _| op64(w, i, true, |[a], e| t64(a, e, rsq64)),
+        Op::VSqrtF64 => |w, i, _| op64(w, i, true, |[a], e| t64(a, e, f64::sqrt)),
+        _ => return None,
+    };
+    Some(h)
+}
+
+/// An f32 transcendental: denormals flushed on both sides, one rounding.
+#[inline]
+fn t32(a: u32, _e: Env, f: fn(f64) -> f64) -> u32 {
+    let x = f32::from_bits(F32.flush(a as u64, false) as u32) as f64;
+    if x.is_nan() {
+        return F32.quiet(a as u64) as u32;
+    }
+    fp::round(f(x), F32, Rm::Ne, false) as u32
+}
+
+/// An f16 transcendental (low half), denormals per MODE.
+#[inline]
+fn t16(a: u32, e: Env, f: fn(f64) -> f64) -> u32 {
+    let x = fp::in16(a, e);
+    if x.is_nan() {
+        return F16.quiet((a & 0xffff) as u64) as u32;
+    }
+    fp::round(f(x), F16, Rm::Ne, e.out64()) as u32
+}
+
+/// An f64 transcendental, denormals per MODE.
+#[inline]
+fn t64(a: u64, e: Env, f: fn(f64) -> f64) -> u64 {
+    let x = fp::in64(a, e);
+    if x.is_nan() {
+        return F64.quiet(a);
+    }
+    F64.flush(f(x).to_bits(), e.out64())
+}
+
+fn rcp(x: f64) -> f64 {
+    1.0 / x
+}
+
+/// `1/sqrt(x)`: -0 gives -inf, negative values NaN.
+fn rsq(x: f64) -> f64 {
+    if x == 0.0 {
+        return f64::INFINITY.copysign(x);
+    }
+    1.0 / x.sqrt()
+}
+
+/// f64 `1/sqrt(x)` with a final correction step: the candidate and its
+/// neighbours are compared through the residual `1 - y²x` (computed with
+/// fused operations) so the result is within 0.5 ulp but for rare ties.
+fn rsq64(x: f64) -> f64 {
+    let y = rsq(x);
+    if !y.is_finite() || y == 0.0 || !x.is_finite() || x < 0.0 {
+        return y;
+    }
+    // Scale to avoid overflow/underflow in the residual.
+    let k = (x.log2().floor() as i32) & !1;
+    let xs = x * 2f64.powi(-k);
+    let ys = y * 2f64.powi(k / 2);
+    let resid = |c: f64| {
+        let p = c * c; // rounded
+        let pe = c.mul_add(c, -p); // exact error of c*c
+                                   // 1 - (p + pe) * xs, to first order
+        (-p).mul_add(xs, 1.0) - pe * xs
+    };
+    let mut best = ys;
+    let mut best_r = resid(ys).abs();
+    for c in [ys.next_down(), ys.next_up()] {
+        let r = resid(c).abs();
+        if r < best_r {
+            best = c;
+            best_r = r;
+        }
+    }
+    best * 2f64.powi(-(k / 2))
+}
+
+fn log2(x: f64) -> f64 {
+    if x == 0.0 {
+        f64::NEG_INFINITY
+    } else {
+        x.log2()
+    }
+}
+
+/// The fractional revolution of `x` in [-0.5, 0.5] (exact).
+fn revolutions(x: f64) -> f64 {
+    x - x.round_ties_even()
+}
+
+fn sin_rev(x: f64) -> f64 {
+    if x.is_infinite() {
+        return f64::NAN;
+    }
+    let r = revolutions(x);
+    // Exact quarter turns give exact results.
+    match r {
+        0.25 => 1.0,
+        -0.25 => -1.0,
+        0.5 | -0.5 => 0.0,
+        0.0 => r,
+        _ => (r * std::f64::consts::TAU).sin(),
+    }
+}
+
+fn cos_rev(x: f64) -> f64 {
+    if x.is_infinite() {
+        return f64::NAN;
+    }
+    let r = revolutions(x);
+    match r {
+        0.25 | -0.25 => 0.0,
+        0.5 | -0.5 => -1.0,
+        _ => (r * std::f64::consts::TAU).cos(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_values() {
+        let e = Env::new(0x2f0);
+        assert_eq!(t32((-0.0f32).to_bits(), e, rcp), 0xff80_0000);
+        assert_eq!(t32(f32::INFINITY.to_bits(), e, rcp), 0);
+        assert_eq!(t32(f32::NEG_INFINITY.to_bits(), e, f64::sqrt) & 0x7fc0_0000, 0x7fc0_0000);
+        assert_eq!(t32(0.25f32.to_bits(), e, sin_rev), 1.0f32.to_bits());
+        assert_eq!(t32(0.5f32.to_bits(), e, cos_rev), (-1.0f32).to_bits());
+        assert_eq!(t32(1u32, e, log2), f32::NEG_INFINITY.to_bits(), "denormal input is flushed");
+        assert_eq!(t32((-126.5f32).to_bits(), e, f64::exp2), 0, "denormal result is flushed");
+        assert_eq!(t32(4.0f32.to_bits(), e, rsq), 0.5f32.to_bits());
+        let r = f64::from_bits(t64(3f64.to_bits(), e, rsq64));
+        assert!((r - 1.0 / 3f64.sqrt()).abs() <= f64::EPSILON);
+    }
+}
