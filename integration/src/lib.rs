@@ -197,6 +197,35 @@ pub fn run(mut cmd: Command, deadline: Duration) -> Outcome {
     }
 }
 
+/// Polls `f` every 20 ms until it holds or `limit` passes; returns whether it held.
+pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    f()
+}
+
+/// Starts `cmd` with its stdout piped and returns once it has printed exactly `first`
+/// (the program's "I am ready" line), so a test can act while it works.
+pub fn spawn_until_ready(mut cmd: Command, first: &[u8]) -> std::process::Child {
+    use std::io::Read;
+    cmd.stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let mut buf = vec![0u8; first.len()];
+    child
+        .stdout
+        .as_mut()
+        .expect("piped")
+        .read_exact(&mut buf)
+        .unwrap_or_else(|e| panic!("{cmd:?} never got ready: {e}"));
+    assert_eq!(buf, first, "{cmd:?} printed something else first");
+    child
+}
+
 /// The values of every `Key:   value` line with this key, in order
 /// (rocminfo's output format).
 pub fn field_lines<'a>(text: &'a str, key: &str) -> Vec<&'a str> {

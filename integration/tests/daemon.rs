@@ -1,7 +1,7 @@
 //! Daemon mode: one rocjitsud serves many real ROCm processes; clients that
 //! crash or misbehave affect nobody else.
 
-use integration::{c_program, rocjitsu, run, Daemon};
+use integration::{c_program, eventually, rocjitsu, run, spawn_until_ready, Daemon};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::process::{Command, Stdio};
@@ -85,27 +85,11 @@ fn eight_clients_at_once_on_one_daemon() {
     assert_eq!(log.matches("connected").count(), 8, "{log}");
 }
 
-/// Polls `f` until it holds or 5 s pass.
-fn eventually(mut f: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(5) {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    f()
-}
-
 /// Starts a client that copies in a loop and returns once it is working.
 fn start_looper(d: &Daemon, looper: &std::path::Path) -> std::process::Child {
     let mut c = d.attach();
-    c.arg("--").arg(looper).stdout(Stdio::piped()).stderr(Stdio::null());
-    let mut child = c.spawn().unwrap();
-    let mut buf = [0u8; 6];
-    child.stdout.as_mut().unwrap().read_exact(&mut buf).expect("the client never got ready");
-    assert_eq!(&buf, b"ready\n");
-    child
+    c.arg("--").arg(looper);
+    spawn_until_ready(c, b"ready\n")
 }
 
 #[test]
@@ -128,7 +112,7 @@ fn killing_clients_mid_work_leaves_the_daemon_serving_and_clean() {
         victim.kill().unwrap();
         victim.wait().unwrap();
         assert!(
-            eventually(|| d.fd_count() == fds && d.map_count() <= maps),
+            eventually(Duration::from_secs(5), || d.fd_count() == fds && d.map_count() <= maps),
             "after kill {round}: fds {} (baseline {fds}), mappings {} (baseline {maps})\n{}",
             d.fd_count(),
             d.map_count(),
@@ -145,7 +129,7 @@ fn killing_clients_mid_work_leaves_the_daemon_serving_and_clean() {
     assert!(steady.try_wait().unwrap().is_none());
     steady.kill().unwrap();
     steady.wait().unwrap();
-    assert!(eventually(|| d.log().matches("gone").count() == 24), "{}", d.log());
+    assert!(eventually(Duration::from_secs(5), || d.log().matches("gone").count() == 24), "{}", d.log());
     assert_eq!(d.stop().code(), Some(0));
 }
 
@@ -229,7 +213,7 @@ fn socket_activation_and_other_users_are_refused() {
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap());
     let mut activator = activator.spawn().expect("systemd-socket-activate (Debian's systemd package)");
-    assert!(eventually(|| socket.exists()));
+    assert!(eventually(Duration::from_secs(5), || socket.exists()));
     let mut c = rocjitsu();
     c.args(["--attach", "--socket"]).arg(&socket).args(["--", "rocminfo"]);
     let o = run(c, DEADLINE);
@@ -266,7 +250,7 @@ fn socket_activation_and_other_users_are_refused() {
         // SAFETY: waiting for our child.
         unsafe { libc::waitpid(pid, &mut status, 0) };
         assert_eq!(libc::WEXITSTATUS(status), 0, "the daemon closed the other user's connection without a word");
-        assert!(eventually(|| std::fs::read_to_string(&log)
+        assert!(eventually(Duration::from_secs(5), || std::fs::read_to_string(&log)
             .unwrap_or_default()
             .contains("refused a connection from uid 65534")));
     } else {

@@ -2,10 +2,12 @@
 //! simulated GPU, the vLLM spawn pattern, the torchrun pattern, and clients killed in the
 //! middle of a long kernel.
 
-use integration::{bin_dir, hip_code_object, hip_program, program_file, rocjitsu, run, Daemon, Outcome};
+use integration::{
+    bin_dir, eventually, hip_code_object, hip_program, program_file, rocjitsu, run, spawn_until_ready, Daemon, Outcome,
+};
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(300);
 
@@ -86,27 +88,11 @@ fn torchrun_pattern_four_ranks() {
     assert!(o.stdout.contains("ranks exited with [0, 0, 0, 0]"), "{}", o.stdout);
 }
 
-/// Polls `f` until it holds or 10 s pass.
-fn eventually(mut f: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(10) {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    f()
-}
-
 /// Starts a client whose kernel runs for minutes, and returns once it is queued.
 fn start_long_kernel(d: &Daemon, exe: &std::path::Path) -> std::process::Child {
     let mut c = d.attach();
-    c.arg("--").arg(exe).stdout(Stdio::piped()).stderr(Stdio::null());
-    let mut child = c.spawn().unwrap();
-    let mut buf = [0u8; 9];
-    child.stdout.as_mut().unwrap().read_exact(&mut buf).expect("the kernel was never launched");
-    assert_eq!(&buf, b"launched\n");
-    child
+    c.arg("--").arg(exe);
+    spawn_until_ready(c, b"launched\n")
 }
 
 #[test]
@@ -136,7 +122,7 @@ fn killing_clients_in_the_middle_of_a_long_kernel() {
     for _ in 0..2 {
         kill_mid_kernel(&d);
     }
-    assert!(eventually(|| d.log().matches("gone").count() == 2), "{}", d.log());
+    assert!(eventually(Duration::from_secs(10), || d.log().matches("gone").count() == 2), "{}", d.log());
     // The steady client's own pinned copies (ROCclr keeps a cache of pinned host
     // buffers, each a shared mapping in the daemon) come and go, so the baseline is the
     // lowest count seen over a second, and after each kill the fds must get back down to
@@ -151,7 +137,7 @@ fn killing_clients_in_the_middle_of_a_long_kernel() {
     for round in 0..20 {
         kill_mid_kernel(&d);
         assert!(
-            eventually(|| d.fd_count() <= fds && d.map_count() <= maps + 8),
+            eventually(Duration::from_secs(10), || d.fd_count() <= fds && d.map_count() <= maps + 8),
             "after kill {round}: fds {} (baseline {fds}), mappings {} (baseline {maps})\n{}",
             d.fd_count(),
             d.map_count(),

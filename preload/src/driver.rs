@@ -124,12 +124,12 @@ pub fn run_inline(
 impl KfdSession for LocalSession {
     fn ioctl(&self, cmd: u32, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory) -> Result<(), Errno> {
         run_inline(cmd, args, args_addr, mem, |payload| {
-            self.machine.ioctl(Some(&self.process), DeviceFile::Kfd, cmd, payload, &[])
+            self.machine.service().ioctl(Some(&self.process), DeviceFile::Kfd, cmd, payload, &[])
         })
     }
 
     fn mmap_source(&self, file: DeviceFile, req: &MmapArgs) -> Result<MapSource, Errno> {
-        let t = self.machine.mmap(&self.process, file, req.offset, req.len)?;
+        let t = self.machine.service().mmap(&self.process, file, req.offset, req.len)?;
         Ok(MapSource { fd: MapFd::Borrowed(self.process.arena_fd().as_raw_fd()), offset: t.file_offset })
     }
 
@@ -144,7 +144,7 @@ impl KfdSession for LocalSession {
 
 impl Driver for LocalDriver {
     fn open_kfd(&self) -> Result<Arc<dyn KfdSession>, Errno> {
-        let process = self.machine.open_process(std::process::id(), UserptrMode::Direct).map_err(|e| {
+        let process = self.machine.service().open_process(std::process::id(), UserptrMode::Direct).map_err(|e| {
             tracing::error!("cannot create the simulated KFD process: {e}");
             e.errno()
         })?;
@@ -160,11 +160,11 @@ impl Driver for LocalDriver {
         mem: &dyn UserMemory,
     ) -> Result<(), Errno> {
         run_inline(cmd, args, args_addr, mem, |payload| {
-            self.machine.ioctl(None, DeviceFile::Render { minor }, cmd, payload, &[])
+            self.machine.service().ioctl(None, DeviceFile::Render { minor }, cmd, payload, &[])
         })
     }
 
     fn has_render_node(&self, minor: u32) -> bool {
-        self.machine.gpu_by_render_minor(minor).is_some()
+        self.machine.service().gpu_by_render_minor(minor).is_some()
     }
 }

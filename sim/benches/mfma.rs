@@ -3,7 +3,7 @@
 //! rate is `macs / time`, shown as "elements" throughput).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use sim::gpu::exec::testing::Harness;
+use sim::testing::Harness;
 
 /// (name, encoding with A in v0.., B in v2.., C = D at v32, assembled by llvm-mc-15, MACs)
 const CASES: &[(&str, [u32; 2], u64)] = &[

@@ -6,8 +6,8 @@
 //! `cargo run --release -p sim --example throughput` (used by `cargo xtask bench`).
 //! Prints one `name<TAB>value<TAB>unit` line per figure.
 
-use sim::gpu::exec::testing::{compile_opencl, kernargs};
 use sim::gpu::exec::workgroup::instructions_retired;
+use sim::testing::{compile_opencl, kernargs};
 use sim::Machine;
 use std::path::Path;
 use std::time::Instant;
@@ -18,7 +18,7 @@ fn mfma_rate(name: &str, words: [u32; 2], macs: u64) {
 }
 
 fn mfma_rate_on(target: sim::isa::Target, name: &str, words: [u32; 2], macs: u64) {
-    let mut h = sim::gpu::exec::testing::Harness::for_target(target);
+    let mut h = sim::testing::Harness::for_target(target);
     for (r, reg) in h.wave.vgpr.iter_mut().enumerate() {
         reg.iter_mut().enumerate().for_each(|(l, v)| *v = 0x3c00_3c00 ^ ((r * 64 + l) as u32 & 0x0101));
     }

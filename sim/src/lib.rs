@@ -11,7 +11,8 @@
 //   driver                     KFD, DRM, sysfs/topology, the request service
 //   gpu                        memory, command processor, SDMA, execution
 //   isa                        decoding and printing GFX9/CDNA instructions
-//   config, clock, host        shared by all
+//   config, clock, host,       shared by all
+//   threads
 pub mod clock;
 pub mod config;
 pub mod driver;
@@ -21,5 +22,8 @@ pub mod isa;
 pub mod loader;
 pub mod machine;
 pub mod session;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod threads;
 
 pub use machine::Machine;

@@ -14,8 +14,9 @@
 //! ```
 
 use crate::driver::kfd::{KfdError, KfdProcess, UserptrMode};
+use crate::gpu::context::Context;
 use crate::gpu::cp::aql::{packet_type, KernelDispatch};
-use crate::gpu::cp::engine::DispatchError;
+use crate::gpu::cp::dispatch::DispatchError;
 use crate::gpu::exec::{DispatchInfo, Executor};
 use crate::gpu::memory::{GpuFault, GpuMem};
 use crate::loader::{self, LoadError};
@@ -89,7 +90,7 @@ impl Machine {
 
     /// Like [`session`](Self::session) with an explicit worker count.
     pub fn session_with_workers(&self, workers: usize) -> Result<Session, KfdError> {
-        let process = self.open_process(std::process::id(), UserptrMode::Direct)?;
+        let process = self.service().open_process(std::process::id(), UserptrMode::Direct)?;
         Ok(Session {
             process,
             executor: Executor::new(workers, self.engines().thread_hook().cloned()),
@@ -230,7 +231,8 @@ impl Session {
         self.write_slice(packet_va, &[packet])?;
         // A zeroed amd_queue_t, for kernels that read their queue pointer.
         let queue_va = area + AREA_QUEUE;
-        let info = DispatchInfo::new(&self.process, self.gpu, &packet, packet_va, queue_va)?;
+        let context: Arc<dyn Context> = self.process.clone();
+        let info = DispatchInfo::new(&context, self.gpu, &packet, packet_va, queue_va)?;
         Ok(self.executor.run(&info)?)
     }
 }

@@ -6,9 +6,9 @@
 //! MI200 ISA's buffer addressing and range-checking rules, computed here.
 
 use sim::gpu::exec::memory::PRIVATE_BUFFER_BASE;
-use sim::gpu::exec::testing::{Harness, MEM_BASE};
 use sim::gpu::exec::LANES;
 use sim::isa::Target;
+use sim::testing::{Harness, MEM_BASE};
 
 /// buffer_load_dword v1, v2, s[8:11], 0 offen
 const LOAD_DWORD_OFFEN: [u32; 2] = [0xe0501000, 0x80020102];

@@ -3,7 +3,7 @@
 //! embedding API.
 
 use sim::config::default_config;
-use sim::gpu::cp::engine::DispatchError;
+use sim::gpu::cp::dispatch::DispatchError;
 use sim::session::SessionError;
 use sim::Machine;
 

@@ -3,8 +3,8 @@
 //! Encodings from `llvm-mc-15 -arch=amdgcn -mcpu=gfx90a -show-encoding`;
 //! expected values follow the MI200 ISA pseudo-code, computed here.
 
-use sim::gpu::exec::testing::Harness;
 use sim::gpu::exec::LANES;
+use sim::testing::Harness;
 
 /// ds_write_b32 v1, v2 offset:4
 const WRITE_B32: [u32; 2] = [0xd81a0004, 0x00000201];

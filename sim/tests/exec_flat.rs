@@ -5,9 +5,9 @@
 //! MI200/MI300 ISA pseudo-code, computed in the tests from plain Rust.
 
 use sim::gpu::exec::memory::{PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE};
-use sim::gpu::exec::testing::{Harness, MEM_BASE, MEM_BYTES};
 use sim::gpu::exec::{ExecError, LANES};
 use sim::isa::Target;
+use sim::testing::{Harness, MEM_BASE, MEM_BYTES};
 
 /// global_load_dword v1, v[2:3], off
 const GLOBAL_LOAD_DWORD: [u32; 2] = [0xdc508000, 0x017f0002];

@@ -2,13 +2,11 @@
 //! taken from `tests/data/isa/gfx950` (LLVM 22's disassembler, `cargo xtask isa-vectors`);
 //! expected values are worked out from the CDNA4 ISA guide's definitions in the test.
 
-use sim::gpu::exec::testing::Harness;
 use sim::isa::{decode, Target};
+use sim::testing::{splitmix, Harness};
 
 fn harness() -> Harness {
-    let mut h = Harness::for_target(Target::Gfx950);
-    h.wave.mode = 0x2f0; // HIP's default: round to nearest even, denormals kept
-    h
+    Harness::with_hip_mode(Target::Gfx950)
 }
 
 fn set(h: &mut Harness, reg: usize, f: impl Fn(usize) -> u32) {
@@ -35,13 +33,6 @@ fn vop1(w: u32) -> u32 {
     (w & !(0xff << 17 | 0x1ff)) | (D as u32) << 17 | (256 + A as u32)
 }
 
-/// A small deterministic generator for lane inputs.
-fn mix(mut x: u64) -> u32 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (x ^ (x >> 31)) as u32
-}
-
 #[test]
 fn bitop3_computes_any_three_input_function() {
     // v_bitop3_b32 v16, v32, v48, v64 with the majority table 0xe8: abs = 5, omod = 3.
@@ -50,9 +41,9 @@ fn bitop3_computes_any_three_input_function() {
     assert_eq!(inst.bitop3(), Some(0xe8));
     assert_eq!(inst.to_string(), "v_bitop3_b32 v4, v8, v12, v16 bitop3:0xe8");
     let mut h = harness();
-    set(&mut h, A, |l| mix(l as u64));
-    set(&mut h, B, |l| mix(100 + l as u64));
-    set(&mut h, C, |l| mix(200 + l as u64));
+    set(&mut h, A, |l| splitmix(l as u64));
+    set(&mut h, B, |l| splitmix(100 + l as u64));
+    set(&mut h, C, |l| splitmix(200 + l as u64));
     h.wave.exec = 0xffff_0000_ffff_fff0;
     set(&mut h, D, |_| 0xdead_beef);
     h.run(&words).unwrap();
@@ -64,9 +55,9 @@ fn bitop3_computes_any_three_input_function() {
     // v_bitop3_b16 ... bitop3:0x20 op_sel:[1,0,1,1]: high half of v32, low of v48, high of
     // v64, result to the high half; table 0x20 = a & !b & c.
     let mut h = harness();
-    set(&mut h, A, |l| mix(l as u64));
-    set(&mut h, B, |l| mix(100 + l as u64));
-    set(&mut h, C, |l| mix(200 + l as u64));
+    set(&mut h, A, |l| splitmix(l as u64));
+    set(&mut h, B, |l| splitmix(100 + l as u64));
+    set(&mut h, C, |l| splitmix(200 + l as u64));
     set(&mut h, D, |l| 0x1234_0000 | l as u32);
     h.run(&vop3([0xd2336c10, 0x05026120])).unwrap();
     for l in 0..64 {

@@ -5,28 +5,19 @@
 //! the format definitions (OCP MX tables, CDNA4 guide section 7.3 and its pseudocode), by
 //! brute force over each format's codes, not by the simulator's encoder.
 
-use sim::gpu::exec::testing::Harness;
 use sim::isa::{decode, Target};
+use sim::testing::{splitmix, Harness};
 
 const FP16_OVFL: u32 = 1 << 23;
 
 fn harness() -> Harness {
-    let mut h = Harness::for_target(Target::Gfx950);
-    h.wave.mode = 0x2f0; // round to nearest even, denormals kept
-    h
+    Harness::with_hip_mode(Target::Gfx950)
 }
 
 fn set(h: &mut Harness, reg: usize, f: impl Fn(usize) -> u32) {
     for l in 0..64 {
         h.wave.vgpr[reg][l] = f(l);
     }
-}
-
-/// A small deterministic generator for lane inputs.
-fn mix(mut x: u64) -> u32 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (x ^ (x >> 31)) as u32
 }
 
 /// The first VOP3 encoding of `mnemonic` in the vectors.
@@ -228,7 +219,7 @@ impl Wide {
 /// Inputs that exercise a format with scale exponent `e`: values around the format's range
 /// (ties, overflow, subnormals), and specials.
 fn wide_input(w: Wide, f: Small, i: u64) -> u32 {
-    let r = mix(i);
+    let r = splitmix(i);
     let special = match r % 16 {
         0 => Some(f64::NAN),
         1 => Some(f64::INFINITY),
@@ -237,7 +228,7 @@ fn wide_input(w: Wide, f: Small, i: u64) -> u32 {
         4 => Some(-0.0),
         // An exact tie between two codes, or a code itself.
         5 | 6 => {
-            let c = mix(i + 7) & (f.sign() - 1);
+            let c = splitmix(i + 7) & (f.sign() - 1);
             let c = c.min(f.max() - 1);
             let t = if r % 16 == 5 { (f.value(c) + f.value(c + 1)) / 2.0 } else { f.value(c) };
             Some(if r & 1 << 8 != 0 { -t } else { t })
@@ -248,8 +239,8 @@ fn wide_input(w: Wide, f: Small, i: u64) -> u32 {
         // (1 + frac) * 2^k for k from below the smallest subnormal to past the largest value.
         let lo = 1 - f.bias - f.m as i32 - 2;
         let hi = (1 << f.e) - f.bias + 1;
-        let k = lo + (mix(i + 1) % (hi - lo + 1) as u32) as i32;
-        let frac = (mix(i + 2) >> 8) as f64 / (1u32 << 24) as f64;
+        let k = lo + (splitmix(i + 1) % (hi - lo + 1) as u32) as i32;
+        let frac = (splitmix(i + 2) >> 8) as f64 / (1u32 << 24) as f64;
         let s = if r & 1 << 9 != 0 { -1.0 } else { 1.0 };
         s * (1.0 + frac) * 2f64.powi(k)
     });
@@ -270,7 +261,7 @@ fn scale_input(l: usize) -> u32 {
         2 => 255,
         n => 125 + n as u32 % 5,
     };
-    (mix(l as u64 + 99) & 0x807f_ffff) | e << 23
+    (splitmix(l as u64 + 99) & 0x807f_ffff) | e << 23
 }
 
 /// A downcast input value scaled the way the inputs of `scale_input(l)` expect, so that
@@ -288,7 +279,7 @@ const EXEC: u64 = 0xf0f0_ffff_7ff7_fffe;
 
 /// Old destination contents (the ops keep what they do not write).
 fn old(k: usize, l: usize) -> u32 {
-    mix(1000 + 64 * k as u64 + l as u64)
+    splitmix(1000 + 64 * k as u64 + l as u64)
 }
 
 fn merge(old: u32, v: u32, shift: u32, width: u32) -> u32 {
@@ -407,7 +398,7 @@ fn sr_fp8_bf8_from_f32_f16_bf16() {
             if wide == Wide::F32 {
                 set(&mut h, a, |l| scaled_wide_input(wide, f, l as u64, l));
             }
-            set(&mut h, r, |l| mix(300 + l as u64));
+            set(&mut h, r, |l| splitmix(300 + l as u64));
             set(&mut h, s, scale_input);
             let words = enc(name, F { d, s: [v(a), v(r), v(s)], op_sel, ..F::default() });
             let regs = h.wave.vgpr.clone();
@@ -452,7 +443,7 @@ fn pk_fp4_plain_and_stochastic() {
                     scaled_wide_input(wide, f, l as u64, l) | scaled_wide_input(wide, f, 800 + l as u64, l) << 16
                 });
             }
-            set(&mut h, r, |l| mix(400 + l as u64));
+            set(&mut h, r, |l| splitmix(400 + l as u64));
             set(&mut h, s, scale_input);
             // Plain f32: S0, S1 (= the next register), scale S2; plain 16-bit: S0, scale S1;
             // sr f32: 64-bit S0, seed, scale; sr 16-bit: S0, seed, scale.
@@ -541,7 +532,7 @@ fn pk32_fp6_bf6_conversions() {
                 }
             });
         }
-        set(&mut h, r, |l| mix(900 + l as u64));
+        set(&mut h, r, |l| splitmix(900 + l as u64));
         set(&mut h, s, scale_input);
         let srcs = match form {
             Form::Interleaved => [v(0), v(16), v(s)],
@@ -594,7 +585,7 @@ fn single_fp8_bf8_to_f32_and_f16() {
         for op_sel in [0b0000, 0b0011, 0b1001, 0b1110] {
             let mut h = harness();
             let (a, s, d) = (1, 2, 10);
-            set(&mut h, a, |l| mix(l as u64 + 17 * op_sel as u64));
+            set(&mut h, a, |l| splitmix(l as u64 + 17 * op_sel as u64));
             set(&mut h, s, scale_input);
             let words = enc(name, F { d, s: [v(a), v(s), 0], op_sel, ..F::default() });
             let regs = h.wave.vgpr.clone();
@@ -637,7 +628,7 @@ fn packed_fp8_bf8_fp4_to_wide() {
         for op_sel in [0b00, 0b01, 0b10, 0b11] {
             let mut h = harness();
             let (a, s, d) = (1, 2, 10);
-            set(&mut h, a, |l| mix(l as u64 + 31 * op_sel as u64));
+            set(&mut h, a, |l| splitmix(l as u64 + 31 * op_sel as u64));
             set(&mut h, s, scale_input);
             let words = enc(name, F { d, s: [v(a), v(s), 0], op_sel, ..F::default() });
             let regs = h.wave.vgpr.clone();
@@ -673,7 +664,7 @@ fn pk32_fp6_bf6_to_wide() {
         // Source v40..v45, scale v46, destination v0..v31 (or v0..v15).
         let (a, s, d) = (40, 46, 0);
         for k in 0..6 {
-            set(&mut h, a + k, |l| mix(5000 + 64 * k as u64 + l as u64));
+            set(&mut h, a + k, |l| splitmix(5000 + 64 * k as u64 + l as u64));
         }
         set(&mut h, s, scale_input);
         let words = enc(name, F { d, s: [v(a), v(s), 0], ..F::default() });
@@ -748,7 +739,7 @@ fn legacy_fp8_conversions_use_ocp_formats() {
     }
     // v_cvt_pk_f32_bf8_e64 with op_sel[0]: the high word.
     let mut h = harness();
-    set(&mut h, 1, |l| mix(l as u64));
+    set(&mut h, 1, |l| splitmix(l as u64));
     let regs = h.wave.vgpr.clone();
     let words = enc("v_cvt_pk_f32_bf8_e64", F { d: 10, s: [v(1), 0, 0], op_sel: 1, ..F::default() });
     let want = |k: usize, l: usize| (BF8.value(regs[1][l] >> (16 + 8 * k) & 0xff) as f32).to_bits();
@@ -771,7 +762,7 @@ fn legacy_fp8_conversions_use_ocp_formats() {
     // v_cvt_sr_bf8_f32 to byte 1: adds S1[31:11] below the kept 2 mantissa bits.
     let mut h = harness();
     set(&mut h, 1, |l| wide_input(Wide::F32, BF8, l as u64));
-    set(&mut h, 2, |l| mix(77 + l as u64));
+    set(&mut h, 2, |l| splitmix(77 + l as u64));
     let regs = h.wave.vgpr.clone();
     let words = enc("v_cvt_sr_bf8_f32", F { d: 10, s: [v(1), v(2), 0], op_sel: 4, ..F::default() });
     let want = |_: usize, l: usize| {
@@ -791,7 +782,7 @@ fn legacy_fp8_conversions_use_ocp_formats() {
 #[test]
 fn prng_steps_the_lfsr() {
     let mut h = harness();
-    set(&mut h, 1, |l| if l == 0 { 0 } else { mix(l as u64) });
+    set(&mut h, 1, |l| if l == 0 { 0 } else { splitmix(l as u64) });
     let words = enc("v_prng_b32_e64", F { d: 10, s: [v(1), 0, 0], ..F::default() });
     let regs = h.wave.vgpr.clone();
     let want = |_: usize, l: usize| {
@@ -823,7 +814,7 @@ fn vop1_and_sdwa_forms() {
     // v_cvt_pk_f32_fp8_sdwa v[10:11], v1 src0_sel:WORD_1;
     // v_cvt_f32_fp8_sdwa v10, v1 src0_sel:BYTE_3.
     let mut h = harness();
-    set(&mut h, 1, |l| mix(3 * l as u64));
+    set(&mut h, 1, |l| splitmix(3 * l as u64));
     let regs = h.wave.vgpr.clone();
     assert_eq!(decode(&[0x7e14b101], Target::Gfx950).unwrap().to_string(), "v_prng_b32_e32 v10, v1");
     check_vop1(&mut h, &[0x7e14b101], 1, |_, l| {

@@ -8,9 +8,9 @@
 //! read as a matrix held by 16 lanes; the swizzle from the guide's example tables; the
 //! LDS-direct loads from §9.1.9 and §10.3.
 
-use sim::gpu::exec::testing::{Harness, MEM_BASE};
 use sim::gpu::exec::{ExecError, LANES};
 use sim::isa::Target;
+use sim::testing::{splitmix, Harness, MEM_BASE};
 
 /// `ds_read_b64_tr_b4 v[16:17], v32` and friends: address v32, destination v16.
 const TR_B4: [u32; 2] = [0xd9c00000, 0x10000020];
@@ -25,17 +25,10 @@ fn with(w: [u32; 2], offset: u16, vdst: usize) -> [u32; 2] {
     [w[0] & !0xffff | offset as u32, w[1] & 0x00ff_ffff | (vdst as u32) << 24]
 }
 
-/// A small deterministic generator.
-fn mix(mut x: u64) -> u32 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (x ^ (x >> 31)) as u32
-}
-
 fn harness() -> Harness {
     let mut h = Harness::for_target(Target::Gfx950);
     for (i, b) in h.lds.iter_mut().enumerate() {
-        *b = mix(i as u64) as u8;
+        *b = splitmix(i as u64) as u8;
     }
     h
 }
@@ -111,7 +104,7 @@ fn transpose_loads_exchange_columns_of_each_16_lane_group() {
         let align = if bits == 6 { 16 } else { 8 };
         let offset = 0x48;
         let vaddr =
-            |l: usize| if l == 37 { 0xfffc } else { (16 + mix(1000 + l as u64) as usize % 3000) * align - offset };
+            |l: usize| if l == 37 { 0xfffc } else { (16 + splitmix(1000 + l as u64) as usize % 3000) * align - offset };
         for l in 0..LANES {
             h.wave.vgpr[ADDR][l] = vaddr(l) as u32;
         }
@@ -137,7 +130,7 @@ fn two_transpose_loads_build_the_mfma_operand_from_an_m_contiguous_matrix() {
     for (words, bits) in [(TR_B4, 4), (TR_B6, 6), (TR_B8, 8), (TR_B16, 16)] {
         let (bytes, n) = shape(bits);
         let k_size = 2 * n * 4;
-        let a = |m: usize, k: usize| mix((m * 1000 + k) as u64) & ((1u32 << bits) - 1);
+        let a = |m: usize, k: usize| splitmix((m * 1000 + k) as u64) & ((1u32 << bits) - 1);
         // One K-row holds 16 M values; rows are `pitch` bytes apart (16 for the 12-byte rows of
         // 6-bit data, which want 128-bit alignment).
         let row_bytes = 16 * bits as usize / 8;

@@ -4,8 +4,8 @@
 //! 22); element encodings and register layouts are written here from the CDNA4 guide
 //! (sections 7.1.4, 7.1.5, 7.2, table 30), not taken from the simulator.
 
-use sim::gpu::exec::testing::Harness;
 use sim::isa::{decode, Target};
+use sim::testing::Harness;
 
 mod rng_support;
 use rng_support::Rng;

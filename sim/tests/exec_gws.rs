@@ -1,10 +1,9 @@
 //! Global wave sync (`ds_gws_*`): semaphores in one wave, and a barrier across the waves
 //! of several workgroups in a kernel compiled by clang-15 (`tests/kernels/gws.cl`).
 
-use sim::gpu::exec::testing::{compile_opencl, kernargs, Harness};
 use sim::gpu::exec::ExecError;
+use sim::testing::{kernargs, opencl_kernels, Harness};
 use sim::Machine;
-use std::path::Path;
 
 // llvm-mc-15 -mcpu=gfx90a
 const S_MOV_M0_0X30000: [u32; 2] = [0xbefc_00ff, 0x0003_0000]; // s_mov_b32 m0, 0x30000
@@ -45,7 +44,7 @@ fn semaphore_counts_down_and_waits_at_zero() {
 }
 
 fn code_object() -> Vec<u8> {
-    compile_opencl("clang-15", "gfx90a", &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/gws.cl"))
+    opencl_kernels("clang-15", "gfx90a", "gws.cl")
 }
 
 /// Every wave adds 1 to a counter, meets the others at the GWS barrier, then reads the

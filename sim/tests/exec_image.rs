@@ -6,8 +6,8 @@
 //! Expected texel conversions follow the MI200 ISA's format rules (unorm:
 //! v / (2^n - 1); sRGB: the sRGB transfer function), computed here.
 
-use sim::gpu::exec::testing::{Harness, MEM_BASE};
 use sim::gpu::exec::{ExecError, LANES};
+use sim::testing::{Harness, MEM_BASE};
 
 /// image_load v[0:3], v[4:5], s[8:15] dmask:0xf unorm (also v[4:6]: the T# type decides)
 const LOAD_XYZW: [u32; 2] = [0xf0001f00, 0x00020004];

@@ -11,9 +11,9 @@ mod mfma_support;
 
 use mfma_support::{encode, put, Rng};
 use sim::gpu::exec::ops::mfma::shape::{Acc, Elem, Shape};
-use sim::gpu::exec::testing::Harness;
 use sim::gpu::exec::ExecError;
 use sim::isa::{Op, Target};
+use sim::testing::Harness;
 use std::collections::HashMap;
 
 /// One matrix's layout: per lane, per column, the (register, bit, width) and the element.

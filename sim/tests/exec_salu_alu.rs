@@ -7,8 +7,8 @@
 mod salu_support;
 
 use salu_support::{run, EDGE32};
-use sim::gpu::exec::testing::Harness;
 use sim::isa::Target;
+use sim::testing::Harness;
 
 /// Reference: (S0, S1, SCC in) -> (D, SCC out).
 type Ref2 = fn(u32, u32, bool) -> (u32, bool);

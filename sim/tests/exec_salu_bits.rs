@@ -8,7 +8,7 @@
 mod salu_support;
 
 use salu_support::{get64, run, set64, EDGE32, EDGE64};
-use sim::gpu::exec::testing::Harness;
+use sim::testing::Harness;
 
 type Ref64 = fn(u64, u64, bool) -> (u64, bool);
 type RefShift = fn(u64, u32, bool) -> (u64, bool);

@@ -9,8 +9,8 @@
 
 use sim::gpu::exec::coverage::{op_for_mnemonic, parse_list};
 use sim::gpu::exec::ops::implemented;
-use sim::gpu::exec::testing::{Harness, MEM_BASE};
 use sim::isa::{mnemonics, Encoding, OpClass, Target};
+use sim::testing::{Harness, MEM_BASE};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 #[test]

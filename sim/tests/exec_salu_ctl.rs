@@ -9,9 +9,9 @@ mod salu_support;
 
 use salu_support::{get64, run, set64, EDGE64};
 use sim::gpu::exec::ops::salu::hwreg::{gpr_idx, mode};
-use sim::gpu::exec::testing::Harness;
 use sim::gpu::exec::ExecError;
 use sim::isa::{Operand, Target};
+use sim::testing::Harness;
 
 type ExecRef = fn(u64, u64) -> u64;
 

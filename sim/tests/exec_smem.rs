@@ -4,9 +4,9 @@
 //! Encodings from `llvm-mc-15 -arch=amdgcn -mcpu=gfx90a -show-encoding`;
 //! expected values follow the MI200 ISA's SMEM pseudo-code.
 
-use sim::gpu::exec::testing::{Harness, MEM_BASE};
 use sim::gpu::exec::ExecError;
 use sim::isa::{Op, Target};
+use sim::testing::{Harness, MEM_BASE};
 
 fn harness() -> Harness {
     let mut h = Harness::new();

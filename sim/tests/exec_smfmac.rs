@@ -7,8 +7,8 @@ mod mfma_support;
 
 use mfma_support::{encode, put, Rng};
 use sim::gpu::exec::ops::mfma::shape::{Acc, Elem, Shape};
-use sim::gpu::exec::testing::Harness;
 use sim::isa::{Op, Target};
+use sim::testing::Harness;
 use std::collections::HashMap;
 
 struct Matrix {

@@ -3,8 +3,8 @@
 //! Encodings assembled with `llvm-mc-15 -arch=amdgcn -mcpu=gfx90a -show-encoding`.
 #![allow(clippy::needless_range_loop)]
 
-use sim::gpu::exec::testing::Harness;
 use sim::gpu::exec::Lanes;
+use sim::testing::Harness;
 
 mod rng_support;
 use rng_support::Rng;

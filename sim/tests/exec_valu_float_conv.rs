@@ -3,7 +3,7 @@
 //! Encodings assembled with `llvm-mc-15 -arch=amdgcn -mcpu=gfx90a -show-encoding`.
 #![allow(clippy::needless_range_loop)]
 
-use sim::gpu::exec::testing::Harness;
+use sim::testing::Harness;
 
 mod rng_support;
 use rng_support::Rng;

@@ -3,8 +3,8 @@
 //! Expected bytes are worked out by hand from those definitions.
 //! Encodings assembled with `llvm-mc-19 -arch=amdgcn -mcpu=gfx942 -show-encoding`.
 
-use sim::gpu::exec::testing::Harness;
 use sim::isa::Target;
+use sim::testing::Harness;
 
 /// `v_cvt_f32_fp8 v1, v2`
 const CVT_F32_FP8: &[u32] = &[0x7e02a902];

@@ -5,7 +5,7 @@
 //! spelled out.
 //! Encodings assembled with `llvm-mc-15 -arch=amdgcn -mcpu=gfx90a -show-encoding`.
 
-use sim::gpu::exec::testing::Harness;
+use sim::testing::Harness;
 
 /// `v_add_f16 v2, v0, v1`
 const ADD_F16: &[u32] = &[0x3e040300];

@@ -44,7 +44,7 @@ const OPS: &[(&str, &[u32])] = &[
 #[ignore]
 fn float_op_throughput() {
     let machine = Machine::new(sim::config::default_config());
-    let process = machine.open_process(0, UserptrMode::Direct).unwrap();
+    let process = machine.service().open_process(0, UserptrMode::Direct).unwrap();
     let flags = alloc_flags::VRAM | alloc_flags::WRITABLE | alloc_flags::PUBLIC;
     process.alloc_and_map(0, 0x1000_0000, 1 << 16, flags).unwrap();
     let info = DispatchInfo {

@@ -3,9 +3,9 @@
 //! Encodings come from `llvm-mc-15 -arch=amdgcn -mcpu=gfx90a -show-encoding`
 //! (the assembly is in the comment above each).
 
-use sim::gpu::exec::testing::Harness;
 use sim::gpu::exec::LANES;
 use sim::isa::Target;
+use sim::testing::Harness;
 
 /// What v2 holds before an op runs: inactive lanes must keep it, and the
 /// 16-bit `op_sel` ops keep its other half.

@@ -7,9 +7,9 @@
 
 use std::cmp::Ordering;
 
-use sim::gpu::exec::testing::Harness;
 use sim::gpu::exec::LANES;
 use sim::isa::Target;
+use sim::testing::Harness;
 
 const EXECS: [u64; 3] = [u64::MAX, 0x5a5a_0ff0_8001_7ffe, 0];
 /// MODE with input denormals allowed for every type, and all flushed.

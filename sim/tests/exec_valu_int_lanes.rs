@@ -6,9 +6,9 @@
 //! mnemonics, and a timing probe. References follow the MI200 ISA text;
 //! encodings from `llvm-mc-15 -mcpu=gfx90a` / `llvm-mc-19 -mcpu=gfx942`.
 
-use sim::gpu::exec::testing::Harness;
 use sim::gpu::exec::LANES;
 use sim::isa::Target;
+use sim::testing::Harness;
 
 const SENT: u32 = 0xdead_beef;
 const EXECS: [u64; 3] = [u64::MAX, 0xfff0_0fff_7ffe_8001, 0xaaaa_5555_ffff_0f0f];

@@ -1,7 +1,7 @@
 //! MODE bits that change vector instructions: VGPR indexing (`s_set_gpr_idx_on`) and
 //! VSKIP (`s_setvskip`). Encodings from llvm-mc-15 -mcpu=gfx90a.
 
-use sim::gpu::exec::testing::Harness;
+use sim::testing::Harness;
 
 const S_MOV_S2_3: u32 = 0xbe82_0083; // s_mov_b32 s2, 3
 const GPR_IDX_ON_S2_SRC0_DST: u32 = 0xbf11_0902; // s_set_gpr_idx_on s2, gpr_idx(SRC0,DST)

@@ -112,7 +112,7 @@ fn lds_is_shared_by_the_waves_of_a_group_across_a_barrier() {
 
 #[test]
 fn a_store_outside_the_gpu_vm_is_a_page_fault() {
-    use sim::gpu::cp::engine::DispatchError;
+    use sim::gpu::cp::dispatch::DispatchError;
     use sim::session::SessionError;
     let m = Machine::new(default_config());
     let s = m.session_with_workers(2).unwrap();

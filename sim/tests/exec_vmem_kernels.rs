@@ -3,23 +3,15 @@
 //! them, run on the default (gfx90a) machine through the embedding API, and
 //! checked against CPU references.
 
-use sim::gpu::exec::testing::compile_opencl;
 use sim::session::Session;
+use sim::testing::opencl_kernels;
 use sim::Machine;
 use std::path::Path;
 use std::process::Command;
 
 /// The code object for `mcpu`, compiled once per test process.
 fn compile(mcpu: &'static str) -> Vec<u8> {
-    static ELF: std::sync::Mutex<Vec<(&'static str, Vec<u8>)>> = std::sync::Mutex::new(Vec::new());
-    let mut cache = ELF.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, elf)) = cache.iter().find(|(m, _)| *m == mcpu) {
-        return elf.clone();
-    }
-    let elf =
-        compile_opencl("clang-19", mcpu, &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/vmem_gfx90a.cl"));
-    cache.push((mcpu, elf.clone()));
-    elf
+    opencl_kernels("clang-19", mcpu, "vmem_gfx90a.cl")
 }
 
 fn code_object() -> Vec<u8> {
@@ -27,12 +19,10 @@ fn code_object() -> Vec<u8> {
 }
 
 fn session() -> (Machine, Session) {
-    let machine = Machine::new(sim::config::default_config());
-    let session = machine.session_with_workers(2).expect("a session");
-    (machine, session)
+    sim::testing::session("mi210", Some(2))
 }
 
-use sim::gpu::exec::testing::kernargs as args;
+use sim::testing::kernargs as args;
 
 #[test]
 fn private_arrays_spill_to_per_lane_scratch() {

@@ -3,8 +3,8 @@
 //! Includes the harness's per-instruction decode, so the figures are upper
 //! bounds for the dispatch path (which caches decoded instructions).
 
-use sim::gpu::exec::testing::{Harness, MEM_BASE};
 use sim::gpu::exec::LANES;
+use sim::testing::{Harness, MEM_BASE};
 use std::time::Instant;
 
 fn per_lane_ns(h: &mut Harness, inst: [u32; 2]) -> f64 {

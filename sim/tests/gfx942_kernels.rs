@@ -3,25 +3,16 @@
 //! match a CPU reference (issue "Real ROCm libraries run: … gfx942 kernels").
 //! ROCm 5.2's runtime does not know gfx942, so the embedding API is the way in.
 
-use sim::gpu::exec::testing::{compile_opencl, kernargs};
 use sim::session::Session;
+use sim::testing::{kernargs, opencl_kernels};
 use sim::Machine;
-use std::path::Path;
 
-/// The code object of `tests/kernels/gfx942.cl`, compiled once per test process.
 fn code_object() -> Vec<u8> {
-    static ELF: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    ELF.get_or_init(|| {
-        compile_opencl("clang-19", "gfx942", &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/gfx942.cl"))
-    })
-    .clone()
+    opencl_kernels("clang-19", "gfx942", "gfx942.cl")
 }
 
 fn session() -> (Machine, Session) {
-    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/gfx942_cdna3_kmd.json");
-    let machine = Machine::new(sim::config::load_file(&config).expect("the gfx942 config"));
-    let session = machine.session().expect("a session");
-    (machine, session)
+    sim::testing::session("mi300x", None)
 }
 
 #[test]

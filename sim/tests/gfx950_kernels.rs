@@ -6,8 +6,8 @@
 //! by `cargo xtask gfx950-kernels` and checked in, so the tests need no LLVM 22; when llvm-tools
 //! is installed, `checked_in_code_object_is_current` recompiles and compares.
 
-use sim::gpu::exec::testing::{compile_llvm_ir, kernargs, rust_llvm_bin};
 use sim::session::Session;
+use sim::testing::{compile_llvm_ir, kernargs, rust_llvm_bin};
 use sim::Machine;
 use std::path::Path;
 
@@ -26,10 +26,7 @@ fn checked_in_code_object_is_current() {
 }
 
 fn session() -> (Machine, Session) {
-    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/gfx950_cdna4_kmd.json");
-    let machine = Machine::new(sim::config::load_file(&config).expect("the gfx950 config"));
-    let session = machine.session().expect("a session");
-    (machine, session)
+    sim::testing::session("mi350x", None)
 }
 
 /// `v_mfma_f32_16x16x32_f16`: each lane passes its 8 halves of A and B and 4 floats of C in

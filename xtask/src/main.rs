@@ -4,6 +4,7 @@
 //! - `deps`:  install (idempotently) the Debian packages the tests need, and build the Debian
 //!   roots of the newer ROCm stacks (`rootfs`).
 //! - `rootfs [sid|trixie|all] [--dir DIR]`: build or complete those roots (debootstrap + apt).
+//! - `lint`:  no import cycle between `sim`'s modules (its layering).
 //! - `build`: build the launcher and the preload library (release).
 //! - `test`:  deps + build + every test of the workspace.
 //! - `demo`:  deps + build + rocminfo and a HIP device query on the default config.
@@ -20,6 +21,7 @@ mod coverage;
 mod deps;
 mod install;
 mod isa_vectors;
+mod lint;
 mod rootfs;
 mod tasks;
 
@@ -35,6 +37,7 @@ fn main() -> Result<()> {
     match cmd.as_str() {
         "deps" => deps::install(),
         "rootfs" => rootfs::run(rest),
+        "lint" => lint::run(),
         "build" => tasks::build(),
         "test" => tasks::test(rest),
         "demo" => tasks::demo(),
@@ -60,6 +63,7 @@ fn print_usage() {
          commands:\n  \
          deps    install the Debian packages the tests need (ROCm 5.2 stack, hipcc, llvm-15) and build the roots\n  \
          rootfs [sid|trixie|all] [--dir DIR]  build the Debian roots of ROCm 6.x (default target/roots)\n  \
+         lint    check that sim's modules import in layers, without cycles\n  \
          build   build rocjitsu and librocjitsu.so (release)\n  \
          test    deps + build + all tests (extra arguments go to cargo test)\n  \
          demo    deps + build + run rocminfo and a HIP device query on the default config\n  \
@@ -75,7 +79,7 @@ fn print_usage() {
 /// LLVM 19 cannot target gfx950) and writes the code object next to the source.
 fn gfx950_kernels() -> Result<()> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/tests/kernels");
-    let elf = sim::gpu::exec::testing::compile_llvm_ir("gfx950", &dir.join("gfx950.ll"));
+    let elf = sim::testing::compile_llvm_ir("gfx950", &dir.join("gfx950.ll"));
     std::fs::write(dir.join("gfx950.co"), &elf)?;
     eprintln!("xtask gfx950-kernels: wrote {} bytes to {}", elf.len(), dir.join("gfx950.co").display());
     Ok(())

@@ -41,6 +41,7 @@ pub fn build() -> Result<()> {
 }
 
 pub fn test(extra: &[String]) -> Result<()> {
+    crate::lint::run()?;
     crate::deps::install()?;
     // What the tests run against (Debian sid moves: a failure starts with these lines).
     for flavor in &crate::rootfs::FLAVORS {

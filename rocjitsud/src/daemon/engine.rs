@@ -109,7 +109,7 @@ impl EngineHandle {
 /// handle is dropped (after finishing the jobs it has), dropping the machine.
 pub fn start(machine: Machine, topology_dir: PathBuf) -> std::io::Result<(EngineHandle, std::thread::JoinHandle<()>)> {
     let info = MachineInfo {
-        render_minors: machine.gpus().iter().map(|g| g.drm_render_minor).collect(),
+        render_minors: machine.service().gpus().iter().map(|g| g.drm_render_minor).collect(),
         topology_dir: topology_dir.to_string_lossy().into_owned(),
     };
     let (tx, rx) = mpsc::unbounded_channel();
@@ -168,15 +168,16 @@ impl Engine {
     fn handle(&mut self, job: Job) {
         match job {
             Job::Open { pid, reply } => {
-                let r = self.machine.open_process(pid, UserptrMode::Lent).map_err(|e| e.errno()).map(|process| {
-                    let session_id = self.next_id;
-                    self.next_id += 1;
-                    let token = random_token();
-                    self.sessions
-                        .insert(session_id, Session { process: process.clone(), token, pid, wait_connections: 0 });
-                    tracing::info!("session {session_id}: process {pid} connected");
-                    Opened { session_id, attach_token: token, process }
-                });
+                let r =
+                    self.machine.service().open_process(pid, UserptrMode::Lent).map_err(|e| e.errno()).map(|process| {
+                        let session_id = self.next_id;
+                        self.next_id += 1;
+                        let token = random_token();
+                        self.sessions
+                            .insert(session_id, Session { process: process.clone(), token, pid, wait_connections: 0 });
+                        tracing::info!("session {session_id}: process {pid} connected");
+                        Opened { session_id, attach_token: token, process }
+                    });
                 let _ = reply.send(r);
             }
             Job::Attach { session_id, token, reply } => {
@@ -293,14 +294,14 @@ fn ioctl(
 ) -> Result<Vec<FdOut>, i32> {
     let pieces: Vec<LentPiece<'_>> =
         memory.iter().map(|(desc, fd)| LentPiece { fd: fd.as_fd(), offset: desc.offset, len: desc.length }).collect();
-    machine.ioctl(Some(process), device, cmd, payload, &pieces)?;
+    machine.service().ioctl(Some(process), device, cmd, payload, &pieces)?;
     Ok(Vec::new())
 }
 
 /// An mmap through the machine's request service: the process's memory file, with the
 /// range to map.
 fn mmap(machine: &Machine, process: &KfdProcess, req: &MmapRequest) -> Result<FdOut, i32> {
-    let target = machine.mmap(process, req.device, req.offset as u64, req.length)?;
+    let target = machine.service().mmap(process, req.device, req.offset as u64, req.length)?;
     let kind = match target.kind {
         MapKind::Allocation => FdKind::Allocation,
         MapKind::Doorbell => FdKind::Doorbell,

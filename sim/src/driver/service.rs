@@ -8,11 +8,26 @@
 //! a warning for what the simulated driver does not implement, a debug line for ordinary
 //! argument errors (the runtime probes some ioctls and expects refusals).
 
+use crate::config::Device;
 use crate::driver::drm::DrmError;
-use crate::driver::kfd::{DeviceFile, KfdError, KfdProcess, MapTarget};
+use crate::driver::kfd::usage::DeviceUsage;
+use crate::driver::kfd::{DeviceFile, KfdError, KfdProcess, MapTarget, UserptrMode};
+use crate::gpu::engine::Engines;
 use crate::gpu::memory::{LentMemory, LentPiece};
-use crate::machine::Machine;
 use proto::ioctl::{EINVAL, ENODEV};
+use std::sync::Arc;
+
+/// The simulated driver of one machine: its GPUs, the memory every process has in use on
+/// them, and the engines their queues run on.
+#[derive(Debug)]
+pub struct Service {
+    gpus: Arc<[Device]>,
+    /// Host memory the GPUs can reach (the GTT heap).
+    gtt_budget: u64,
+    /// Memory in use on each GPU by all processes.
+    usage: Arc<DeviceUsage>,
+    engines: Arc<Engines>,
+}
 
 /// Why a request failed.
 #[derive(Debug, thiserror::Error)]
@@ -59,7 +74,43 @@ fn report(process: Option<&KfdProcess>, what: &str, e: ServiceError) -> i32 {
     e.errno()
 }
 
-impl Machine {
+impl Service {
+    /// The driver of `gpus`, whose queues run on `engines`; `gtt_budget` is the host memory
+    /// the GPUs can reach.
+    pub fn new(gpus: Arc<[Device]>, gtt_budget: u64, engines: Arc<Engines>) -> Service {
+        let usage = Arc::new(DeviceUsage::new(gpus.iter().map(|g| g.local_mem_size), gtt_budget));
+        Service { gpus, gtt_budget, usage, engines }
+    }
+
+    pub fn gpus(&self) -> &Arc<[Device]> {
+        &self.gpus
+    }
+
+    /// The GPU behind render node `minor`.
+    pub fn gpu_by_render_minor(&self, minor: u32) -> Option<&Device> {
+        self.gpus.iter().find(|g| g.drm_render_minor == minor)
+    }
+
+    /// Memory in use on each GPU by every process.
+    pub fn usage(&self) -> &DeviceUsage {
+        &self.usage
+    }
+
+    /// Host memory the GPUs can reach (the GTT heap).
+    pub fn gtt_size(&self) -> u64 {
+        self.gtt_budget
+    }
+
+    /// The GPU engines (command processors and DMA engines).
+    pub fn engines(&self) -> &Arc<Engines> {
+        &self.engines
+    }
+
+    /// A new KFD process (an open of `/dev/kfd` by a new application process).
+    pub fn open_process(&self, pid: u32, userptr: UserptrMode) -> Result<Arc<KfdProcess>, KfdError> {
+        KfdProcess::open(pid, self.gpus.clone(), self.usage.clone(), self.gtt_budget, userptr, self.engines.clone())
+    }
+
     /// One ioctl, made on `device`, on a payload built by `proto::ioctl`. KFD ioctls act on
     /// `process`; a render node's answer describes the GPU behind it and needs no process.
     /// `lent` is the memory a USERPTR allocation hands over in daemon mode (the client's
@@ -120,10 +171,15 @@ fn device_name(device: DeviceFile) -> String {
 mod tests {
     use super::*;
     use crate::config::load;
-    use crate::driver::kfd::UserptrMode;
+
+    fn service(config: &str) -> Service {
+        let gpus: Arc<[Device]> = load(config).unwrap().gpus().to_vec().into();
+        let engines = Engines::new(gpus.len(), None);
+        Service::new(gpus, 1 << 30, engines)
+    }
     use proto::abi::drm::{self, info_query, AmdgpuInfo, AmdgpuInfoDevice};
 
-    fn dev_info(m: &Machine, minor: u32) -> Result<AmdgpuInfoDevice, i32> {
+    fn dev_info(m: &Service, minor: u32) -> Result<AmdgpuInfoDevice, i32> {
         let q = AmdgpuInfo { return_pointer: 0x1000, return_size: 448, query: info_query::DEV_INFO, input: [0; 4] };
         let mut p = bytemuck::bytes_of(&q).to_vec();
         p.resize(32 + 448, 0);
@@ -133,7 +189,7 @@ mod tests {
 
     #[test]
     fn each_render_node_describes_its_own_gpu() {
-        let m = Machine::new(load("mi210-2gpu").unwrap());
+        let m = service("mi210-2gpu");
         let minors: Vec<u32> = m.gpus().iter().map(|g| g.drm_render_minor).collect();
         assert_eq!(minors.len(), 2);
         // The two GPUs differ in their PCI location, which DEV_INFO does not carry, but
@@ -146,7 +202,7 @@ mod tests {
 
     #[test]
     fn kfd_ioctls_need_a_process_and_mmaps_name_real_nodes() {
-        let m = Machine::new(load("mi210").unwrap());
+        let m = service("mi210");
         let mut v = vec![0u8; 8];
         assert_eq!(m.ioctl(None, DeviceFile::Kfd, proto::abi::kfd::cmd::GET_VERSION, &mut v, &[]), Err(EINVAL));
         let p = m.open_process(1, UserptrMode::Direct).unwrap();

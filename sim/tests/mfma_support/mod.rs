@@ -2,7 +2,7 @@
 //! from each format's definition, and register placement.
 
 use sim::gpu::exec::ops::mfma::shape::Elem;
-use sim::gpu::exec::testing::Harness;
+use sim::testing::Harness;
 
 #[path = "../rng_support/mod.rs"]
 mod rng;

@@ -1,7 +1,7 @@
 //! Shared inputs and helpers of the scalar ALU tests.
 #![allow(dead_code)]
 
-use sim::gpu::exec::testing::Harness;
+use sim::testing::Harness;
 
 /// 32-bit edge cases: zero, one, shift-amount boundaries, sign boundaries,
 /// all ones, and bit-field descriptors (offset in [4:0], width in [22:16]).

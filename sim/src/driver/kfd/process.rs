@@ -12,10 +12,14 @@ use super::usage::DeviceUsage;
 use super::KfdError;
 use crate::clock;
 use crate::config::Device;
-use crate::gpu::cp::engine::Engines;
-use crate::gpu::cp::queue::{Queue, QueueTable};
-use crate::gpu::memory::GpuFault;
-use crate::gpu::memory::{Arena, GpuVm};
+use crate::gpu::context::Context;
+use crate::gpu::engine::Engines;
+use crate::gpu::exec::memory::{
+    PRIVATE_APERTURE_BASE as SCRATCH_APERTURE_BASE, SHARED_APERTURE_BASE as LDS_APERTURE_BASE,
+};
+use crate::gpu::gws::GwsTable;
+use crate::gpu::memory::{Arena, GpuFault, GpuVm};
+use crate::gpu::queue::{Queue, QueueTable};
 use arc_swap::ArcSwap;
 use bytemuck::Pod;
 use proto::abi::kfd::{self, cmd};
@@ -29,9 +33,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// GPU VA for host-visible buffers.
 pub const GPUVM_BASE: u64 = 0x20_0000;
 pub const GPUVM_LIMIT: u64 = (1 << 47) - 1;
-/// The LDS and scratch apertures of gfx9 (kernel `MAKE_LDS_APP_BASE` etc.).
-pub const LDS_APERTURE_BASE: u64 = 1 << 48;
-pub const SCRATCH_APERTURE_BASE: u64 = 2 << 48;
+/// The LDS and scratch apertures are the GPU's (it decodes flat addresses with them); the
+/// driver reports them (kernel `MAKE_LDS_APP_BASE` etc.), each 4 GiB.
 const APERTURE_SIZE_MASK: u64 = 0xffff_ffff;
 
 /// What a process holds, for status reports.
@@ -97,10 +100,25 @@ pub struct KfdProcess {
     /// Set when the process goes away: running dispatches stop early.
     closing: AtomicBool,
     /// Global wave sync resources, per GPU.
-    gws: Box<[crate::gpu::exec::gws::GwsTable]>,
+    gws: Box<[crate::gpu::gws::GwsTable]>,
 }
 
 impl KfdProcess {
+    /// A fresh process (see [`new`](Self::new)) whose queues `engines` serve from now on.
+    pub fn open(
+        pid: u32,
+        gpus: Arc<[Device]>,
+        usage: Arc<DeviceUsage>,
+        gtt_budget: u64,
+        userptr: UserptrMode,
+        engines: Arc<Engines>,
+    ) -> Result<Arc<Self>, KfdError> {
+        let process = Arc::new(KfdProcess::new(pid, gpus, usage, gtt_budget, userptr, engines.clone())?);
+        let context: Arc<dyn Context> = process.clone();
+        engines.register(&context);
+        Ok(process)
+    }
+
     /// A fresh process on `gpus`, allocating against the machine's `usage`. `gtt_budget`
     /// sizes its memory file's host-memory part; `userptr` says how USERPTR memory is
     /// reached.
@@ -228,8 +246,8 @@ impl KfdProcess {
                     id: q.id,
                     gpu_id: self.gpus[q.gpu].gpu_id,
                     queue_type: match q.kind {
-                        crate::gpu::cp::queue::QueueKind::Aql => kfd::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
-                        crate::gpu::cp::queue::QueueKind::Sdma => kfd::KFD_IOC_QUEUE_TYPE_SDMA,
+                        crate::gpu::queue::QueueKind::Aql => kfd::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
+                        crate::gpu::queue::QueueKind::Sdma => kfd::KFD_IOC_QUEUE_TYPE_SDMA,
                     },
                     ring_base,
                     ring_bytes,
@@ -241,7 +259,7 @@ impl KfdProcess {
 
     /// Whether the process is going away (running kernels should stop).
     /// The GWS resources of GPU `gpu` (index).
-    pub fn gws(&self, gpu: usize) -> &crate::gpu::exec::gws::GwsTable {
+    pub fn gws(&self, gpu: usize) -> &GwsTable {
         &self.gws[gpu.min(self.gws.len() - 1)]
     }
 
@@ -251,7 +269,7 @@ impl KfdProcess {
 
     /// A GPU page fault in this process: like the driver, signal every
     /// memory-exception event with the faulting page.
-    pub fn report_gpu_fault(&self, gpu: usize, fault: GpuFault) {
+    fn memory_exception(&self, gpu: usize, fault: GpuFault) {
         let mut data = kfd::MemoryExceptionData {
             va: fault.va & !0xfff,
             gpu_id: self.gpus.get(gpu).map(|g| g.gpu_id).unwrap_or(0),
@@ -479,7 +497,7 @@ impl KfdProcess {
 
     /// What the GPU does when it completes a packet whose signal names a KFD
     /// event: the interrupt handler signals the event and re-arms its slot.
-    pub fn signal_event_from_gpu(&self, event_id: u32) {
+    fn event_interrupt(&self, event_id: u32) {
         if self.events.set(event_id).is_ok() && event_id < kfd::KFD_SIGNAL_EVENT_LIMIT {
             self.allocs().write_event_slot(&self.arena, event_id, super::events::UNSIGNALED_EVENT_SLOT);
         }
@@ -518,4 +536,42 @@ pub(crate) fn read_elem<T: Pod>(bytes: &[u8], i: usize) -> T {
 pub(crate) fn write_elem<T: Pod>(bytes: &mut [u8], i: usize, value: &T) {
     let size = std::mem::size_of::<T>();
     bytes[i * size..(i + 1) * size].copy_from_slice(bytemuck::bytes_of(value));
+}
+
+impl Context for KfdProcess {
+    fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    fn vm(&self) -> Arc<GpuVm> {
+        KfdProcess::vm(self)
+    }
+
+    fn gpus(&self) -> &[Device] {
+        &self.gpus
+    }
+
+    fn queues_on(&self, gpu: usize) -> Vec<Arc<Queue>> {
+        KfdProcess::queues_on(self, gpu)
+    }
+
+    fn closing(&self) -> bool {
+        KfdProcess::closing(self)
+    }
+
+    fn gws(&self, gpu: usize) -> &GwsTable {
+        KfdProcess::gws(self, gpu)
+    }
+
+    fn trap_handler(&self, gpu: usize) -> Option<(u64, u64)> {
+        self.settings().devices.get(gpu).and_then(|d| d.trap_handler)
+    }
+
+    fn interrupt(&self, event_id: u32) {
+        self.event_interrupt(event_id);
+    }
+
+    fn report_fault(&self, gpu: usize, fault: GpuFault) {
+        self.memory_exception(gpu, fault);
+    }
 }

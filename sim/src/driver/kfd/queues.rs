@@ -2,7 +2,7 @@
 
 use super::process::KfdProcess;
 use super::KfdError;
-use crate::gpu::cp::queue::{amd_queue, Queue, QueueKind};
+use crate::gpu::queue::{amd_queue, Queue, QueueKind};
 use proto::abi::kfd::{self, mmap_offset};
 use std::sync::Arc;
 

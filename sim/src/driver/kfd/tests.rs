@@ -1,18 +1,25 @@
 //! The KFD as libhsakmt drives it during `hsa_init` (contract §3), ioctl by
 //! ioctl, on payloads built the way the preload library builds them.
 
+use super::usage::DeviceUsage;
 use super::*;
-use crate::config::default_config;
-use crate::machine::Machine;
+use crate::config::{default_config, Device};
+use crate::gpu::engine::Engines;
 use bytemuck::Pod;
 use proto::abi::kfd::{self, alloc_flags, cmd};
 use proto::ioctl::{EBUSY, EINVAL, ENOMEM, ENOTTY};
 use std::sync::Arc;
 
-fn process() -> (Machine, Arc<KfdProcess>) {
-    let m = Machine::new(default_config());
-    let p = m.open_process(1234, UserptrMode::Direct).unwrap();
-    (m, p)
+/// A process on the default config's GPUs, alone on its engines (which stop with it).
+fn open(userptr: UserptrMode) -> Arc<KfdProcess> {
+    let gpus: Arc<[Device]> = default_config().gpus().to_vec().into();
+    let engines = Engines::new(gpus.len(), None);
+    let usage = Arc::new(DeviceUsage::new(gpus.iter().map(|g| g.local_mem_size), 1 << 30));
+    KfdProcess::open(1234, gpus, usage, 1 << 30, userptr, engines).unwrap()
+}
+
+fn process() -> Arc<KfdProcess> {
+    open(UserptrMode::Direct)
 }
 
 /// Runs an ioctl whose payload is `args` followed by `tail`; returns the
@@ -41,14 +48,14 @@ fn map(p: &KfdProcess, handle: u64, request: u32) -> Result<kfd::MapMemoryToGpuA
 
 #[test]
 fn version_is_1_14() {
-    let (_, p) = process();
+    let p = process();
     let (v, _) = call(&p, cmd::GET_VERSION, kfd::GetVersionArgs::default(), &[]).unwrap();
     assert_eq!((v.major_version, v.minor_version), (1, 14));
 }
 
 #[test]
 fn apertures_count_then_fill() {
-    let (_, p) = process();
+    let p = process();
     let (a, _) = call(&p, cmd::GET_PROCESS_APERTURES_NEW, kfd::GetProcessAperturesNewArgs::default(), &[]).unwrap();
     assert_eq!(a.num_of_nodes, 1);
     // libhsakmt passes the number of sysfs nodes (CPU + GPU = 2).
@@ -65,7 +72,7 @@ fn apertures_count_then_fill() {
 
 #[test]
 fn unknown_gpu_is_einval() {
-    let (_, p) = process();
+    let p = process();
     let e = call(&p, cmd::ACQUIRE_VM, kfd::AcquireVmArgs { drm_fd: 5, gpu_id: 1 }, &[]).unwrap_err();
     assert_eq!(e.errno(), EINVAL);
     call(&p, cmd::ACQUIRE_VM, kfd::AcquireVmArgs { drm_fd: 5, gpu_id: gpu_id(&p) }, &[]).unwrap();
@@ -75,7 +82,7 @@ fn unknown_gpu_is_einval() {
 
 #[test]
 fn vram_alloc_map_mmap_write_read_free() {
-    let (_, p) = process();
+    let p = process();
     let va = 0x7f00_0000_0000;
     let flags = alloc_flags::VRAM | alloc_flags::WRITABLE | alloc_flags::PUBLIC | alloc_flags::EXECUTABLE;
     let a = alloc(&p, va, 4 << 20, flags, 0).unwrap();
@@ -103,7 +110,7 @@ fn vram_alloc_map_mmap_write_read_free() {
 
 #[test]
 fn vram_is_bounded_by_the_config() {
-    let (_, p) = process();
+    let p = process();
     let too_big = p.gpus()[0].local_mem_size + 4096;
     let e = alloc(&p, 0x1000_0000, too_big, alloc_flags::VRAM, 0).unwrap_err();
     assert_eq!(e.errno(), ENOMEM);
@@ -115,7 +122,7 @@ fn vram_is_bounded_by_the_config() {
 
 #[test]
 fn userptr_maps_gpu_va_to_the_cpu_address() {
-    let (_, p) = process();
+    let p = process();
     let buf = vec![0u64; 1024];
     let cpu = buf.as_ptr() as u64 & !0xfff;
     let gpu_va = 0x5555_0000_0000;
@@ -131,8 +138,7 @@ fn lent_userptr_reaches_the_lenders_pages_and_outlives_vm_snapshots() {
     use crate::gpu::memory::{GpuMem, LentMemory, LentPiece};
     use rustix::fd::AsFd;
     use rustix::fs::{MemfdFlags, SealFlags};
-    let m = Machine::new(default_config());
-    let p = m.open_process(1234, UserptrMode::Lent).unwrap();
+    let p = open(UserptrMode::Lent);
     let fd = rustix::fs::memfd_create("lender", MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING).unwrap();
     rustix::fs::ftruncate(&fd, 0x2000).unwrap();
     rustix::fs::fcntl_add_seals(&fd, SealFlags::SHRINK).unwrap();
@@ -170,7 +176,7 @@ fn lent_userptr_reaches_the_lenders_pages_and_outlives_vm_snapshots() {
 
 #[test]
 fn doorbell_and_mmio_pages_map_through_the_kfd_fd() {
-    let (_, p) = process();
+    let p = process();
     let id = gpu_id(&p);
     let db = alloc(&p, 0x6000_0000, 0x2000, alloc_flags::DOORBELL | alloc_flags::WRITABLE, 0).unwrap();
     assert_eq!(db.mmap_offset, (3 << 62) | ((id as u64) << 46));
@@ -187,7 +193,7 @@ fn doorbell_and_mmio_pages_map_through_the_kfd_fd() {
 
 #[test]
 fn events_page_then_signal_event_then_wait() {
-    let (_, p) = process();
+    let p = process();
     let page = alloc(&p, 0x7000_0000, 0x8000, alloc_flags::GTT | alloc_flags::WRITABLE, 0).unwrap();
     let args = kfd::CreateEventArgs {
         event_page_offset: page.handle,
@@ -220,7 +226,7 @@ fn events_page_then_signal_event_then_wait() {
 
 #[test]
 fn clock_counters_with_and_without_a_gpu() {
-    let (_, p) = process();
+    let p = process();
     let args = kfd::GetClockCountersArgs { gpu_id: gpu_id(&p), ..Default::default() };
     let (c, _) = call(&p, cmd::GET_CLOCK_COUNTERS, args, &[]).unwrap();
     assert!(c.gpu_clock_counter > 0 && c.cpu_clock_counter > 0 && c.system_clock_counter > 0);
@@ -231,7 +237,7 @@ fn clock_counters_with_and_without_a_gpu() {
 
 #[test]
 fn xnack_query_and_set() {
-    let (_, p) = process();
+    let p = process();
     let (x, _) = call(&p, cmd::SET_XNACK_MODE, kfd::SetXnackModeArgs { xnack_enabled: -1 }, &[]).unwrap();
     assert_eq!(x.xnack_enabled, 0);
     call(&p, cmd::SET_XNACK_MODE, kfd::SetXnackModeArgs { xnack_enabled: 1 }, &[]).unwrap();
@@ -240,7 +246,7 @@ fn xnack_query_and_set() {
 
 #[test]
 fn tile_config_reports_gb_addr_config_and_caps_counts() {
-    let (_, p) = process();
+    let p = process();
     let args = kfd::GetTileConfigArgs {
         tile_config_ptr: 1,
         macro_tile_config_ptr: 2,
@@ -257,7 +263,7 @@ fn tile_config_reports_gb_addr_config_and_caps_counts() {
 
 #[test]
 fn scratch_and_trap_handler_are_recorded() {
-    let (_, p) = process();
+    let p = process();
     let id = gpu_id(&p);
     call(
         &p,
@@ -280,7 +286,7 @@ fn scratch_and_trap_handler_are_recorded() {
 
 #[test]
 fn unsupported_and_unknown_ioctls_fail_loudly() {
-    let (_, p) = process();
+    let p = process();
     let e = call(&p, cmd::DBG_TRAP, kfd::DbgTrapArgs { op: 7, ..Default::default() }, &[]).unwrap_err();
     assert_eq!(e.errno(), EINVAL);
     assert!(!e.is_unsupported_request(), "the debugger probe is expected to fail quietly");

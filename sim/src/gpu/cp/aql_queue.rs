@@ -3,13 +3,13 @@
 //! way ROCR expects them.
 
 use super::aql::{self, packet_type, vendor_format, Barrier, BarrierValue, Header, KernelDispatch, Pm4Ib};
-use super::engine::{DispatchError, DispatchExecutor, DispatchJob, Progress};
+use super::dispatch::{DispatchError, DispatchExecutor, DispatchJob};
 use super::pm4;
-use super::queue::{amd_queue, Queue};
 use super::signal;
 use crate::clock;
-use crate::driver::kfd::KfdProcess;
+use crate::gpu::context::Context;
 use crate::gpu::memory::{GpuFault, GpuMem};
+use crate::gpu::queue::{amd_queue, Progress, Queue};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -46,7 +46,7 @@ enum PacketOutcome {
 }
 
 /// Consumes what is ready in `q`.
-pub fn service(process: &Arc<KfdProcess>, q: &Queue, exec: &dyn DispatchExecutor) -> Progress {
+pub fn service(process: &Arc<dyn Context>, q: &Queue, exec: &dyn DispatchExecutor) -> Progress {
     let _busy = q.busy.lock().unwrap_or_else(|e| e.into_inner());
     let mut progress = Progress::Idle;
     for _ in 0..PACKETS_PER_VISIT {
@@ -60,7 +60,7 @@ pub fn service(process: &Arc<KfdProcess>, q: &Queue, exec: &dyn DispatchExecutor
             Ok(Some(false)) => return progress.max(Progress::Blocked),
             Ok(None) => break,
             Err(fault) => {
-                report_fault(process, q, fault);
+                report_fault(process.as_ref(), q, fault);
                 return Progress::Advanced;
             }
         }
@@ -71,7 +71,7 @@ pub fn service(process: &Arc<KfdProcess>, q: &Queue, exec: &dyn DispatchExecutor
 /// Consumes at most one packet. `Some(true)`: consumed; `Some(false)`:
 /// blocked on a dependency; `None`: nothing ready.
 fn step(
-    process: &Arc<KfdProcess>,
+    process: &Arc<dyn Context>,
     q: &Queue,
     mem: &GpuMem<'_>,
     exec: &dyn DispatchExecutor,
@@ -123,7 +123,7 @@ fn step(
         PacketOutcome::Blocked => Ok(Some(false)),
         PacketOutcome::Fault(f) => Err(f),
         PacketOutcome::Error { code, reason } => {
-            report_error(process, q, mem, code, &reason);
+            report_error(process.as_ref(), q, mem, code, &reason);
             Ok(Some(true))
         }
         PacketOutcome::Done { completion } => {
@@ -135,7 +135,7 @@ fn step(
             if profiling {
                 signal::write_timestamps(mem, completion, start, clock::gpu_ticks())?;
             }
-            signal::complete(mem, completion, process)?;
+            signal::complete(mem, completion, process.as_ref())?;
             Ok(Some(true))
         }
     }
@@ -198,7 +198,7 @@ fn vendor(mem: &GpuMem<'_>, raw: &[u8]) -> Result<PacketOutcome, GpuFault> {
 /// Stops the queue and tells ROCR through `queue_inactive_signal`, whose
 /// handler turns the code into an HSA status and the application's queue
 /// error callback.
-fn report_error(process: &KfdProcess, q: &Queue, mem: &GpuMem<'_>, code: i64, reason: &str) {
+fn report_error(process: &dyn Context, q: &Queue, mem: &GpuMem<'_>, code: i64, reason: &str) {
     tracing::error!("GPU queue {} of process {}: {reason}; the queue is stopped", q.id, process.pid());
     q.fail();
     let handle = mem.read::<u64>(q.amd_queue() + amd_queue::QUEUE_INACTIVE_SIGNAL).unwrap_or(0);
@@ -209,10 +209,10 @@ fn report_error(process: &KfdProcess, q: &Queue, mem: &GpuMem<'_>, code: i64, re
 
 /// A GPU page fault: the queue stops and the process receives the memory
 /// exception event (ROCR prints "Memory access fault by GPU …").
-fn report_fault(process: &KfdProcess, q: &Queue, fault: GpuFault) {
+fn report_fault(process: &dyn Context, q: &Queue, fault: GpuFault) {
     tracing::error!("GPU queue {} of process {}: {fault}; the queue is stopped", q.id, process.pid());
     q.fail();
-    process.report_gpu_fault(q.gpu, fault);
+    process.report_fault(q.gpu, fault);
 }
 
 #[cfg(test)]

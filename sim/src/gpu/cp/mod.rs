@@ -1,10 +1,8 @@
-//! The command processor: AQL queues, barrier and vendor packets, kernel
-//! dispatch hand-off, completion signals — and the engine threads that
-//! watch the queues of every process.
+//! The command processor: AQL queues, barrier and vendor packets, PM4 indirect buffers,
+//! kernel dispatch hand-off and completion signals.
 
 pub mod aql;
 pub mod aql_queue;
-pub mod engine;
+pub mod dispatch;
 pub mod pm4;
-pub mod queue;
 pub mod signal;

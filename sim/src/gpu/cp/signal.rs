@@ -3,7 +3,7 @@
 //! signal has an event mailbox, writes the event id there and raises the KFD
 //! event — which wakes ROCR threads blocked in WAIT_EVENTS.
 
-use crate::driver::kfd::KfdProcess;
+use crate::gpu::context::Context;
 use crate::gpu::memory::{GpuFault, GpuMem};
 use std::sync::atomic::Ordering;
 
@@ -23,19 +23,19 @@ pub fn value(mem: &GpuMem<'_>, handle: u64) -> Result<i64, GpuFault> {
 
 /// Raises the signal's interrupt, if it has one: event id into the mailbox,
 /// then the KFD event.
-fn notify(mem: &GpuMem<'_>, handle: u64, process: &KfdProcess) -> Result<(), GpuFault> {
+fn notify(mem: &GpuMem<'_>, handle: u64, process: &dyn Context) -> Result<(), GpuFault> {
     let mailbox: u64 = mem.read(handle + amd_signal::EVENT_MAILBOX_PTR)?;
     if mailbox != 0 {
         let event_id: u32 = mem.read(handle + amd_signal::EVENT_ID)?;
         mem.atomic_u64(mailbox, true)?.store(event_id as u64, Ordering::Release);
-        process.signal_event_from_gpu(event_id);
+        process.interrupt(event_id);
     }
     Ok(())
 }
 
 /// What the packet processor does when a packet with completion signal
 /// `handle` finishes (a zero handle means "no signal").
-pub fn complete(mem: &GpuMem<'_>, handle: u64, process: &KfdProcess) -> Result<(), GpuFault> {
+pub fn complete(mem: &GpuMem<'_>, handle: u64, process: &dyn Context) -> Result<(), GpuFault> {
     if handle == 0 {
         return Ok(());
     }
@@ -45,7 +45,7 @@ pub fn complete(mem: &GpuMem<'_>, handle: u64, process: &KfdProcess) -> Result<(
 
 /// Stores `value` into the signal and raises its interrupt (how the command
 /// processor reports a queue error through `queue_inactive_signal`).
-pub fn store_and_notify(mem: &GpuMem<'_>, handle: u64, value: i64, process: &KfdProcess) -> Result<(), GpuFault> {
+pub fn store_and_notify(mem: &GpuMem<'_>, handle: u64, value: i64, process: &dyn Context) -> Result<(), GpuFault> {
     if handle == 0 {
         return Ok(());
     }

@@ -11,13 +11,14 @@ use super::kd::{properties, KernelDescriptor};
 use super::memory::{WaveMem, PRIVATE_BUFFER_BASE};
 use super::workgroup::{self, GroupError, WaveFailure, WorkerState};
 use super::{ExecError, Wave, LANES};
-use crate::driver::kfd::KfdProcess;
+use crate::gpu::context::Context;
 use crate::gpu::cp::aql::KernelDispatch;
 use crate::gpu::cp::aql_queue::queue_error;
-use crate::gpu::cp::engine::{DispatchError, DispatchExecutor, DispatchJob, ThreadHook};
-use crate::gpu::cp::queue::amd_queue;
+use crate::gpu::cp::dispatch::{DispatchError, DispatchExecutor, DispatchJob};
 use crate::gpu::memory::GpuMem;
+use crate::gpu::queue::amd_queue;
 use crate::isa::Target;
+use crate::threads::ThreadHook;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -27,7 +28,7 @@ pub const MAX_WORKGROUP_SIZE: u64 = 1024;
 /// Everything about one dispatch that its waves need.
 pub struct DispatchInfo {
     pub target: Target,
-    pub process: Arc<KfdProcess>,
+    pub process: Arc<dyn Context>,
     pub gpu: usize,
     pub packet: KernelDispatch,
     pub packet_va: u64,
@@ -48,7 +49,7 @@ impl DispatchInfo {
     /// An interrupt from a wave (`s_sendmsg MSG_INTERRUPT`): the KFD event
     /// whose id is the message context.
     pub fn raise_interrupt(&self, context: u32) {
-        self.process.signal_event_from_gpu(context);
+        self.process.interrupt(context);
     }
 
     /// Number of workgroups.
@@ -58,7 +59,7 @@ impl DispatchInfo {
 
     /// Validates `packet` and reads its kernel descriptor.
     pub fn new(
-        process: &Arc<KfdProcess>,
+        process: &Arc<dyn Context>,
         gpu: usize,
         packet: &KernelDispatch,
         packet_va: u64,

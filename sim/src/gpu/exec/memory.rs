@@ -15,10 +15,10 @@ use bytemuck::Pod;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
-/// The apertures the KFD reports (GET_PROCESS_APERTURES): FLAT addresses in
-/// these 4 GiB windows reach LDS and private memory instead of the GPU VM.
-pub const SHARED_APERTURE_BASE: u64 = crate::driver::kfd::process::LDS_APERTURE_BASE;
-pub const PRIVATE_APERTURE_BASE: u64 = crate::driver::kfd::process::SCRATCH_APERTURE_BASE;
+/// The gfx9 flat apertures (the driver reports them in GET_PROCESS_APERTURES): FLAT
+/// addresses in these 4 GiB windows reach LDS and private memory instead of the GPU VM.
+pub const SHARED_APERTURE_BASE: u64 = 1 << 48;
+pub const PRIVATE_APERTURE_BASE: u64 = 2 << 48;
 const APERTURE_SIZE: u64 = 1 << 32;
 
 /// The base address written into the private segment buffer descriptor

@@ -11,11 +11,9 @@
 pub mod code;
 pub mod coverage;
 pub mod dispatch;
-pub mod gws;
 pub mod kd;
 pub mod memory;
 pub mod ops;
-pub mod testing;
 pub mod vector_modes;
 pub mod wave;
 pub mod workgroup;

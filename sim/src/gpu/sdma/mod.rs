@@ -8,10 +8,9 @@
 pub mod packet;
 
 use crate::clock;
-use crate::driver::kfd::KfdProcess;
-use crate::gpu::cp::engine::Progress;
-use crate::gpu::cp::queue::Queue;
+use crate::gpu::context::Context;
 use crate::gpu::memory::{GpuFault, GpuMem};
+use crate::gpu::queue::{Progress, Queue};
 use packet::{Packet, RectSide, SdmaError};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -35,7 +34,7 @@ enum StepError {
 }
 
 /// Consumes what is ready in SDMA queue `q`.
-pub fn service(process: &Arc<KfdProcess>, q: &Queue) -> Progress {
+pub fn service(process: &Arc<dyn Context>, q: &Queue) -> Progress {
     let _busy = q.busy.lock().unwrap_or_else(|e| e.into_inner());
     let mut progress = Progress::Idle;
     for _ in 0..PACKETS_PER_VISIT {
@@ -48,14 +47,14 @@ pub fn service(process: &Arc<KfdProcess>, q: &Queue) -> Progress {
         // translation of that VA.
         let vm = process.vm();
         let mem = GpuMem::new(&vm);
-        match step(process, q, &mem) {
+        match step(process.as_ref(), q, &mem) {
             Ok(Some(Outcome::Done)) => progress = Progress::Advanced,
             Ok(Some(Outcome::Blocked)) => return progress.max(Progress::Blocked),
             Ok(None) => break,
             Err(StepError::Fault(f)) => {
                 tracing::error!("SDMA queue {} of process {}: {f}; the queue is stopped", q.id, process.pid());
                 q.fail();
-                process.report_gpu_fault(q.gpu, f);
+                process.report_fault(q.gpu, f);
                 return Progress::Advanced;
             }
             Err(StepError::Packet(e)) => {
@@ -68,7 +67,7 @@ pub fn service(process: &Arc<KfdProcess>, q: &Queue) -> Progress {
     progress
 }
 
-fn step(process: &KfdProcess, q: &Queue, mem: &GpuMem<'_>) -> Result<Option<Outcome>, StepError> {
+fn step(process: &dyn Context, q: &Queue, mem: &GpuMem<'_>) -> Result<Option<Outcome>, StepError> {
     let wptr = mem.atomic_u64(q.write_ptr, false)?.load(Ordering::Acquire);
     let rptr_word = mem.atomic_u64(q.read_ptr, true)?;
     let rptr = rptr_word.load(Ordering::Acquire);
@@ -94,14 +93,14 @@ fn step(process: &KfdProcess, q: &Queue, mem: &GpuMem<'_>) -> Result<Option<Outc
     Ok(Some(Outcome::Done))
 }
 
-fn execute(process: &KfdProcess, mem: &GpuMem<'_>, p: Packet) -> Result<Outcome, StepError> {
+fn execute(process: &dyn Context, mem: &GpuMem<'_>, p: Packet) -> Result<Outcome, StepError> {
     tracing::trace!(pid = process.pid(), "SDMA {p:x?}");
     match p {
         Packet::Nop | Packet::Gcr => {}
         Packet::CopyLinear { src, dst, bytes } => mem.copy(dst, src, bytes)?,
         Packet::CopyRect { element_bytes, src, dst, extent } => copy_rect(mem, element_bytes, &src, &dst, extent)?,
         Packet::Fence { addr, data } => mem.write::<u32>(addr, data)?,
-        Packet::Trap { context } => process.signal_event_from_gpu(context),
+        Packet::Trap { context } => process.interrupt(context),
         Packet::Poll { memory: false, .. } => {}
         Packet::Poll { memory: true, addr, value, mask, func } => {
             let actual = mem.atomic_u32(addr, false)?.load(Ordering::Acquire);

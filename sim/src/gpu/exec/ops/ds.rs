@@ -6,7 +6,7 @@
 //! `st64` multiplies by 64 more). Accesses beyond the allocation read 0
 //! and are not written. The GDS has size zero (ROCm 5.2 never allocates
 //! one): GDS reads return 0, writes and atomics are dropped. `ds_gws_*` (global
-//! wave sync) are in [`super::gws`]; `ds_condxchg32_rtn_b64` is not implemented.
+//! wave sync) are in [`super::gws`] (the tables in [`crate::gpu::gws`]); `ds_condxchg32_rtn_b64` is not implemented.
 //!
 //! LDS float atomics follow the MODE register: f32 denormals are flushed
 //! unless MODE allows them.

@@ -35,7 +35,7 @@ fn first_lane_value(w: &Wave, inst: &Inst) -> Result<u32, ExecError> {
     Ok(w.vreg(inst.src[0], 0)?.get(lane).copied().unwrap_or(0))
 }
 
-fn table<'a>(ctx: &'a Ctx<'_>) -> &'a crate::gpu::exec::gws::GwsTable {
+fn table<'a>(ctx: &'a Ctx<'_>) -> &'a crate::gpu::gws::GwsTable {
     ctx.dispatch.process.gws(ctx.dispatch.gpu)
 }
 

@@ -117,7 +117,7 @@ fn setreg(w: &mut Wave, i: &Inst, _: &mut Ctx<'_>, value: u32) -> Result<Flow, E
 /// The whole hardware register `id` of wave `w`.
 pub fn read(w: &Wave, id: u8, ctx: &Ctx<'_>) -> u32 {
     let d = ctx.dispatch;
-    let trap = || d.process.device_settings(d.gpu).and_then(|s| s.trap_handler);
+    let trap = || d.process.trap_handler(d.gpu);
     match id {
         id::MODE => w.mode,
         id::TRAPSTS => w.trapsts,

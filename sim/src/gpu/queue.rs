@@ -184,6 +184,17 @@ impl QueueTable {
     }
 }
 
+/// What one visit of a queue achieved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Progress {
+    /// Nothing to do.
+    Idle,
+    /// Work is pending but waits on a dependency.
+    Blocked,
+    /// Something was consumed.
+    Advanced,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

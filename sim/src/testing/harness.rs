@@ -2,7 +2,7 @@
 //! private memory, and a way to run a few encoded instructions on them.
 //!
 //! ```
-//! use sim::gpu::exec::testing::Harness;
+//! use sim::testing::Harness;
 //! let mut h = Harness::new();
 //! h.wave.sgpr[0] = 5;
 //! // s_add_u32 s1, s0, 3 (assembled with llvm-mc-15 -mcpu=gfx90a)
@@ -11,17 +11,16 @@
 //! # Ok(()) };
 //! ```
 
-use super::code::CodeCache;
-use super::dispatch::DispatchInfo;
-use super::kd::KernelDescriptor;
-use super::memory::{PrivateMem, WaveMem};
-use super::{Ctx, ExecError, Flow, Wave};
-use crate::driver::kfd::{KfdProcess, UserptrMode};
+use super::context::TestContext;
+use crate::gpu::context::Context;
 use crate::gpu::cp::aql::KernelDispatch;
+use crate::gpu::exec::code::CodeCache;
+use crate::gpu::exec::dispatch::DispatchInfo;
+use crate::gpu::exec::kd::KernelDescriptor;
+use crate::gpu::exec::memory::{PrivateMem, WaveMem};
+use crate::gpu::exec::{ops, vector_modes, Ctx, ExecError, Flow, Wave};
 use crate::gpu::memory::GpuMem;
 use crate::isa::{decode, Inst, Target};
-use crate::machine::Machine;
-use proto::abi::kfd::alloc_flags;
 use std::sync::Arc;
 
 /// GPU VA of the harness's memory block.
@@ -36,8 +35,7 @@ pub struct Harness {
     pub private: PrivateMem,
     pub target: Target,
     info: DispatchInfo,
-    process: Arc<KfdProcess>,
-    _machine: Machine,
+    process: Arc<TestContext>,
 }
 
 impl Default for Harness {
@@ -55,14 +53,13 @@ impl Harness {
     }
 
     pub fn for_target(target: Target) -> Harness {
-        let machine = Machine::new(crate::config::default_config());
-        let process = machine.open_process(0, UserptrMode::Direct).expect("a KFD process");
-        let flags = alloc_flags::VRAM | alloc_flags::WRITABLE | alloc_flags::EXECUTABLE | alloc_flags::PUBLIC;
-        process.alloc_and_map(0, MEM_BASE, MEM_BYTES, flags).expect("harness memory");
+        let process = Arc::new(TestContext::new(&crate::config::default_config(), MEM_BYTES));
+        process.map(MEM_BASE, MEM_BYTES);
+        let context: Arc<dyn Context> = process.clone();
         let kd = KernelDescriptor::parse(&[0; 64]);
         let info = DispatchInfo {
             target,
-            process: process.clone(),
+            process: context,
             gpu: 0,
             packet: KernelDispatch::default(),
             packet_va: 0,
@@ -85,7 +82,6 @@ impl Harness {
             target,
             info,
             process,
-            _machine: machine,
         }
     }
 
@@ -109,15 +105,15 @@ impl Harness {
             }
             let at = self.wave.pc as usize / 4;
             let mut inst = decode(&words[at..], self.target)?;
-            let handler = super::ops::handler(inst.op);
-            if self.wave.mode & super::vector_modes::MODE_BITS != 0 {
-                match super::vector_modes::adjust(&self.wave, &inst) {
-                    super::vector_modes::Adjusted::AsIs => {}
-                    super::vector_modes::Adjusted::Skip => {
+            let handler = ops::handler(inst.op);
+            if self.wave.mode & vector_modes::MODE_BITS != 0 {
+                match vector_modes::adjust(&self.wave, &inst) {
+                    vector_modes::Adjusted::AsIs => {}
+                    vector_modes::Adjusted::Skip => {
                         self.wave.pc += inst.len as u64;
                         continue;
                     }
-                    super::vector_modes::Adjusted::Indexed(i) => inst = i,
+                    vector_modes::Adjusted::Indexed(i) => inst = i,
                 }
             }
             let mut ctx = Ctx { mem: &mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
@@ -160,86 +156,22 @@ impl Harness {
         u32::from_le_bytes(b)
     }
 
+    /// A wave as HIP code starts: round to nearest even, denormals kept (MODE 0x2f0).
+    pub fn with_hip_mode(target: Target) -> Harness {
+        let mut h = Harness::for_target(target);
+        h.wave.mode = 0x2f0;
+        h
+    }
+
+    /// The process the wave runs in (its interrupts and faults).
+    pub fn context(&self) -> &TestContext {
+        &self.process
+    }
+
     /// A decode cache for the harness's target (for tests of `code`).
     pub fn code_cache(&self) -> CodeCache {
         CodeCache::new(self.target)
     }
-}
-
-/// Compiles the OpenCL C file `src` with one of Debian's clangs (`clang-15`, `clang-19`)
-/// for `mcpu`, using compiler builtins only (`-nogpulib`), and returns the code object:
-/// how tests, benchmarks and examples get real compiled kernels without ROCm.
-///
-/// # Panics
-/// When the compiler is missing (`cargo xtask deps` installs it) or fails.
-pub fn compile_opencl(clang: &str, mcpu: &str, src: &std::path::Path) -> Vec<u8> {
-    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let out = std::env::temp_dir().join(format!("rocjitsu-{}-{n}.co", std::process::id()));
-    let status = std::process::Command::new(clang)
-        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-O2", "-nogpulib"])
-        .arg(format!("-mcpu={mcpu}"))
-        .arg("-o")
-        .arg(&out)
-        .arg(src)
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run {clang} (`cargo xtask deps` installs it): {e}"));
-    assert!(status.success(), "{clang} failed on {}", src.display());
-    let elf = std::fs::read(&out).expect("the compiled code object");
-    let _ = std::fs::remove_file(&out);
-    elf
-}
-
-/// The directory of Rust's `llvm-tools` component (`llc`, `llvm-objdump`) and of `rust-lld`:
-/// the only LLVM ≥ 20 (the first to know gfx950) that this project's registries provide.
-pub fn rust_llvm_bin() -> std::path::PathBuf {
-    let out = std::process::Command::new("rustc").args(["--print", "sysroot"]).output().expect("rustc --print sysroot");
-    let sysroot = String::from_utf8(out.stdout).expect("utf-8 sysroot");
-    let out = std::process::Command::new("rustc").arg("-vV").output().expect("rustc -vV");
-    let verbose = String::from_utf8(out.stdout).expect("utf-8 rustc -vV");
-    let host = verbose.lines().find_map(|l| l.strip_prefix("host: ")).expect("host triple");
-    std::path::Path::new(sysroot.trim()).join("lib/rustlib").join(host).join("bin")
-}
-
-/// Compiles LLVM IR for `mcpu` with llvm-tools' `llc` and links it with `rust-lld` into a code
-/// object: how tests get gfx950 kernels.
-///
-/// # Panics
-/// When llvm-tools is missing (`cargo xtask deps` adds it: `rustup component add llvm-tools`)
-/// or compilation fails.
-pub fn compile_llvm_ir(mcpu: &str, src: &std::path::Path) -> Vec<u8> {
-    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = std::env::temp_dir();
-    let (obj, co) = (
-        tmp.join(format!("rocjitsu-{}-{n}.o", std::process::id())),
-        tmp.join(format!("rocjitsu-{}-{n}.co", std::process::id())),
-    );
-    let bin = rust_llvm_bin();
-    let run = |cmd: &mut std::process::Command, what: &str| {
-        let status = cmd.status().unwrap_or_else(|e| panic!("cannot run {what} (`cargo xtask deps` installs it): {e}"));
-        assert!(status.success(), "{what} failed on {}", src.display());
-    };
-    run(
-        std::process::Command::new(bin.join("llc"))
-            .args(["-mtriple=amdgcn-amd-amdhsa", "-O2", "-filetype=obj", &format!("-mcpu={mcpu}"), "-o"])
-            .arg(&obj)
-            .arg(src),
-        "llc (rustup component add llvm-tools)",
-    );
-    run(
-        std::process::Command::new(bin.join("rust-lld")).args(["-flavor", "gnu", "-shared", "-o"]).arg(&co).arg(&obj),
-        "rust-lld",
-    );
-    let elf = std::fs::read(&co).expect("the linked code object");
-    let _ = std::fs::remove_file(&obj);
-    let _ = std::fs::remove_file(&co);
-    elf
-}
-
-/// A kernel argument segment made of 64-bit words (pointers, or scalars packed in pairs).
-pub fn kernargs(words: &[u64]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
 #[cfg(test)]

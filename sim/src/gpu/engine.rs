@@ -7,72 +7,14 @@
 //! sees microsecond latency), then sleeps with a growing timeout; any ioctl
 //! that implies pending work (CREATE_QUEUE, WAIT_EVENTS, …) wakes it at once.
 
-use super::aql::KernelDispatch;
-use super::queue::{Queue, QueueKind};
-use crate::driver::kfd::KfdProcess;
-use crate::gpu::memory::GpuFault;
+use super::context::Context;
+use super::cp::dispatch::{DispatchExecutor, NoExecutor};
+use super::queue::{Progress, Queue, QueueKind};
+use crate::threads::ThreadHook;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// What one visit of a queue achieved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Progress {
-    /// Nothing to do.
-    Idle,
-    /// Work is pending but waits on a dependency.
-    Blocked,
-    /// Something was consumed.
-    Advanced,
-}
-
-/// A kernel dispatch handed to the executor.
-pub struct DispatchJob<'a> {
-    pub process: &'a Arc<KfdProcess>,
-    pub gpu: usize,
-    pub queue_id: u32,
-    pub packet: KernelDispatch,
-    /// GPU VA of the packet (the dispatch pointer kernels may read).
-    pub packet_va: u64,
-}
-
-/// Why a dispatch did not complete.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DispatchError {
-    #[error(transparent)]
-    Fault(#[from] GpuFault),
-    /// The packet is malformed (`code` is ROCR's queue error code).
-    #[error("invalid dispatch: {reason}")]
-    Invalid { code: i64, reason: String },
-    /// An instruction the simulator cannot execute.
-    #[error("{what} at PC {pc:#x}")]
-    Illegal { pc: u64, what: String },
-    /// The process is going away.
-    #[error("aborted")]
-    Aborted,
-}
-
-/// Runs kernels. The ISA interpreter implements it; tests may supply others.
-pub trait DispatchExecutor: Send + Sync {
-    fn dispatch(&self, job: &DispatchJob<'_>) -> Result<(), DispatchError>;
-}
-
-/// Refuses every dispatch (until an executor is installed).
-pub struct NoExecutor;
-
-impl DispatchExecutor for NoExecutor {
-    fn dispatch(&self, job: &DispatchJob<'_>) -> Result<(), DispatchError> {
-        Err(DispatchError::Illegal {
-            pc: job.packet.kernel_object,
-            what: "kernel execution is not available in this build".to_string(),
-        })
-    }
-}
-
-/// Runs `f` at the start of every thread the simulator creates (the preload
-/// library marks its threads so their libc calls bypass its hooks).
-pub type ThreadHook = Arc<dyn Fn() + Send + Sync>;
 
 /// How long the engine keeps polling hot after the last activity.
 const SPIN_WINDOW: Duration = Duration::from_micros(500);
@@ -94,7 +36,7 @@ struct GpuEngine {
 /// The engines of all GPUs of a machine, and the processes they serve.
 pub struct Engines {
     gpus: Vec<GpuEngine>,
-    processes: Mutex<Vec<Weak<KfdProcess>>>,
+    processes: Mutex<Vec<Weak<dyn Context>>>,
     executor: Mutex<Arc<dyn DispatchExecutor>>,
     thread_hook: Option<ThreadHook>,
     shutdown: AtomicBool,
@@ -133,13 +75,13 @@ impl Engines {
     }
 
     /// Starts serving a process.
-    pub fn register(&self, p: &Arc<KfdProcess>) {
+    pub fn register(&self, p: &Arc<dyn Context>) {
         let mut list = self.processes.lock().unwrap_or_else(|e| e.into_inner());
         list.retain(|w| w.strong_count() > 0);
         list.push(Arc::downgrade(p));
     }
 
-    fn live_processes(&self) -> Vec<Arc<KfdProcess>> {
+    fn live_processes(&self) -> Vec<Arc<dyn Context>> {
         let list = self.processes.lock().unwrap_or_else(|e| e.into_inner());
         list.iter().filter_map(Weak::upgrade).collect()
     }
@@ -205,10 +147,10 @@ impl Engines {
     }
 }
 
-fn service_queue(p: &Arc<KfdProcess>, q: &Queue, exec: &dyn DispatchExecutor) -> Progress {
+fn service_queue(p: &Arc<dyn Context>, q: &Queue, exec: &dyn DispatchExecutor) -> Progress {
     match q.kind {
-        QueueKind::Aql => super::aql_queue::service(p, q, exec),
-        QueueKind::Sdma => crate::gpu::sdma::service(p, q),
+        QueueKind::Aql => super::cp::aql_queue::service(p, q, exec),
+        QueueKind::Sdma => super::sdma::service(p, q),
     }
 }
 

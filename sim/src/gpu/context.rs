@@ -1,0 +1,33 @@
+//! A process as the GPU sees it: one address space (a VMID's page tables), the queues its
+//! command processors serve, and what the hardware asks of the driver — an interrupt for an
+//! event, a page-fault report. The driver's process implements it, so the GPU layer never
+//! depends on the driver: arrows point down only.
+
+use super::gws::GwsTable;
+use super::memory::{GpuFault, GpuVm};
+use super::queue::Queue;
+use crate::config::Device;
+use std::sync::Arc;
+
+/// One process's context on the GPUs.
+pub trait Context: Send + Sync + std::fmt::Debug {
+    /// The process id (for log lines).
+    fn pid(&self) -> u32;
+    /// A snapshot of the GPU address space, for the accesses of one packet, copy or wave.
+    fn vm(&self) -> Arc<GpuVm>;
+    /// The GPUs of the machine, by index.
+    fn gpus(&self) -> &[Device];
+    /// The live queues of this process on GPU `gpu`.
+    fn queues_on(&self, gpu: usize) -> Vec<Arc<Queue>>;
+    /// Whether the process is going away (running dispatches stop early).
+    fn closing(&self) -> bool;
+    /// The global wave sync resources of GPU `gpu`.
+    fn gws(&self, gpu: usize) -> &GwsTable;
+    /// The trap handler (TBA, TMA) the runtime installed on GPU `gpu`, if any.
+    fn trap_handler(&self, gpu: usize) -> Option<(u64, u64)>;
+    /// The GPU raised the interrupt of event `event_id` (a signal's mailbox, an SDMA trap,
+    /// `s_sendmsg`): the driver signals the event.
+    fn interrupt(&self, event_id: u32);
+    /// A GPU page fault: the driver reports it to the process as the real one does.
+    fn report_fault(&self, gpu: usize, fault: GpuFault);
+}

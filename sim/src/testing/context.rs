@@ -1,0 +1,94 @@
+//! A process context for tests of the GPU layer, with no driver behind it: memory blocks
+//! mapped straight into a GPU address space, and a record of what the GPU asked of the
+//! driver (interrupts, faults) for tests to check.
+
+use crate::config::{Config, Device};
+use crate::gpu::context::Context;
+use crate::gpu::gws::GwsTable;
+use crate::gpu::memory::{Arena, GpuFault, GpuVm, VmRange};
+use crate::gpu::queue::Queue;
+use std::sync::{Arc, Mutex};
+
+/// A process of one test.
+#[derive(Debug)]
+pub struct TestContext {
+    gpus: Arc<[Device]>,
+    vm: Mutex<Arc<GpuVm>>,
+    memory: Arena,
+    gws: Box<[GwsTable]>,
+    interrupts: Mutex<Vec<u32>>,
+    faults: Mutex<Vec<(usize, GpuFault)>>,
+}
+
+impl TestContext {
+    /// A context on the GPUs of `config`, with room for `bytes` of mapped memory.
+    pub fn new(config: &Config, bytes: u64) -> TestContext {
+        let gpus: Arc<[Device]> = config.gpus().to_vec().into();
+        TestContext {
+            gws: gpus.iter().map(|_| GwsTable::default()).collect(),
+            gpus,
+            vm: Mutex::new(Arc::new(GpuVm::new())),
+            memory: Arena::new("rocjitsu-test-memory", bytes).expect("test memory"),
+            interrupts: Mutex::new(Vec::new()),
+            faults: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Maps `len` bytes of zeroed, writable memory at GPU VA `va`.
+    pub fn map(&self, va: u64, len: u64) {
+        let offset = self.memory.alloc(len, 4096).expect("room in the test memory");
+        let range = VmRange { start: va, len, host: self.memory.host_addr(offset), writable: true, handle: va };
+        let mut vm = self.vm.lock().unwrap_or_else(|e| e.into_inner());
+        let mut next = GpuVm::clone(&vm);
+        next.map(range).expect("a free GPU VA range");
+        *vm = Arc::new(next);
+    }
+
+    /// The event interrupts the GPU raised, in order.
+    pub fn interrupts(&self) -> Vec<u32> {
+        self.interrupts.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The page faults the GPU reported, in order.
+    pub fn faults(&self) -> Vec<(usize, GpuFault)> {
+        self.faults.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Context for TestContext {
+    fn pid(&self) -> u32 {
+        std::process::id()
+    }
+
+    fn vm(&self) -> Arc<GpuVm> {
+        self.vm.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn gpus(&self) -> &[Device] {
+        &self.gpus
+    }
+
+    fn queues_on(&self, _gpu: usize) -> Vec<Arc<Queue>> {
+        Vec::new()
+    }
+
+    fn closing(&self) -> bool {
+        false
+    }
+
+    fn gws(&self, gpu: usize) -> &GwsTable {
+        &self.gws[gpu]
+    }
+
+    fn trap_handler(&self, _gpu: usize) -> Option<(u64, u64)> {
+        None
+    }
+
+    fn interrupt(&self, event_id: u32) {
+        self.interrupts.lock().unwrap_or_else(|e| e.into_inner()).push(event_id);
+    }
+
+    fn report_fault(&self, gpu: usize, fault: GpuFault) {
+        self.faults.lock().unwrap_or_else(|e| e.into_inner()).push((gpu, fault));
+    }
+}
