@@ -129,9 +129,14 @@ pub struct Outcome {
 impl Outcome {
     /// Panics with everything the command printed unless it exited 0.
     pub fn assert_success(&self) -> &Self {
+        self.assert_success_of("command")
+    }
+
+    /// [`assert_success`](Self::assert_success), naming what ran in the message.
+    pub fn assert_success_of(&self, what: &str) -> &Self {
         assert!(
             self.status.success(),
-            "command failed with {}:\nstdout:\n{}\nstderr:\n{}",
+            "{what} failed with {}:\nstdout:\n{}\nstderr:\n{}",
             self.status,
             self.stdout,
             self.stderr

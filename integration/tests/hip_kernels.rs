@@ -42,13 +42,7 @@ fn expected(name: &str) -> &'static [&'static str] {
 
 fn check(stack: Stack, name: &str, how: &str, o: &Outcome) {
     let how = format!("{how}, {}", stack.name());
-    assert!(
-        o.status.success(),
-        "{name} ({how}) failed with {}:\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        o.stdout,
-        o.stderr
-    );
+    o.assert_success_of(&format!("{name} ({how})"));
     assert!(!o.stdout.contains("FAIL"), "{name} ({how}) reported a failure:\n{}\n{}", o.stdout, o.stderr);
     for pass in expected(name) {
         assert!(

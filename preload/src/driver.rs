@@ -48,7 +48,7 @@ pub struct MmapArgs {
 }
 
 /// One KFD process (what an open of `/dev/kfd` creates).
-pub trait KfdSession: Send + Sync {
+pub trait OpenKfd: Send + Sync {
     /// Runs a KFD ioctl. `args` is the caller's argument struct as read from
     /// `args_addr`; the arrays it points at are read and written through
     /// `mem`. On return `args` holds what to copy back to the caller — even
@@ -73,8 +73,8 @@ pub trait KfdSession: Send + Sync {
 /// The simulated machine, as the hooks need it.
 pub trait Driver: Send + Sync {
     /// A new KFD process for this application process.
-    fn open_kfd(&self) -> Result<Arc<dyn KfdSession>, Errno>;
-    /// An ioctl on render node `minor` (arguments as for [`KfdSession::ioctl`]).
+    fn open_kfd(&self) -> Result<Arc<dyn OpenKfd>, Errno>;
+    /// An ioctl on render node `minor` (arguments as for [`OpenKfd::ioctl`]).
     fn drm_ioctl(
         &self,
         minor: u32,
@@ -98,7 +98,7 @@ impl LocalDriver {
     }
 }
 
-struct LocalSession {
+struct LocalKfd {
     machine: Arc<Machine>,
     process: Arc<KfdProcess>,
 }
@@ -121,7 +121,7 @@ pub fn run_inline(
     result
 }
 
-impl KfdSession for LocalSession {
+impl OpenKfd for LocalKfd {
     fn ioctl(&self, cmd: u32, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory) -> Result<(), Errno> {
         run_inline(cmd, args, args_addr, mem, |payload| {
             self.machine.service().ioctl(Some(&self.process), DeviceFile::Kfd, cmd, payload, &[])
@@ -143,12 +143,12 @@ impl KfdSession for LocalSession {
 }
 
 impl Driver for LocalDriver {
-    fn open_kfd(&self) -> Result<Arc<dyn KfdSession>, Errno> {
+    fn open_kfd(&self) -> Result<Arc<dyn OpenKfd>, Errno> {
         let process = self.machine.service().open_process(std::process::id(), UserptrMode::Direct).map_err(|e| {
             tracing::error!("cannot create the simulated KFD process: {e}");
             e.errno()
         })?;
-        Ok(Arc::new(LocalSession { machine: self.machine.clone(), process }))
+        Ok(Arc::new(LocalKfd { machine: self.machine.clone(), process }))
     }
 
     fn drm_ioctl(

@@ -23,7 +23,7 @@ pub fn build_state(inherited: HashSet<RawFd>) -> Result<State, Errno> {
         libc::ENODEV
     })?;
     tracing::debug!("simulated sysfs tree at {}", root.display());
-    // Simulator threads (GPU engines, workers) bypass our hooks for good.
+    // Simulator threads (GPU scheduler, workers) bypass our hooks for good.
     let hook: sim::threads::ThreadHook = std::sync::Arc::new(crate::guard::enter_forever);
     let machine = Machine::with_thread_hook(config, Some(hook));
     Ok(State::new(root, Box::new(LocalDriver::new(machine)), inherited))

@@ -17,7 +17,7 @@ pub enum DeviceNode {
 
 /// What a path resolves to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum Redirect {
     Device(DeviceNode),
     /// A path relative to the tree root.
     Tree(String),
@@ -40,7 +40,7 @@ const SYS_DEV_CHAR_DRM: &str = "/sys/dev/char/226:";
 
 /// Classifies a path as the application passed it. Relative paths are never
 /// ours (nothing in the ROCm stack opens these relative to the cwd).
-pub fn classify(raw: &[u8]) -> Option<Target> {
+pub fn classify(raw: &[u8]) -> Option<Redirect> {
     if raw.first() != Some(&b'/') {
         return None;
     }
@@ -51,27 +51,27 @@ pub fn classify(raw: &[u8]) -> Option<Target> {
     let path = normalize(std::str::from_utf8(raw).ok()?);
     let path = path.as_str();
     if path == "/dev/kfd" {
-        return Some(Target::Device(DeviceNode::Kfd));
+        return Some(Redirect::Device(DeviceNode::Kfd));
     }
     if let Some(n) = path.strip_prefix("/dev/dri/renderD") {
-        return parse_minor(n).map(|m| Target::Device(DeviceNode::Render(m)));
+        return parse_minor(n).map(|m| Redirect::Device(DeviceNode::Render(m)));
     }
     for (exact, dir) in TREE_EXACT {
         if path == *exact {
-            return Some(Target::Tree((*dir).to_string()));
+            return Some(Redirect::Tree((*dir).to_string()));
         }
     }
     for (prefix, dir) in TREE_PREFIXES {
         if let Some(rest) = path.strip_prefix(prefix) {
             if rest.is_empty() || rest.starts_with('/') {
-                return Some(Target::Tree(format!("{dir}{rest}")));
+                return Some(Redirect::Tree(format!("{dir}{rest}")));
             }
         }
     }
     if let Some(rest) = path.strip_prefix(SYS_DEV_CHAR_DRM) {
         let (minor, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         let minor = parse_minor(minor)?;
-        return Some(Target::Tree(format!("drm/226:{minor}{tail}")));
+        return Some(Redirect::Tree(format!("drm/226:{minor}{tail}")));
     }
     None
 }
@@ -113,15 +113,15 @@ fn normalize(path: &str) -> String {
 mod tests {
     use super::*;
 
-    fn tree(p: &str) -> Option<Target> {
-        Some(Target::Tree(p.to_string()))
+    fn tree(p: &str) -> Option<Redirect> {
+        Some(Redirect::Tree(p.to_string()))
     }
 
     #[test]
     fn device_nodes() {
-        assert_eq!(classify(b"/dev/kfd"), Some(Target::Device(DeviceNode::Kfd)));
-        assert_eq!(classify(b"/dev/dri/renderD128"), Some(Target::Device(DeviceNode::Render(128))));
-        assert_eq!(classify(b"/dev/dri/renderD129"), Some(Target::Device(DeviceNode::Render(129))));
+        assert_eq!(classify(b"/dev/kfd"), Some(Redirect::Device(DeviceNode::Kfd)));
+        assert_eq!(classify(b"/dev/dri/renderD128"), Some(Redirect::Device(DeviceNode::Render(128))));
+        assert_eq!(classify(b"/dev/dri/renderD129"), Some(Redirect::Device(DeviceNode::Render(129))));
         assert_eq!(classify(b"/dev/dri/renderD127"), None);
         assert_eq!(classify(b"/dev/dri/renderD12x"), None);
         assert_eq!(classify(b"/dev/kfdx"), None);

@@ -15,7 +15,7 @@
 //! - A lost daemon or a broken stream fails every later call with an error
 //!   (the RPC client is poisoned); nothing waits forever on a dead peer.
 
-use crate::driver::{Driver, Errno, KfdSession, MapFd, MapSource, MmapArgs};
+use crate::driver::{Driver, Errno, MapFd, MapSource, MmapArgs, OpenKfd};
 use crate::usershare::{page_range, UserShare};
 use proto::abi::kfd::{self, alloc_flags, cmd};
 use proto::framing::std_io::UnixTransport;
@@ -142,9 +142,9 @@ impl RemoteDriver {
 }
 
 impl Driver for RemoteDriver {
-    fn open_kfd(&self) -> Result<Arc<dyn KfdSession>, Errno> {
+    fn open_kfd(&self) -> Result<Arc<dyn OpenKfd>, Errno> {
         self.inner.with_conn(|_| Ok(()))?;
-        Ok(Arc::new(RemoteSession { inner: self.inner.clone() }))
+        Ok(Arc::new(RemoteKfd { inner: self.inner.clone() }))
     }
 
     fn drm_ioctl(
@@ -170,7 +170,7 @@ impl Driver for RemoteDriver {
     }
 }
 
-struct RemoteSession {
+struct RemoteKfd {
     inner: Arc<Inner>,
 }
 
@@ -179,7 +179,7 @@ thread_local! {
     static WAIT: RefCell<Option<(u64, Client)>> = const { RefCell::new(None) };
 }
 
-impl RemoteSession {
+impl RemoteKfd {
     /// A blocking WAIT_EVENTS, on this thread's own wait connection.
     fn wait_events(&self, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory) -> Result<(), Errno> {
         let (session, token) = self.inner.with_conn(|c| Ok((c.handshake().session_id, c.handshake().attach_token)))?;
@@ -208,7 +208,7 @@ impl RemoteSession {
     }
 }
 
-impl KfdSession for RemoteSession {
+impl OpenKfd for RemoteKfd {
     fn ioctl(&self, request: u32, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory) -> Result<(), Errno> {
         if proto::ioctl::blocks(request, args) {
             return self.wait_events(args, args_addr, mem);
@@ -282,7 +282,7 @@ impl KfdSession for RemoteSession {
     }
 }
 
-impl RemoteSession {
+impl RemoteKfd {
     /// ALLOC_MEMORY_OF_GPU of USERPTR memory: lends the daemon the pages of
     /// the registered range along with the request.
     fn register_user_memory(

@@ -5,7 +5,7 @@
 //! libnuma's constructor calls `fopen` before ours would run), and recreated
 //! in a forked child, where the parent's KFD process is not ours to use.
 
-use crate::driver::{Driver, Errno, KfdSession};
+use crate::driver::{Driver, Errno, OpenKfd};
 use crate::paths::DeviceNode;
 use crate::real;
 use std::collections::{HashMap, HashSet};
@@ -22,12 +22,12 @@ pub const DRM_MAJOR: u32 = proto::abi::drm::DRM_MAJOR;
 /// One open of `/dev/kfd` and every dup of it. When the last fd referring to
 /// it closes, the KFD process ends.
 pub struct KfdHandle {
-    pub session: Arc<dyn KfdSession>,
+    pub kfd: Arc<dyn OpenKfd>,
 }
 
 impl Drop for KfdHandle {
     fn drop(&mut self) {
-        self.session.close();
+        self.kfd.close();
     }
 }
 
@@ -139,7 +139,7 @@ impl State {
     /// Whether `fd` belongs to the driver (a memory file the application
     /// must not close).
     pub fn owns_internal_fd(&self, fd: RawFd) -> bool {
-        self.current_kfd().is_some_and(|k| k.session.owns_fd(fd))
+        self.current_kfd().is_some_and(|k| k.kfd.owns_fd(fd))
     }
 
     /// Opens a device node: a new fake fd.
@@ -152,7 +152,7 @@ impl State {
                 let handle = match slot.upgrade() {
                     Some(h) => h,
                     None => {
-                        let h = Arc::new(KfdHandle { session: self.driver.open_kfd()? });
+                        let h = Arc::new(KfdHandle { kfd: self.driver.open_kfd()? });
                         *slot = Arc::downgrade(&h);
                         h
                     }

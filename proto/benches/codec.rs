@@ -6,7 +6,7 @@
 //! - `alloc_reply`: the daemon builds an ALLOC_MEMORY_OF_GPU reply carrying a
 //!   memfd description, the client parses it and applies it to the caller's
 //!   struct.
-//! - `exchange/*`: a whole request/reply cycle through both session state
+//! - `exchange/*`: a whole request/reply cycle through both sequence state
 //!   machines (what one daemon-mode ioctl costs on top of the socket).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -18,7 +18,7 @@ use proto::payload::{
     encode_ioctl_reply, fd_access, FdDesc, FdKind, HandshakeReply, HandshakeRequest, IoctlContext, Role,
     PROTOCOL_VERSION,
 };
-use proto::session::{ClientSession, ServerSession};
+use proto::sequence::{ClientSequence, ServerSequence};
 
 /// Caller memory as one flat buffer starting at `base`.
 struct FlatMemory {
@@ -59,9 +59,9 @@ fn wait_args(n: u32) -> (Vec<u8>, FlatMemory) {
     (bytemuck::bytes_of(&args).to_vec(), mem)
 }
 
-fn connected() -> (ClientSession, ServerSession) {
-    let mut c = ClientSession::new();
-    let mut s = ServerSession::new();
+fn connected() -> (ClientSequence, ServerSequence) {
+    let mut c = ClientSequence::new();
+    let mut s = ServerSequence::new();
     let mut f = Vec::new();
     c.encode_request(&Request::Handshake(HandshakeRequest::new(1, Role::Process)), &mut f).unwrap();
     let (p, _) = s.accept(&f, 0).unwrap();

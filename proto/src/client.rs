@@ -12,7 +12,7 @@
 //! anything is sent (an ioctl the codec refuses, a fault reading the
 //! caller's arrays) do not poison it.
 
-use crate::error::{MessageError, RpcError, SessionError};
+use crate::error::{MessageError, RpcError, SequenceError};
 use crate::header::Opcode;
 use crate::ioctl::UserMemory;
 use crate::message::{Reply, Request};
@@ -20,7 +20,7 @@ use crate::payload::{
     AttachWaitRequest, DeviceFile, FdDesc, HandshakeReply, HandshakeRequest, MmapRequest, MunmapRequest, Role,
     StatusReply,
 };
-use crate::session::{ClientSession, Response};
+use crate::sequence::{ClientSequence, Response};
 use crate::transport::Transport;
 
 /// Descriptors received with a reply, each with its description.
@@ -39,7 +39,7 @@ pub struct Outcome<H> {
 #[derive(Debug)]
 pub struct RpcClient<T: Transport> {
     transport: T,
-    session: ClientSession,
+    sequence: ClientSequence,
     handshake: HandshakeReply,
     send_buf: Vec<u8>,
     recv_buf: Vec<u8>,
@@ -76,7 +76,7 @@ impl<T: Transport> RpcClient<T> {
     fn open(transport: T, client_pid: u32, role: Role) -> Result<Self, RpcError> {
         let mut client = Self {
             transport,
-            session: ClientSession::new(),
+            sequence: ClientSequence::new(),
             handshake: HandshakeReply {
                 version: 0,
                 session_id: 0,
@@ -119,13 +119,13 @@ impl<T: Transport> RpcClient<T> {
             return Err(RpcError::Poisoned);
         }
         self.send_buf.clear();
-        self.session.encode_request(request, &mut self.send_buf)?;
+        self.sequence.encode_request(request, &mut self.send_buf)?;
         self.exchange()
     }
 
     fn call_without_fds(&mut self, request: &Request) -> Result<Response, RpcError> {
         // Only MMAP and IOCTL replies have an fd trailer; for the others the
-        // session already refused any descriptor.
+        // sequence already refused any descriptor.
         let (response, _fds) = self.call(request)?;
         Ok(response)
     }
@@ -148,7 +148,7 @@ impl<T: Transport> RpcClient<T> {
         self.transport.send_with_handles(&self.send_buf, handles)?;
         let mut handles = Vec::new();
         self.transport.recv_with_handles(&mut self.recv_buf, &mut handles)?;
-        let response = self.session.decode_reply(&self.recv_buf, handles.len())?;
+        let response = self.sequence.decode_reply(&self.recv_buf, handles.len())?;
         let fds = response.reply.fds().iter().copied().zip(handles).collect();
         Ok((response, fds))
     }
@@ -198,9 +198,9 @@ impl<T: Transport> RpcClient<T> {
         }
         self.send_buf.clear();
         let descs: Vec<FdDesc> = memory.iter().map(|(d, _)| *d).collect();
-        self.session.encode_ioctl(cmd, device, args, args_addr, mem, &descs, &mut self.send_buf).map_err(
+        self.sequence.encode_ioctl(cmd, device, args, args_addr, mem, &descs, &mut self.send_buf).map_err(
             |e| match e {
-                SessionError::Message(MessageError::Ioctl(i)) => RpcError::Ioctl(i),
+                SequenceError::Message(MessageError::Ioctl(i)) => RpcError::Ioctl(i),
                 other => RpcError::Session(other),
             },
         )?;
@@ -208,7 +208,7 @@ impl<T: Transport> RpcClient<T> {
         let (response, fds) = self.exchange_with(&handles)?;
         let Reply::Ioctl(reply) = &response.reply else {
             self.poisoned = true;
-            return Err(SessionError::OpcodeMismatch { expected: Opcode::Ioctl, got: response.reply.opcode() }.into());
+            return Err(SequenceError::OpcodeMismatch { expected: Opcode::Ioctl, got: response.reply.opcode() }.into());
         };
         if !reply.payload.is_empty() {
             crate::ioctl::decode_reply(cmd, args, args_addr, &reply.payload, mem)?;

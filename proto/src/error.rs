@@ -3,7 +3,7 @@
 //! - [`FrameError`]: the 16-byte header (reserved field, opcode, frame size).
 //! - [`MessageError`]: one payload against the rules of its opcode (exact
 //!   sizes, counts, versions, the fd trailer), wrapping [`IoctlError`].
-//! - [`SessionError`]: the order of messages on a connection (handshake first
+//! - [`SequenceError`]: the order of messages on a connection (handshake first
 //!   and once, roles, request-id and opcode echo).
 //! - [`TransportError`]: moving frames and descriptors over a socket.
 //! - [`RpcError`]: what the synchronous client returns; everything above.
@@ -113,7 +113,7 @@ impl MessageError {
 
 /// A message that is valid on its own but not here and now.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum SessionError {
+pub enum SequenceError {
     #[error(transparent)]
     Frame(#[from] FrameError),
     #[error(transparent)]
@@ -148,12 +148,12 @@ fn ioctl_suffix(cmd: Option<u32>) -> String {
     cmd.map(|c| format!(" {}", crate::ioctl::name_of(c))).unwrap_or_default()
 }
 
-impl SessionError {
+impl SequenceError {
     /// The errno a caller sees for this failure.
     pub fn errno(&self) -> i32 {
         match self {
-            SessionError::Message(m) => m.errno(),
-            SessionError::Rejected(body) => body.errno(),
+            SequenceError::Message(m) => m.errno(),
+            SequenceError::Rejected(body) => body.errno(),
             _ => EPROTO,
         }
     }
@@ -195,7 +195,7 @@ pub enum RpcError {
     #[error(transparent)]
     Transport(#[from] TransportError),
     #[error(transparent)]
-    Session(#[from] SessionError),
+    Session(#[from] SequenceError),
     #[error(transparent)]
     Ioctl(#[from] IoctlError),
     #[error("daemon refused {opcode} with errno {errno}")]
@@ -223,10 +223,10 @@ mod tests {
 
     #[test]
     fn messages_name_the_values() {
-        let e = SessionError::from(MessageError::VersionMismatch { client: 2, daemon: 1 });
+        let e = SequenceError::from(MessageError::VersionMismatch { client: 2, daemon: 1 });
         assert_eq!(e.to_string(), "protocol version mismatch: client speaks 2, daemon speaks 1");
         assert_eq!(e.errno(), EPROTONOSUPPORT);
-        let e = SessionError::NotAllowed {
+        let e = SequenceError::NotAllowed {
             opcode: Opcode::Ioctl,
             ioctl: Some(crate::abi::kfd::cmd::CREATE_QUEUE),
             state: "wait",

@@ -11,7 +11,7 @@ use crate::payload::{
     AttachWaitRequest, HandshakeReply, HandshakeRequest, MmapReply, MmapRequest, MunmapRequest, ProtocolErrorBody,
     Role, StatusReply, PROTOCOL_VERSION,
 };
-use crate::session::{ClientSession, ServerSession};
+use crate::sequence::{ClientSequence, ServerSequence};
 
 /// One fuzz input: the first byte picks the daemon parser, the client parser
 /// or the ioctl codec; the rest is the input.
@@ -35,9 +35,9 @@ fn role_of(bits: u8) -> Role {
 }
 
 /// A handshaken (and, for waiters, attached) client/server pair.
-fn connected(role: Role) -> (ClientSession, ServerSession) {
-    let mut client = ClientSession::new();
-    let mut server = ServerSession::new();
+fn connected(role: Role) -> (ClientSequence, ServerSequence) {
+    let mut client = ClientSequence::new();
+    let mut server = ServerSequence::new();
     let mut steps = vec![(
         Request::Handshake(HandshakeRequest::new(1, role)),
         Reply::Handshake(HandshakeReply {
@@ -62,14 +62,14 @@ fn connected(role: Role) -> (ClientSession, ServerSession) {
     (client, server)
 }
 
-/// The daemon's side: `data[0]` chooses whether the session starts fresh or
+/// The daemon's side: `data[0]` chooses whether the sequence starts fresh or
 /// already handshaken (and as which role) and how many descriptors each
 /// frame claims to bring; the rest is a byte stream of frames.
 pub fn daemon_parse(data: &[u8]) {
     let Some((&mode, mut stream)) = data.split_first() else {
         return;
     };
-    let mut server = if mode & 1 == 0 { ServerSession::new() } else { connected(role_of(mode >> 1)).1 };
+    let mut server = if mode & 1 == 0 { ServerSequence::new() } else { connected(role_of(mode >> 1)).1 };
     let fds = usize::from(mode >> 6);
     loop {
         let frame = match complete_frame_len(stream) {
@@ -79,7 +79,7 @@ pub fn daemon_parse(data: &[u8]) {
                 frame
             }
             // A transport never hands over a partial or oversized frame, but
-            // the session must survive one all the same.
+            // the sequence must survive one all the same.
             Ok(None) | Err(_) => {
                 let _ = server.accept(stream, fds);
                 return;
@@ -119,7 +119,7 @@ pub fn daemon_parse(data: &[u8]) {
 }
 
 /// A successful reply to a non-IOCTL request.
-fn success_reply(pending: &crate::session::Pending) -> Reply {
+fn success_reply(pending: &crate::sequence::Pending) -> Reply {
     match pending.opcode {
         Opcode::Handshake => Reply::Handshake(HandshakeReply {
             version: PROTOCOL_VERSION,
@@ -172,7 +172,7 @@ pub fn client_parse(data: &[u8]) {
         return;
     };
     let (mut client, _) = match kind % 8 {
-        0 => (ClientSession::new(), ServerSession::new()),
+        0 => (ClientSequence::new(), ServerSequence::new()),
         k => connected(role_of(k)),
     };
     let mut frame = Vec::new();
@@ -207,12 +207,12 @@ pub fn client_parse(data: &[u8]) {
                 if !reply.payload.is_empty() {
                     let mut args = vec![0u8; args_len];
                     ioctl::decode_reply(cmd, &mut args, 0x1000, &reply.payload, &PatternMemory)
-                        .expect("a reply the session accepted applies");
+                        .expect("a reply the sequence accepted applies");
                 }
             }
         }
         Err(_) => {
-            // The session is now failed: nothing more may be sent.
+            // The sequence is now failed: nothing more may be sent.
             assert!(client.encode_request(&Request::Status, &mut Vec::new()).is_err());
         }
     }

@@ -9,8 +9,8 @@
 //! - [`payload`]: the typed payload of each opcode, with exact sizes, and the
 //!   fd trailer that says which memory each passed descriptor is.
 //! - [`message`]: requests and replies as whole messages.
-//! - [`session`]: the per-connection state machines ([`ServerSession`],
-//!   [`ClientSession`]): handshake first and once, roles, request-id echo.
+//! - [`sequence`]: the per-connection state machines ([`ServerSequence`],
+//!   [`ClientSequence`]): handshake first and once, roles, request-id echo.
 //! - [`error`]: one error enum per layer, each mapping to an errno.
 //! - [`transport`]: the [`Transport`] trait the RPC layer is written against.
 //! - [`client`]: the synchronous [`RpcClient`] the preload library uses.
@@ -34,14 +34,14 @@ pub mod header;
 pub mod ioctl;
 pub mod message;
 pub mod payload;
-pub mod session;
+pub mod sequence;
 pub mod transport;
 mod wire;
 
 pub use client::{Outcome, RpcClient};
-pub use error::{FrameError, MessageError, RpcError, SessionError, TransportError};
+pub use error::{FrameError, MessageError, RpcError, SequenceError, TransportError};
 pub use header::{Header, Opcode};
 pub use message::{Reply, Request};
 pub use payload::{FdDesc, FdKind, Role, MAX_FDS, PROTOCOL_VERSION};
-pub use session::{ClientSession, Pending, Response, ServerSession};
+pub use sequence::{ClientSequence, Pending, Response, ServerSequence};
 pub use transport::Transport;

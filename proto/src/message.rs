@@ -95,7 +95,7 @@ impl Request {
 }
 
 /// A reply, daemon to client. The header's `result` travels beside it
-/// (see [`crate::session::Response`]).
+/// (see [`crate::sequence::Response`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reply {
     Handshake(HandshakeReply),

@@ -12,7 +12,7 @@ use proto::header::{Header, Opcode, HEADER_LEN, MAX_PAYLOAD_BYTES};
 use proto::ioctl::{BadAddress, UserMemory};
 use proto::message::{Reply, Request};
 use proto::payload::{fd_access, FdDesc, FdKind, HandshakeReply, MmapReply, MmapRequest, PROTOCOL_VERSION};
-use proto::session::ServerSession;
+use proto::sequence::ServerSequence;
 use proto::transport::Transport;
 use proto::RpcClient;
 use rustix::fs::{ftruncate, memfd_create, MemfdFlags};
@@ -236,7 +236,7 @@ const BO_OFFSET: u64 = PAGE as u64;
 fn serve_std(mut t: UnixTransport, memfd: OwnedFd, marker: &'static [u8]) -> Vec<u8> {
     let daemon_view = Mapping::new(memfd.as_fd(), 0, 2 * PAGE);
     daemon_view.write(PAGE, marker);
-    let mut session = ServerSession::new();
+    let mut sequence = ServerSequence::new();
     let mut frame = Vec::new();
     let mut out = Vec::new();
     let desc = FdDesc {
@@ -250,11 +250,11 @@ fn serve_std(mut t: UnixTransport, memfd: OwnedFd, marker: &'static [u8]) -> Vec
         if t.recv_with_handles(&mut frame, &mut fds).is_err() {
             break;
         }
-        let (pending, request) = session.accept(&frame, fds.len()).unwrap();
+        let (pending, request) = sequence.accept(&frame, fds.len()).unwrap();
         out.clear();
         match request {
             Request::Handshake(_) => {
-                session.encode_reply(pending, 0, &Reply::Handshake(handshake_reply()), &mut out).unwrap();
+                sequence.encode_reply(pending, 0, &Reply::Handshake(handshake_reply()), &mut out).unwrap();
                 t.send(&out).unwrap();
             }
             Request::Ioctl(mut ioctl) => {
@@ -264,16 +264,16 @@ fn serve_std(mut t: UnixTransport, memfd: OwnedFd, marker: &'static [u8]) -> Vec
                 a.handle = 0x77;
                 a.mmap_offset = 0x1_0000_0000;
                 view.set(&a);
-                session.encode_ioctl_reply(pending, 0, &ioctl.payload, &[desc], &mut out).unwrap();
+                sequence.encode_ioctl_reply(pending, 0, &ioctl.payload, &[desc], &mut out).unwrap();
                 t.send_with_handles(&out, &[memfd.as_fd()]).unwrap();
             }
             Request::Mmap(_) => {
                 let reply = Reply::Mmap(MmapReply { fds: vec![desc] });
-                session.encode_reply(pending, 0, &reply, &mut out).unwrap();
+                sequence.encode_reply(pending, 0, &reply, &mut out).unwrap();
                 t.send_with_handles(&out, &[memfd.as_fd()]).unwrap();
             }
             Request::Close => {
-                session.encode_reply(pending, 0, &Reply::Close, &mut out).unwrap();
+                sequence.encode_reply(pending, 0, &Reply::Close, &mut out).unwrap();
                 t.send(&out).unwrap();
                 break;
             }
@@ -347,15 +347,15 @@ fn a_poisoned_client_refuses_further_calls() {
         let mut frame = Vec::new();
         daemon_t.recv(&mut frame).unwrap();
         // Answer with a wrong request id.
-        let mut session = ServerSession::new();
-        let (pending, _) = session.accept(&frame, 0).unwrap();
+        let mut sequence = ServerSequence::new();
+        let (pending, _) = sequence.accept(&frame, 0).unwrap();
         let mut out = Vec::new();
-        session.encode_reply(pending, 0, &Reply::Handshake(handshake_reply()), &mut out).unwrap();
+        sequence.encode_reply(pending, 0, &Reply::Handshake(handshake_reply()), &mut out).unwrap();
         out[4] ^= 0xff;
         daemon_t.send(&out).unwrap();
     });
     let err = RpcClient::connect(client_t, 1).unwrap_err();
-    assert!(matches!(err, RpcError::Session(proto::error::SessionError::RequestIdMismatch { .. })));
+    assert!(matches!(err, RpcError::Session(proto::error::SequenceError::RequestIdMismatch { .. })));
     assert_eq!(err.errno(), proto::ioctl::EPROTO);
     daemon.join().unwrap();
 }
@@ -485,14 +485,14 @@ mod tokio_side {
             offset: BO_OFFSET,
             length: PAGE as u64,
         };
-        let mut session = ServerSession::new();
+        let mut sequence = ServerSequence::new();
         let mut out = Vec::new();
         while let Some(received) = conn.recv().await.unwrap() {
-            let (pending, request) = session.accept(&received.frame, received.fds.len()).unwrap();
+            let (pending, request) = sequence.accept(&received.frame, received.fds.len()).unwrap();
             out.clear();
             let fds: Vec<BorrowedFd<'_>> = match request {
                 Request::Handshake(_) => {
-                    session.encode_reply(pending, 0, &Reply::Handshake(handshake_reply()), &mut out).unwrap();
+                    sequence.encode_reply(pending, 0, &Reply::Handshake(handshake_reply()), &mut out).unwrap();
                     vec![]
                 }
                 Request::Ioctl(mut ioctl) => {
@@ -501,16 +501,16 @@ mod tokio_side {
                     a.handle = 0x77;
                     a.mmap_offset = 0x1_0000_0000;
                     view.set(&a);
-                    session.encode_ioctl_reply(pending, 0, &ioctl.payload, &[desc], &mut out).unwrap();
+                    sequence.encode_ioctl_reply(pending, 0, &ioctl.payload, &[desc], &mut out).unwrap();
                     vec![bo.as_fd()]
                 }
                 Request::Mmap(_) => {
                     let reply = Reply::Mmap(MmapReply { fds: vec![desc] });
-                    session.encode_reply(pending, 0, &reply, &mut out).unwrap();
+                    sequence.encode_reply(pending, 0, &reply, &mut out).unwrap();
                     vec![bo.as_fd()]
                 }
                 Request::Close => {
-                    session.encode_reply(pending, 0, &Reply::Close, &mut out).unwrap();
+                    sequence.encode_reply(pending, 0, &Reply::Close, &mut out).unwrap();
                     vec![]
                 }
                 other => panic!("unexpected {other:?}"),

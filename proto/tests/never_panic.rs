@@ -36,7 +36,7 @@ fn arbitrary_bytes_never_panic() {
 
 /// Frames with plausible headers (known opcodes, right lengths, mostly zero
 /// reserved fields) and arbitrary payloads, so that cases get past the header
-/// and into every payload parser and the session rules.
+/// and into every payload parser and the sequence rules.
 fn frame() -> impl Strategy<Value = Vec<u8>> {
     let opcode = prop_oneof![
         8 => prop::sample::select(Opcode::ALL.iter().map(|o| *o as u16).collect::<Vec<_>>()),

@@ -7,7 +7,7 @@ mod common;
 use common::{connected, exchange, handshake_reply, FakeMemory};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use proto::error::SessionError;
+use proto::error::SequenceError;
 use proto::ioctl::{self, ArrayField, Count, IoctlSpec, Location};
 use proto::message::{Reply, Request};
 use proto::payload::{
@@ -15,7 +15,7 @@ use proto::payload::{
     MmapReply, MmapRequest, MunmapRequest, QueueStatus, Role, SessionStatus, StatusReply, MAX_FDS, MAX_GPUS,
     PROTOCOL_VERSION,
 };
-use proto::session::{ClientSession, Phase, ServerSession};
+use proto::sequence::{ClientSequence, Phase, ServerSequence};
 use proto::Opcode;
 
 fn role() -> impl Strategy<Value = Role> {
@@ -42,8 +42,8 @@ proptest! {
         minors in prop::collection::vec(any::<u32>(), 0..=MAX_GPUS),
         dir in "[^\u{0}]{0,200}",
     ) {
-        let mut c = ClientSession::new();
-        let mut s = ServerSession::new();
+        let mut c = ClientSequence::new();
+        let mut s = ServerSequence::new();
         let reply = HandshakeReply {
             version: PROTOCOL_VERSION,
             session_id,
@@ -96,8 +96,8 @@ proptest! {
     #[test]
     fn attach_wait_round_trips(session_id in any::<u64>(), token in any::<u64>(), result in errno_result()) {
         let (mut c, mut s) = {
-            let mut c = ClientSession::new();
-            let mut s = ServerSession::new();
+            let mut c = ClientSequence::new();
+            let mut s = ServerSequence::new();
             exchange(&mut c, &mut s, &Request::Handshake(HandshakeRequest::new(1, Role::Wait)), 0,
                 &Reply::Handshake(handshake_reply(0)));
             (c, s)
@@ -141,15 +141,15 @@ proptest! {
     #[test]
     fn rejections_reach_the_client_with_both_versions(client_version in any::<u32>(), pid in any::<u32>()) {
         prop_assume!(client_version != PROTOCOL_VERSION);
-        let mut c = ClientSession::new();
+        let mut c = ClientSequence::new();
         let mut frame = Vec::new();
         c.encode_request(&Request::Handshake(HandshakeRequest { version: client_version, client_pid: pid, role: Role::Process }), &mut frame).unwrap();
-        let mut s = ServerSession::new();
+        let mut s = ServerSequence::new();
         let err = s.accept(&frame, 0).unwrap_err();
         let mut out = Vec::new();
         s.encode_rejection(&frame, &err, &mut out);
         match c.decode_reply(&out, 0) {
-            Err(SessionError::Rejected(body)) => {
+            Err(SequenceError::Rejected(body)) => {
                 prop_assert_eq!(body.code, ErrorCode::VersionMismatch);
                 prop_assert_eq!(body.client_version, client_version);
                 prop_assert_eq!(body.daemon_version, PROTOCOL_VERSION);

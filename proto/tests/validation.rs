@@ -5,7 +5,7 @@ mod common;
 
 use common::{connected, exchange, handshake_reply};
 use proto::abi::{drm, kfd};
-use proto::error::{FrameError, MessageError, SessionError};
+use proto::error::{FrameError, MessageError, SequenceError};
 use proto::header::{Header, Opcode, MAX_PAYLOAD_BYTES};
 use proto::ioctl::IoctlError;
 use proto::message::{Reply, Request};
@@ -13,7 +13,7 @@ use proto::payload::{
     encode_ioctl_reply, fd_access, ErrorCode, FdDesc, FdKind, HandshakeReply, HandshakeRequest, IoctlRequest,
     MmapReply, MmapRequest, ProtocolErrorBody, Role, PROTOCOL_VERSION,
 };
-use proto::session::{ClientSession, Phase, ServerSession};
+use proto::sequence::{ClientSequence, Phase, ServerSequence};
 
 /// A frame with arbitrary header fields.
 fn raw_frame(opcode: u16, reserved: u16, id: u32, result: i32, payload: &[u8]) -> Vec<u8> {
@@ -39,10 +39,10 @@ fn handshake_payload(version: u32, role_flags: u32) -> Vec<u8> {
 /// Feeds `frame` to a server in `role` (or fresh if `None`) and returns the
 /// error, checking that the rejection the daemon would send decodes, names
 /// the expected code and echoes the request id.
-fn refused(role: Option<Role>, frame: &[u8], fds: usize, code: ErrorCode) -> SessionError {
+fn refused(role: Option<Role>, frame: &[u8], fds: usize, code: ErrorCode) -> SequenceError {
     let mut server = match role {
         Some(r) => connected(r).1,
-        None => ServerSession::new(),
+        None => ServerSequence::new(),
     };
     let err = server.accept(frame, fds).expect_err("must be refused");
     let mut out = Vec::new();
@@ -67,24 +67,24 @@ fn refused(role: Option<Role>, frame: &[u8], fds: usize, code: ErrorCode) -> Ses
 fn reserved_header_field_is_refused_by_both_sides() {
     let frame = raw_frame(0, 1, 5, 0, &handshake_payload(PROTOCOL_VERSION, 0));
     let err = refused(None, &frame, 0, ErrorCode::MalformedFrame);
-    assert_eq!(err, SessionError::Frame(FrameError::ReservedNonZero(1)));
+    assert_eq!(err, SequenceError::Frame(FrameError::ReservedNonZero(1)));
 
     let (mut c, _) = connected(Role::Process);
     c.encode_request(&Request::Status, &mut Vec::new()).unwrap();
     let reply = raw_frame(Opcode::Status as u16, 0x8000, 2, 0, &[0; 24]);
-    assert_eq!(c.decode_reply(&reply, 0), Err(SessionError::Frame(FrameError::ReservedNonZero(0x8000))));
+    assert_eq!(c.decode_reply(&reply, 0), Err(SequenceError::Frame(FrameError::ReservedNonZero(0x8000))));
 }
 
 #[test]
 fn reserved_payload_fields_are_refused() {
     // Non-zero reserved word in a handshake reply and in an fd trailer.
-    let mut c = ClientSession::new();
+    let mut c = ClientSequence::new();
     c.encode_request(&Request::Handshake(HandshakeRequest::new(1, Role::Process)), &mut Vec::new()).unwrap();
     let mut payload = Vec::new();
     handshake_reply(1).encode(&mut payload).unwrap();
     payload[36] = 1;
     let frame = raw_frame(0, 0, 1, 0, &payload);
-    assert!(matches!(c.decode_reply(&frame, 0), Err(SessionError::Message(MessageError::ReservedNonZero { .. }))));
+    assert!(matches!(c.decode_reply(&frame, 0), Err(SequenceError::Message(MessageError::ReservedNonZero { .. }))));
     let mut trailer = Vec::new();
     proto::payload::put_fd_trailer(&mut trailer, &[]).unwrap();
     trailer[4] = 1;
@@ -99,13 +99,13 @@ fn unknown_and_reserved_opcodes_are_refused() {
         let frame = raw_frame(op, 0, 3, 0, &[]);
         assert_eq!(
             refused(Some(Role::Process), &frame, 0, ErrorCode::MalformedFrame),
-            SessionError::Frame(FrameError::UnknownOpcode(op))
+            SequenceError::Frame(FrameError::UnknownOpcode(op))
         );
     }
     // OPEN is AMD's reserved opcode: never valid, in any phase.
     for role in [None, Some(Role::Process)] {
         let err = refused(role, &raw_frame(Opcode::Open as u16, 0, 3, 0, &[]), 0, ErrorCode::MalformedPayload);
-        assert_eq!(err, SessionError::Message(MessageError::ReservedOpcode { opcode: Opcode::Open }));
+        assert_eq!(err, SequenceError::Message(MessageError::ReservedOpcode { opcode: Opcode::Open }));
     }
     // PROTOCOL_ERROR is never a request.
     let err = refused(
@@ -114,13 +114,13 @@ fn unknown_and_reserved_opcodes_are_refused() {
         0,
         ErrorCode::MalformedPayload,
     );
-    assert!(matches!(err, SessionError::Message(MessageError::NotARequest { .. })));
+    assert!(matches!(err, SequenceError::Message(MessageError::NotARequest { .. })));
     // And the client refuses a reply with an unknown opcode.
     let (mut c, _) = connected(Role::Process);
     c.encode_request(&Request::Status, &mut Vec::new()).unwrap();
     assert_eq!(
         c.decode_reply(&raw_frame(42, 0, 2, 0, &[]), 0),
-        Err(SessionError::Frame(FrameError::UnknownOpcode(42)))
+        Err(SequenceError::Frame(FrameError::UnknownOpcode(42)))
     );
 }
 
@@ -149,8 +149,8 @@ fn every_fixed_size_request_is_exact() {
             let err = match server_role {
                 Some(r) => refused(Some(r), &frame, 0, ErrorCode::MalformedPayload),
                 None => {
-                    let mut c = ClientSession::new();
-                    let mut s = ServerSession::new();
+                    let mut c = ClientSequence::new();
+                    let mut s = ServerSequence::new();
                     exchange(
                         &mut c,
                         &mut s,
@@ -164,7 +164,7 @@ fn every_fixed_size_request_is_exact() {
             assert!(
                 matches!(
                     err,
-                    SessionError::Message(MessageError::PayloadSize { expected, got, .. })
+                    SequenceError::Message(MessageError::PayloadSize { expected, got, .. })
                         if expected == size && got == wrong
                 ),
                 "{op} with {wrong} bytes: {err}"
@@ -176,7 +176,7 @@ fn every_fixed_size_request_is_exact() {
         let mut p = handshake_payload(PROTOCOL_VERSION, 0);
         p.resize(wrong, 0);
         let err = refused(None, &raw_frame(0, 0, 1, 0, &p), 0, ErrorCode::MalformedPayload);
-        assert!(matches!(err, SessionError::Message(MessageError::PayloadSize { expected: 16, .. })), "{err}");
+        assert!(matches!(err, SequenceError::Message(MessageError::PayloadSize { expected: 16, .. })), "{err}");
     }
 }
 
@@ -186,11 +186,11 @@ fn frame_length_must_match_its_header() {
     frame.push(0);
     assert_eq!(
         refused(Some(Role::Process), &frame, 0, ErrorCode::MalformedFrame),
-        SessionError::Frame(FrameError::LengthMismatch { declared: 16, got: 17 })
+        SequenceError::Frame(FrameError::LengthMismatch { declared: 16, got: 17 })
     );
     assert!(matches!(
         refused(None, &frame[..10], 0, ErrorCode::MalformedFrame),
-        SessionError::Frame(FrameError::ShortHeader { got: 10 })
+        SequenceError::Frame(FrameError::ShortHeader { got: 10 })
     ));
 }
 
@@ -228,7 +228,7 @@ fn ioctl_payloads_are_exact_for_the_ioctl() {
             0,
             ErrorCode::MalformedPayload,
         );
-        assert!(matches!(err, SessionError::Message(MessageError::Ioctl(IoctlError::PayloadSize { .. }))), "{err}");
+        assert!(matches!(err, SequenceError::Message(MessageError::Ioctl(IoctlError::PayloadSize { .. }))), "{err}");
     }
     // args_bytes disagreeing with the frame: the arguments no longer fit the
     // ioctl, or run past the end of the payload.
@@ -239,7 +239,7 @@ fn ioctl_payloads_are_exact_for_the_ioctl() {
             0,
             ErrorCode::MalformedPayload,
         );
-        assert!(matches!(err, SessionError::Message(MessageError::Ioctl(IoctlError::PayloadSize { .. }))), "{err}");
+        assert!(matches!(err, SequenceError::Message(MessageError::Ioctl(IoctlError::PayloadSize { .. }))), "{err}");
     }
     for args_bytes in [40 + 9, u32::MAX] {
         let err = refused(
@@ -248,7 +248,7 @@ fn ioctl_payloads_are_exact_for_the_ioctl() {
             0,
             ErrorCode::MalformedPayload,
         );
-        assert!(matches!(err, SessionError::Message(MessageError::PayloadSize { .. })), "{err}");
+        assert!(matches!(err, SequenceError::Message(MessageError::PayloadSize { .. })), "{err}");
     }
     // A head shorter than 8 bytes.
     let err = refused(
@@ -257,17 +257,17 @@ fn ioctl_payloads_are_exact_for_the_ioctl() {
         0,
         ErrorCode::MalformedPayload,
     );
-    assert!(matches!(err, SessionError::Message(MessageError::PayloadTooShort { min: 16, got: 3, .. })));
+    assert!(matches!(err, SequenceError::Message(MessageError::PayloadTooShort { min: 16, got: 3, .. })));
     // An ioctl on the wrong kind of device: a KFD ioctl on a render node, a DRM one on
     // /dev/kfd or on a minor that is no render node.
     for (cmd, device) in [(kfd::cmd::GET_VERSION, 128), (drm::cmd::VERSION, 0), (drm::cmd::VERSION, 127)] {
         let err =
             refused(Some(Role::Process), &ioctl_frame_on(cmd, device, 8, &[0; 8]), 0, ErrorCode::MalformedPayload);
-        assert!(matches!(err, SessionError::Message(MessageError::WrongDevice { .. })), "{err}");
+        assert!(matches!(err, SequenceError::Message(MessageError::WrongDevice { .. })), "{err}");
     }
     // An unknown ioctl is refused, never answered with success.
     let err = refused(Some(Role::Process), &ioctl_frame(0xc0084bff, 8, &[0; 8]), 0, ErrorCode::MalformedPayload);
-    assert_eq!(err, SessionError::Message(MessageError::Ioctl(IoctlError::Unknown(0xc0084bff))));
+    assert_eq!(err, SequenceError::Message(MessageError::Ioctl(IoctlError::Unknown(0xc0084bff))));
 }
 
 #[test]
@@ -281,7 +281,7 @@ fn ioctl_array_tails_are_exact() {
         let frame = ioctl_frame(kfd::cmd::WAIT_EVENTS, payload.len() as u32, &payload);
         let err = refused(Some(Role::Process), &frame, 0, ErrorCode::MalformedPayload);
         assert!(
-            matches!(err, SessionError::Message(MessageError::Ioctl(IoctlError::PayloadSize { expected: 168, .. }))),
+            matches!(err, SequenceError::Message(MessageError::Ioctl(IoctlError::PayloadSize { expected: 168, .. }))),
             "tail {tail}: {err}"
         );
     }
@@ -292,7 +292,7 @@ fn ioctl_array_tails_are_exact() {
 fn ioctl_err(cmd: u32, args: &[u8]) -> IoctlError {
     let frame = ioctl_frame(cmd, args.len() as u32, args);
     match refused(Some(Role::Process), &frame, 0, ErrorCode::MalformedPayload) {
-        SessionError::Message(MessageError::Ioctl(e)) => e,
+        SequenceError::Message(MessageError::Ioctl(e)) => e,
         other => panic!("expected an ioctl error, got {other}"),
     }
 }
@@ -373,17 +373,17 @@ fn oversized_replies_and_statuses_are_refused() {
     c.encode_request(&Request::Status, &mut Vec::new()).unwrap();
     assert!(matches!(
         c.decode_reply(&raw_frame(Opcode::Status as u16, 0, 2, 0, &p), 0),
-        Err(SessionError::Message(MessageError::PayloadSize { .. }))
+        Err(SequenceError::Message(MessageError::PayloadSize { .. }))
     ));
     // A handshake reply claiming 65 GPUs.
-    let mut c = ClientSession::new();
+    let mut c = ClientSequence::new();
     c.encode_request(&Request::Handshake(HandshakeRequest::new(1, Role::Process)), &mut Vec::new()).unwrap();
     let mut payload = Vec::new();
     handshake_reply(1).encode(&mut payload).unwrap();
     payload[28..32].copy_from_slice(&65u32.to_le_bytes());
     assert!(matches!(
         c.decode_reply(&raw_frame(0, 0, 1, 0, &payload), 0),
-        Err(SessionError::Message(MessageError::TooMany { count: 65, max: 64, .. }))
+        Err(SequenceError::Message(MessageError::TooMany { count: 65, max: 64, .. }))
     ));
 }
 
@@ -395,14 +395,14 @@ fn frames_over_16_mib_are_refused_from_the_header() {
     frame[8..12].copy_from_slice(&(MAX_PAYLOAD_BYTES + 1).to_le_bytes());
     assert!(matches!(
         refused(Some(Role::Process), &frame, 0, ErrorCode::MalformedFrame),
-        SessionError::Frame(FrameError::TooLarge { .. })
+        SequenceError::Frame(FrameError::TooLarge { .. })
     ));
     // The client refuses to build one.
     let (mut c, _) = connected(Role::Process);
     let huge = Request::Ioctl(IoctlRequest::new(kfd::cmd::GET_VERSION, vec![0; MAX_PAYLOAD_BYTES as usize]));
     assert!(matches!(
         c.encode_request(&huge, &mut Vec::new()),
-        Err(SessionError::Message(MessageError::TooLarge { .. }))
+        Err(SequenceError::Message(MessageError::TooLarge { .. }))
     ));
 }
 
@@ -412,25 +412,28 @@ fn frames_over_16_mib_are_refused_from_the_header() {
 fn handshake_comes_first_and_once() {
     for op in [Opcode::Status, Opcode::Close, Opcode::Mmap, Opcode::AttachWait] {
         let frame = raw_frame(op as u16, 0, 1, 0, &[]);
-        assert_eq!(refused(None, &frame, 0, ErrorCode::HandshakeRequired), SessionError::HandshakeRequired { got: op });
+        assert_eq!(
+            refused(None, &frame, 0, ErrorCode::HandshakeRequired),
+            SequenceError::HandshakeRequired { got: op }
+        );
     }
     let frame = raw_frame(0, 0, 2, 0, &handshake_payload(PROTOCOL_VERSION, 0));
     assert_eq!(
         refused(Some(Role::Process), &frame, 0, ErrorCode::DuplicateHandshake),
-        SessionError::DuplicateHandshake
+        SequenceError::DuplicateHandshake
     );
     let (mut c, _) = connected(Role::Process);
     assert_eq!(
         c.encode_request(&Request::Handshake(HandshakeRequest::new(1, Role::Process)), &mut Vec::new()),
-        Err(SessionError::DuplicateHandshake)
+        Err(SequenceError::DuplicateHandshake)
     );
 }
 
 #[test]
 fn nothing_is_accepted_after_a_failed_handshake() {
     // The daemon refused the handshake (e.g. could not create the process).
-    let mut c = ClientSession::new();
-    let mut s = ServerSession::new();
+    let mut c = ClientSequence::new();
+    let mut s = ServerSequence::new();
     let r = exchange(
         &mut c,
         &mut s,
@@ -442,15 +445,15 @@ fn nothing_is_accepted_after_a_failed_handshake() {
     assert_eq!(c.phase(), Phase::Failed { during_handshake: true });
     assert_eq!(
         c.encode_request(&Request::Status, &mut Vec::new()),
-        Err(SessionError::HandshakeFailed { got: Opcode::Status })
+        Err(SequenceError::HandshakeFailed { got: Opcode::Status })
     );
     let status = raw_frame(Opcode::Status as u16, 0, 2, 0, &[]);
-    assert_eq!(s.accept(&status, 0), Err(SessionError::HandshakeFailed { got: Opcode::Status }));
+    assert_eq!(s.accept(&status, 0), Err(SequenceError::HandshakeFailed { got: Opcode::Status }));
     // A malformed handshake fails the connection the same way.
-    let mut s = ServerSession::new();
+    let mut s = ServerSequence::new();
     assert!(s.accept(&raw_frame(0, 0, 1, 0, &handshake_payload(PROTOCOL_VERSION, 7)), 0).is_err());
     let good = raw_frame(0, 0, 2, 0, &handshake_payload(PROTOCOL_VERSION, 0));
-    assert_eq!(s.accept(&good, 0), Err(SessionError::HandshakeFailed { got: Opcode::Handshake }));
+    assert_eq!(s.accept(&good, 0), Err(SequenceError::HandshakeFailed { got: Opcode::Handshake }));
 }
 
 // --- Rule: protocol version mismatch, checked and reported by both sides ----
@@ -461,12 +464,15 @@ fn daemon_reports_a_client_of_another_version() {
     let err = refused(None, &frame, 0, ErrorCode::VersionMismatch);
     assert_eq!(
         err,
-        SessionError::Message(MessageError::VersionMismatch { client: PROTOCOL_VERSION + 1, daemon: PROTOCOL_VERSION })
+        SequenceError::Message(MessageError::VersionMismatch {
+            client: PROTOCOL_VERSION + 1,
+            daemon: PROTOCOL_VERSION
+        })
     );
     assert_eq!(err.errno(), proto::error::EPROTONOSUPPORT);
     // AMD's client sends an empty handshake: told it is not one of ours.
     let err = refused(None, &raw_frame(0, 0, 0, 0, &[]), 0, ErrorCode::MalformedPayload);
-    assert!(matches!(err, SessionError::Message(MessageError::PayloadTooShort { .. })));
+    assert!(matches!(err, SequenceError::Message(MessageError::PayloadTooShort { .. })));
     let mut bad_magic = handshake_payload(PROTOCOL_VERSION, 0);
     bad_magic[0] = b'X';
     refused(None, &raw_frame(0, 0, 0, 0, &bad_magic), 0, ErrorCode::BadMagic);
@@ -474,14 +480,17 @@ fn daemon_reports_a_client_of_another_version() {
 
 #[test]
 fn client_reports_a_daemon_of_another_version() {
-    let mut c = ClientSession::new();
+    let mut c = ClientSequence::new();
     c.encode_request(&Request::Handshake(HandshakeRequest::new(1, Role::Process)), &mut Vec::new()).unwrap();
     let mut payload = Vec::new();
     HandshakeReply { version: PROTOCOL_VERSION + 5, ..handshake_reply(1) }.encode(&mut payload).unwrap();
     let err = c.decode_reply(&raw_frame(0, 0, 1, 0, &payload), 0).unwrap_err();
     assert_eq!(
         err,
-        SessionError::Message(MessageError::VersionMismatch { client: PROTOCOL_VERSION, daemon: PROTOCOL_VERSION + 5 })
+        SequenceError::Message(MessageError::VersionMismatch {
+            client: PROTOCOL_VERSION,
+            daemon: PROTOCOL_VERSION + 5
+        })
     );
     assert!(err
         .to_string()
@@ -498,21 +507,21 @@ fn client_checks_request_id_and_opcode_echo() {
     proto::payload::StatusReply::default().encode(&mut body).unwrap();
     assert_eq!(
         c.decode_reply(&raw_frame(Opcode::Status as u16, 0, id + 1, 0, &body), 0),
-        Err(SessionError::RequestIdMismatch { expected: id, got: id + 1 })
+        Err(SequenceError::RequestIdMismatch { expected: id, got: id + 1 })
     );
     let (mut c, _) = connected(Role::Process);
     let id = c.encode_request(&Request::Status, &mut Vec::new()).unwrap();
     assert_eq!(
         c.decode_reply(&raw_frame(Opcode::Munmap as u16, 0, id, 0, &[]), 0),
-        Err(SessionError::OpcodeMismatch { expected: Opcode::Status, got: Opcode::Munmap })
+        Err(SequenceError::OpcodeMismatch { expected: Opcode::Status, got: Opcode::Munmap })
     );
-    // After a mismatch the client session is unusable.
+    // After a mismatch the client sequence is unusable.
     assert!(c.encode_request(&Request::Status, &mut Vec::new()).is_err());
     // A reply with nothing outstanding.
     let (mut c, _) = connected(Role::Process);
     assert_eq!(
         c.decode_reply(&raw_frame(Opcode::Status as u16, 0, 1, 0, &body), 0),
-        Err(SessionError::NoRequestPending { got: Opcode::Status })
+        Err(SequenceError::NoRequestPending { got: Opcode::Status })
     );
 }
 
@@ -535,7 +544,7 @@ fn ioctl_reply_must_match_the_request() {
     // The daemon cannot answer with another ioctl or another size...
     assert!(matches!(
         s.encode_ioctl_reply(pending, 0, &[0; 9], &[], &mut Vec::new()),
-        Err(SessionError::Message(MessageError::ReplyArgsSize { expected: 8, got: 9 }))
+        Err(SequenceError::Message(MessageError::ReplyArgsSize { expected: 8, got: 9 }))
     ));
     // ...and the client refuses one that does.
     let mut p = Vec::new();
@@ -543,7 +552,7 @@ fn ioctl_reply_must_match_the_request() {
     let reply = raw_frame(Opcode::Ioctl as u16, 0, 2, 0, &p);
     assert_eq!(
         c.decode_reply(&reply, 0),
-        Err(SessionError::Message(MessageError::WrongIoctl {
+        Err(SequenceError::Message(MessageError::WrongIoctl {
             expected: kfd::cmd::GET_VERSION,
             got: kfd::cmd::GET_CLOCK_COUNTERS
         }))
@@ -557,25 +566,25 @@ fn one_request_at_a_time_and_nothing_after_close() {
     let (mut c, mut s) = connected(Role::Process);
     let mut frame = Vec::new();
     c.encode_request(&Request::Status, &mut frame).unwrap();
-    assert!(matches!(c.encode_request(&Request::Status, &mut Vec::new()), Err(SessionError::RequestPending { .. })));
+    assert!(matches!(c.encode_request(&Request::Status, &mut Vec::new()), Err(SequenceError::RequestPending { .. })));
     let (_pending, _) = s.accept(&frame, 0).unwrap();
     let second = raw_frame(Opcode::Status as u16, 0, 9, 0, &[]);
     assert_eq!(
         s.accept(&second, 0),
-        Err(SessionError::RequestPending { pending: Opcode::Status, got: Opcode::Status })
+        Err(SequenceError::RequestPending { pending: Opcode::Status, got: Opcode::Status })
     );
 
     let (mut c, mut s) = connected(Role::Process);
     exchange(&mut c, &mut s, &Request::Close, 0, &Reply::Close);
-    assert_eq!(c.encode_request(&Request::Status, &mut Vec::new()), Err(SessionError::Closed { got: Opcode::Status }));
-    assert_eq!(refused_after_close(&mut s), SessionError::Closed { got: Opcode::Status });
+    assert_eq!(c.encode_request(&Request::Status, &mut Vec::new()), Err(SequenceError::Closed { got: Opcode::Status }));
+    assert_eq!(refused_after_close(&mut s), SequenceError::Closed { got: Opcode::Status });
 
     let err =
         refused(Some(Role::Process), &raw_frame(Opcode::Status as u16, 0, 1, -5, &[]), 0, ErrorCode::MalformedPayload);
-    assert_eq!(err, SessionError::Message(MessageError::ResultInRequest(-5)));
+    assert_eq!(err, SequenceError::Message(MessageError::ResultInRequest(-5)));
 }
 
-fn refused_after_close(s: &mut ServerSession) -> SessionError {
+fn refused_after_close(s: &mut ServerSequence) -> SequenceError {
     s.accept(&raw_frame(Opcode::Status as u16, 0, 1, 0, &[]), 0).unwrap_err()
 }
 
@@ -597,7 +606,7 @@ fn wait_connections_carry_only_wait_events() {
             &[],
             &mut Vec::new()
         ),
-        Err(SessionError::NotAllowed { state: "wait", .. })
+        Err(SequenceError::NotAllowed { state: "wait", .. })
     ));
     assert!(c.encode_request(&Request::Mmap(MmapRequest::default()), &mut Vec::new()).is_err());
     // ...and the server refuses it if sent anyway.
@@ -619,8 +628,8 @@ fn wait_connections_carry_only_wait_events() {
     .unwrap();
     assert!(s.accept(&frame, 0).is_ok());
     // Before attaching, only ATTACH_WAIT (or CLOSE).
-    let mut c = ClientSession::new();
-    let mut s = ServerSession::new();
+    let mut c = ClientSequence::new();
+    let mut s = ServerSequence::new();
     exchange(
         &mut c,
         &mut s,
@@ -630,7 +639,7 @@ fn wait_connections_carry_only_wait_events() {
     );
     assert!(matches!(
         s.accept(&ioctl_frame(kfd::cmd::WAIT_EVENTS, 24, &[0; 24]), 0),
-        Err(SessionError::NotAllowed { state: "unattached wait", .. })
+        Err(SequenceError::NotAllowed { state: "unattached wait", .. })
     ));
 }
 
@@ -648,11 +657,11 @@ fn tool_connections_carry_only_status() {
 fn requests_carry_only_the_memory_of_a_userptr_allocation() {
     let err =
         refused(Some(Role::Process), &raw_frame(Opcode::Status as u16, 0, 1, 0, &[]), 1, ErrorCode::UnexpectedFds);
-    assert_eq!(err, SessionError::UnexpectedFds { opcode: Opcode::Status, got: 1 });
+    assert_eq!(err, SequenceError::UnexpectedFds { opcode: Opcode::Status, got: 1 });
     // An ioctl that describes no descriptors, with one.
     let version = ioctl_frame(kfd::cmd::GET_VERSION, 8, &[0; 8]);
     let err = refused(Some(Role::Process), &version, 1, ErrorCode::UnexpectedFds);
-    assert_eq!(err, SessionError::UnexpectedFds { opcode: Opcode::Ioctl, got: 1 });
+    assert_eq!(err, SequenceError::UnexpectedFds { opcode: Opcode::Ioctl, got: 1 });
     // A USERPTR allocation of one page with the page's memfd: accepted with exactly one.
     let args = kfd::AllocMemoryOfGpuArgs {
         size: 0x1000,
@@ -678,7 +687,7 @@ fn requests_carry_only_the_memory_of_a_userptr_allocation() {
     assert_eq!(request.fds(), &[memory]);
     for received in [0, 2] {
         let err = refused(Some(Role::Process), &frame, received, ErrorCode::MalformedPayload);
-        assert_eq!(err, SessionError::Message(MessageError::FdCountMismatch { declared: 1, received }));
+        assert_eq!(err, SequenceError::Message(MessageError::FdCountMismatch { declared: 1, received }));
     }
 }
 
@@ -694,7 +703,7 @@ fn replies_carry_exactly_the_descriptors_they_describe() {
         s.encode_reply(pending, 0, &Reply::Mmap(MmapReply { fds: vec![fd; described] }), &mut out).unwrap();
         assert_eq!(
             c.decode_reply(&out, received),
-            Err(SessionError::Message(MessageError::FdCountMismatch { declared: described, received }))
+            Err(SequenceError::Message(MessageError::FdCountMismatch { declared: described, received }))
         );
     }
     // A reply without a trailer (STATUS) that brings a descriptor.
@@ -704,7 +713,7 @@ fn replies_carry_exactly_the_descriptors_they_describe() {
     proto::payload::StatusReply::default().encode(&mut body).unwrap();
     assert!(matches!(
         c.decode_reply(&raw_frame(Opcode::Status as u16, 0, 2, 0, &body), 1),
-        Err(SessionError::Message(MessageError::FdCountMismatch { declared: 0, received: 1 }))
+        Err(SequenceError::Message(MessageError::FdCountMismatch { declared: 0, received: 1 }))
     ));
 }
 
@@ -721,5 +730,5 @@ fn a_protocol_error_with_descriptors_is_refused_and_reported() {
     }
     .encode(&mut body);
     let frame = raw_frame(Opcode::ProtocolError as u16, 0, 0, -71, &body);
-    assert!(matches!(c.decode_reply(&frame, 1), Err(SessionError::UnexpectedFds { got: 1, .. })));
+    assert!(matches!(c.decode_reply(&frame, 1), Err(SequenceError::UnexpectedFds { got: 1, .. })));
 }

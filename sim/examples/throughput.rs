@@ -49,7 +49,7 @@ fn main() {
     );
     let machine = Machine::new(sim::config::default_config());
     for workers in [1, 2] {
-        let s = machine.session_with_workers(workers).expect("a session");
+        let s = machine.kernel_runner_with_workers(workers).expect("a kernel runner");
         let co = s.load_code_object(&elf).expect("load");
         // VALU: 64 workgroups x 4 waves x 2000 iterations.
         let out = s.alloc(64 * 256 * 4).unwrap();

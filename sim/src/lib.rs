@@ -7,7 +7,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 // Layers, each using only those below it (`cargo xtask lint` checks):
-//   machine, session, loader   the embedding API
+//   machine, runner, loader    the embedding API
 //   driver                     KFD, DRM, sysfs/topology, the request service
 //   gpu                        memory, command processor, SDMA, execution
 //   isa                        decoding and printing GFX9/CDNA instructions
@@ -21,7 +21,7 @@ pub mod host;
 pub mod isa;
 pub mod loader;
 pub mod machine;
-pub mod session;
+pub mod runner;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod threads;

@@ -4,12 +4,12 @@
 use crate::config::Config;
 use crate::driver::service::Service;
 use crate::gpu::cp::dispatch::DispatchExecutor;
-use crate::gpu::engine::Engines;
 use crate::gpu::exec::Executor;
+use crate::gpu::scheduler::Scheduler;
 use crate::threads::ThreadHook;
 use std::sync::Arc;
 
-/// A simulated machine: the GPUs of one config, their engines and their driver.
+/// A simulated machine: the GPUs of one config, their queue scheduler and their driver.
 #[derive(Debug)]
 pub struct Machine {
     config: Config,
@@ -27,20 +27,20 @@ impl Machine {
     /// simulator starts.
     pub fn with_thread_hook(config: Config, hook: Option<ThreadHook>) -> Machine {
         let gpus: Arc<[crate::config::Device]> = config.gpus().to_vec().into();
-        let engines = Engines::new(gpus.len(), hook.clone());
-        engines.set_executor(Arc::new(Executor::new(config.workers().get(), hook)));
-        let service = Service::new(gpus, host_memory_bytes(), engines);
+        let scheduler = Scheduler::new(gpus.len(), hook.clone());
+        scheduler.set_executor(Arc::new(Executor::new(config.workers().get(), hook)));
+        let service = Service::new(gpus, host_memory_bytes(), scheduler);
         Machine { config, service }
     }
 
     /// Installs the kernel executor the command processors use.
     pub fn set_executor(&self, exec: Arc<dyn DispatchExecutor>) {
-        self.engines().set_executor(exec);
+        self.scheduler().set_executor(exec);
     }
 
-    /// The GPU engines (command processors and DMA engines).
-    pub fn engines(&self) -> &Arc<Engines> {
-        self.service.engines()
+    /// The threads that run every queue of every process.
+    pub fn scheduler(&self) -> &Arc<Scheduler> {
+        self.service.scheduler()
     }
 
     pub fn config(&self) -> &Config {
@@ -60,6 +60,6 @@ fn host_memory_bytes() -> u64 {
 
 impl Drop for Machine {
     fn drop(&mut self) {
-        self.engines().shutdown();
+        self.scheduler().shutdown();
     }
 }

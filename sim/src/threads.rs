@@ -1,4 +1,4 @@
-//! Threads the simulator starts (GPU engines, wave workers) and how an embedder marks them.
+//! Threads the simulator starts (GPU scheduler, wave workers) and how an embedder marks them.
 
 /// Runs `f` at the start of every thread the simulator creates (the preload
 /// library marks its threads so their libc calls bypass its hooks).

@@ -4,7 +4,7 @@
 
 use sim::config::default_config;
 use sim::gpu::cp::dispatch::DispatchError;
-use sim::session::SessionError;
+use sim::runner::RunnerError;
 use sim::Machine;
 
 const S_ENDPGM: u32 = 0xbf81_0000;
@@ -26,9 +26,9 @@ fn kernel(code: &[u32]) -> Vec<u8> {
     bytes
 }
 
-fn run(code: &[u32], grid: u32, block: u32) -> Result<(), SessionError> {
+fn run(code: &[u32], grid: u32, block: u32) -> Result<(), RunnerError> {
     let m = Machine::new(default_config());
-    let s = m.session_with_workers(2)?;
+    let s = m.kernel_runner_with_workers(2)?;
     let k = s.load_raw_kernel(&kernel(code))?;
     s.dispatch(&k, [grid, 1, 1], [block, 1, 1], &[])
 }
@@ -53,7 +53,7 @@ fn branches_skip_instructions() {
 fn trap_stops_the_dispatch_with_a_queue_error() {
     let e = run(&[S_TRAP_2, S_ENDPGM], 128, 64).unwrap_err();
     assert!(
-        matches!(e, SessionError::Dispatch(DispatchError::Invalid { code: 0x8000_0000, ref reason }) if reason.contains("s_trap")),
+        matches!(e, RunnerError::Dispatch(DispatchError::Invalid { code: 0x8000_0000, ref reason }) if reason.contains("s_trap")),
         "{e}"
     );
 }
@@ -61,7 +61,7 @@ fn trap_stops_the_dispatch_with_a_queue_error() {
 #[test]
 fn undecodable_code_names_the_pc() {
     let e = run(&[EXP, S_ENDPGM], 64, 64).unwrap_err();
-    let SessionError::Dispatch(DispatchError::Illegal { pc, what }) = e else { panic!("{e}") };
+    let RunnerError::Dispatch(DispatchError::Illegal { pc, what }) = e else { panic!("{e}") };
     assert_eq!(pc & 0xfff, 64, "the first instruction after the 64-byte descriptor");
     assert!(what.contains("decode"), "{what}");
 }
@@ -71,16 +71,16 @@ fn running_off_the_end_of_code_faults() {
     // No s_endpgm: s_nop up to the end of the page, then the unmapped guard
     // page after the buffer.
     let e = run(&[S_NOP; (4096 - 64) / 4], 64, 64).unwrap_err();
-    assert!(matches!(e, SessionError::Dispatch(DispatchError::Fault(_))), "{e}");
+    assert!(matches!(e, RunnerError::Dispatch(DispatchError::Fault(_))), "{e}");
 }
 
 #[test]
 fn invalid_packets_are_refused() {
     let m = Machine::new(default_config());
-    let s = m.session().unwrap();
+    let s = m.kernel_runner().unwrap();
     let k = s.load_raw_kernel(&kernel(&[S_ENDPGM])).unwrap();
     let e = s.dispatch(&k, [64, 1, 1], [2048, 1, 1], &[]).unwrap_err();
-    assert!(matches!(e, SessionError::Dispatch(DispatchError::Invalid { code: 64, .. })), "{e}");
+    assert!(matches!(e, RunnerError::Dispatch(DispatchError::Invalid { code: 64, .. })), "{e}");
     let e = s.dispatch(&k, [0, 1, 1], [64, 1, 1], &[]).unwrap_err();
-    assert!(matches!(e, SessionError::Dispatch(DispatchError::Invalid { code: 2, .. })), "{e}");
+    assert!(matches!(e, RunnerError::Dispatch(DispatchError::Invalid { code: 2, .. })), "{e}");
 }

@@ -51,7 +51,7 @@ fn code_object() -> Vec<u8> {
 /// counter: all must see the total.
 fn barrier_run(groups: u32, workers: usize) {
     let m = Machine::new(sim::config::default_config());
-    let s = m.session_with_workers(workers).unwrap();
+    let s = m.kernel_runner_with_workers(workers).unwrap();
     let co = s.load_code_object(&code_object()).unwrap();
     let waves = u64::from(groups) * 4;
     s.dispatch(co.kernel("gws_init").unwrap(), [64, 1, 1], [64, 1, 1], &kernargs(&[waves])).unwrap();

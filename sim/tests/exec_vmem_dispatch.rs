@@ -1,4 +1,4 @@
-//! Vector memory and LDS through whole dispatches (`Session::dispatch` →
+//! Vector memory and LDS through whole dispatches (`KernelRunner::dispatch` →
 //! `exec::Executor`, several worker threads): hand-made kernels of vector
 //! memory, DS and program-control instructions only.
 //!
@@ -56,7 +56,7 @@ const SPILL: &[u32] = &[
 #[test]
 fn scratch_spills_are_per_lane_and_atomics_coherent_across_workers() {
     let m = Machine::new(default_config());
-    let s = m.session_with_workers(2).unwrap();
+    let s = m.kernel_runner_with_workers(2).unwrap();
     // USER_SGPR_COUNT 6 (s[0:3] private segment buffer, s[4:5] kernargs),
     // ENABLE_PRIVATE_SEGMENT: the wave offset in s6.
     let k =
@@ -96,7 +96,7 @@ const LDS_EXCHANGE: &[u32] = &[
 #[test]
 fn lds_is_shared_by_the_waves_of_a_group_across_a_barrier() {
     let m = Machine::new(default_config());
-    let s = m.session_with_workers(2).unwrap();
+    let s = m.kernel_runner_with_workers(2).unwrap();
     let k = s.load_raw_kernel(&kernel(LDS_EXCHANGE, 256, 0, 2 << 1, KERNARG_SEGMENT_PTR)).unwrap();
     let counter = s.upload(&[0u32; 1]).unwrap();
     let bytes: Vec<u8> = (0..256u32).map(|x| (x * 37 % 251) as u8 + 1).collect();
@@ -113,9 +113,9 @@ fn lds_is_shared_by_the_waves_of_a_group_across_a_barrier() {
 #[test]
 fn a_store_outside_the_gpu_vm_is_a_page_fault() {
     use sim::gpu::cp::dispatch::DispatchError;
-    use sim::session::SessionError;
+    use sim::runner::RunnerError;
     let m = Machine::new(default_config());
-    let s = m.session_with_workers(2).unwrap();
+    let s = m.kernel_runner_with_workers(2).unwrap();
     let code = [
         0xd8ec0400, 0x08000000, // ds_read_b64 v[8:9], v0 offset:1024   (no LDS: v[8:9] = 0)
         0xdc700000, 0x00000008, // flat_store_dword v[8:9], v0           (address 0)
@@ -123,5 +123,5 @@ fn a_store_outside_the_gpu_vm_is_a_page_fault() {
     ];
     let k = s.load_raw_kernel(&kernel(&code, 0, 0, 0, 0)).unwrap();
     let e = s.dispatch(&k, [128, 1, 1], [64, 1, 1], &[]).unwrap_err();
-    assert!(matches!(e, SessionError::Dispatch(DispatchError::Fault(f)) if f.va == 0 && f.write), "{e}");
+    assert!(matches!(e, RunnerError::Dispatch(DispatchError::Fault(f)) if f.va == 0 && f.write), "{e}");
 }

@@ -3,7 +3,7 @@
 //! them, run on the default (gfx90a) machine through the embedding API, and
 //! checked against CPU references.
 
-use sim::session::Session;
+use sim::runner::KernelRunner;
 use sim::testing::opencl_kernels;
 use sim::Machine;
 use std::path::Path;
@@ -18,15 +18,15 @@ fn code_object() -> Vec<u8> {
     compile("gfx90a")
 }
 
-fn session() -> (Machine, Session) {
-    sim::testing::session("mi210", Some(2))
+fn runner() -> (Machine, KernelRunner) {
+    sim::testing::runner("mi210", Some(2))
 }
 
 use sim::testing::kernargs as args;
 
 #[test]
 fn private_arrays_spill_to_per_lane_scratch() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let n = 64 * 40u32;
     let input: Vec<i32> = (0..n as i32).map(|i| (i * 37) % 101).collect();
@@ -45,7 +45,7 @@ fn private_arrays_spill_to_per_lane_scratch() {
 
 #[test]
 fn lds_tree_reduction_with_barriers() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let n = 256 * 64u32;
     let input: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761) >> 20).collect();
@@ -67,7 +67,7 @@ fn lds_tree_reduction_with_barriers() {
 
 #[test]
 fn contended_global_atomics() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let n = 64 * 100u32;
     let input: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % 20011 - 10000).collect();
@@ -88,7 +88,7 @@ fn contended_global_atomics() {
 
 #[test]
 fn narrow_and_wide_accesses() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let n = 64 * 8u32;
     let c: Vec<i8> = (0..n).map(|i| (i as i32 * 13 % 256 - 128) as i8).collect();
@@ -129,7 +129,7 @@ fn narrow_and_wide_accesses() {
 fn scratch_instructions_on_gfx942() {
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/gfx942_cdna3_kmd.json");
     let machine = Machine::new(sim::config::load_file(&config).expect("the gfx942 config"));
-    let s = machine.session_with_workers(2).expect("a session");
+    let s = machine.kernel_runner_with_workers(2).expect("a kernel runner");
     let co = s.load_code_object(&compile("gfx942")).unwrap();
     let n = 64 * 20u32;
     let input: Vec<i32> = (0..n as i32).map(|i| (i * 53) % 97).collect();
@@ -186,7 +186,7 @@ fn tsharp(base: u64, dfmt: u32, nfmt: u32, ty: u32, w: u32, h: u32, depth: u32, 
 
 #[test]
 fn compiled_image_kernels_load_and_store_texels() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&image_code_object()).unwrap();
     // 2D copy: 8_8_8_8 uint (17 x 5, pitch 32) to 16_16_16_16 uint (pitch 24).
     let (w, h) = (17u32, 5u32);

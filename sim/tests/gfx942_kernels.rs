@@ -3,7 +3,7 @@
 //! match a CPU reference (issue "Real ROCm libraries run: … gfx942 kernels").
 //! ROCm 5.2's runtime does not know gfx942, so the embedding API is the way in.
 
-use sim::session::Session;
+use sim::runner::KernelRunner;
 use sim::testing::{kernargs, opencl_kernels};
 use sim::Machine;
 
@@ -11,13 +11,13 @@ fn code_object() -> Vec<u8> {
     opencl_kernels("clang-19", "gfx942", "gfx942.cl")
 }
 
-fn session() -> (Machine, Session) {
-    sim::testing::session("mi300x", None)
+fn runner() -> (Machine, KernelRunner) {
+    sim::testing::runner("mi300x", None)
 }
 
 #[test]
 fn vector_add_on_gfx942() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let n = 100_003u32;
     let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
@@ -34,7 +34,7 @@ fn vector_add_on_gfx942() {
 
 #[test]
 fn reduction_on_gfx942() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let n = 1_000_000u32;
     let input: Vec<i32> = (0..n).map(|i| (i.wrapping_mul(2_654_435_761) % 2001) as i32 - 1000).collect();
@@ -61,7 +61,7 @@ fn fp8(v: i32) -> u8 {
 
 #[test]
 fn fp8_mfma_tile_on_gfx942() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let a: Vec<i32> = (0..16 * 32).map(|i| (i * 7 % 13) - 6).collect(); // A[i][k], 16x32
     let bt: Vec<i32> = (0..16 * 32).map(|i| (i * 5 % 11) - 5).collect(); // B[k][j] as Bt[j][k]

@@ -6,7 +6,7 @@
 //! by `cargo xtask gfx950-kernels` and checked in, so the tests need no LLVM 22; when llvm-tools
 //! is installed, `checked_in_code_object_is_current` recompiles and compares.
 
-use sim::session::Session;
+use sim::runner::KernelRunner;
 use sim::testing::{compile_llvm_ir, kernargs, rust_llvm_bin};
 use sim::Machine;
 use std::path::Path;
@@ -25,8 +25,8 @@ fn checked_in_code_object_is_current() {
     assert!(fresh == code_object(), "tests/kernels/gfx950.co is stale: run `cargo xtask gfx950-kernels`");
 }
 
-fn session() -> (Machine, Session) {
-    sim::testing::session("mi350x", None)
+fn runner() -> (Machine, KernelRunner) {
+    sim::testing::runner("mi350x", None)
 }
 
 /// `v_mfma_f32_16x16x32_f16`: each lane passes its 8 halves of A and B and 4 floats of C in
@@ -34,7 +34,7 @@ fn session() -> (Machine, Session) {
 /// lane j + 16*(k/8), element k%8; C/D[i][j] in lane j + 16*(i/4), element i%4.
 #[test]
 fn mfma_16x16x32_f16_tile_on_gfx950() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let a = |i: usize, k: usize| ((i * 5 + k * 7) % 13) as f32 - 6.0;
     let b = |k: usize, j: usize| ((k * 3 + j * 11) % 9) as f32 * 0.25 - 1.0;
@@ -68,7 +68,7 @@ fn mfma_16x16x32_f16_tile_on_gfx950() {
 /// swapped pair, so x's upper 32 lanes and y's lower 32 lanes trade places.
 #[test]
 fn permlane32_swap_on_gfx950() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let x: Vec<u32> = (0..64).map(|l| 1000 + l).collect();
     let y: Vec<u32> = (0..64).map(|l| 2000 + l).collect();
@@ -85,7 +85,7 @@ fn permlane32_swap_on_gfx950() {
 /// with a partial last one, and a three-input bit function the compiler builds from and/or/xor.
 #[test]
 fn bf16_packing_and_bit_logic_on_gfx950() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let n = 1000u32;
     let specials = [0.0f32, -0.0, 1.0, f32::INFINITY, f32::MIN_POSITIVE / 4.0, 65504.0, 1.0 + 2f32.powi(-8)];
@@ -119,7 +119,7 @@ fn bf16_packing_and_bit_logic_on_gfx950() {
 /// (IEEE 754-2019 minimum: NaN wins, -0 < +0).
 #[test]
 fn bitop3_and_minimum3_on_gfx950() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let u: Vec<u32> = (0..256u32).map(|i| i.wrapping_mul(0x9e37_79b9).rotate_left(i % 32)).collect();
     let vals = [1.5f32, -0.0, 0.0, f32::NAN, -7.0, f32::INFINITY, f32::NEG_INFINITY, 3.25];
@@ -204,7 +204,7 @@ fn e2m1(x: f32) -> u32 {
 /// scales: scale of A row i, block kb in lane i + 16*kb (byte 0), likewise for B columns.
 #[test]
 fn block_scaled_fp8_mfma_on_gfx950() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let vals = [0.0f32, 1.0, -1.5, 2.0, 0.5, -3.0, 0.25, 4.0];
     let a = |i: usize, k: usize| vals[(i * 3 + k * 5) % 8];
@@ -255,7 +255,7 @@ fn block_scaled_fp8_mfma_on_gfx950() {
 /// `v_mfma_f32_16x16x128_f8f6f4 cbsz:4 blgp:4`: fp4 A and B, no scaling.
 #[test]
 fn fp4_mfma_on_gfx950() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let vals = [0.0f32, 0.5, -1.0, 1.5, -2.0, 3.0, -4.0, 6.0];
     let a = |i: usize, k: usize| vals[(i + k * 3) % 8];
@@ -329,7 +329,7 @@ fn nearest_e4m3(x: f32) -> u8 {
 /// E4M3 (nearest even), then back to f32 times the scale.
 #[test]
 fn scaled_fp8_quantisation_round_trip_on_gfx950() {
-    let (_m, s) = session();
+    let (_m, s) = runner();
     let co = s.load_code_object(&code_object()).unwrap();
     let scale = 0.25f32;
     let x: Vec<f32> =

@@ -3,20 +3,20 @@
 //! into our tree; everything else passes through untouched.
 
 use super::{classify_c, fail_errno, fail_null, with_target};
-use crate::paths::Target;
+use crate::paths::Redirect;
 use crate::real;
 use crate::state::State;
 use libc::{c_char, c_int, c_uint, size_t, DIR, FILE};
 use std::ffi::CStr;
 
 /// Opens `target` with `open_real` for tree paths (given the redirected path).
-fn open_target(st: &State, target: Target, flags: c_int, open_real: impl FnOnce(&CStr) -> c_int) -> c_int {
+fn open_target(st: &State, target: Redirect, flags: c_int, open_real: impl FnOnce(&CStr) -> c_int) -> c_int {
     match target {
-        Target::Device(node) => match st.open_device(node, flags & libc::O_CLOEXEC != 0) {
+        Redirect::Device(node) => match st.open_device(node, flags & libc::O_CLOEXEC != 0) {
             Ok(fd) => fd,
             Err(e) => fail_errno(e),
         },
-        Target::Tree(rel) => open_real(&st.tree_path(&rel)),
+        Redirect::Tree(rel) => open_real(&st.tree_path(&rel)),
     }
 }
 
@@ -83,8 +83,8 @@ macro_rules! fopen_hook {
             // SAFETY: `path` is the caller's C string (or null).
             let Some(target) = (unsafe { classify_c($path) }) else { return pass() };
             with_target(pass, std::ptr::null_mut(), |st| match target {
-                Target::Device(_) => fail_null(libc::ENODEV),
-                Target::Tree(rel) => {
+                Redirect::Device(_) => fail_null(libc::ENODEV),
+                Redirect::Tree(rel) => {
                     let $p = st.tree_path(&rel);
                     // SAFETY: a valid C path; the other arguments are the caller's.
                     unsafe { $call }
@@ -120,9 +120,9 @@ pub unsafe extern "C" fn opendir(path: *const c_char) -> *mut DIR {
         return pass();
     };
     with_target(pass, std::ptr::null_mut(), |st| match target {
-        Target::Device(_) => fail_null(libc::ENOTDIR),
+        Redirect::Device(_) => fail_null(libc::ENOTDIR),
         // SAFETY: a valid C path.
-        Target::Tree(rel) => unsafe { real::opendir(st.tree_path(&rel).as_ptr()) },
+        Redirect::Tree(rel) => unsafe { real::opendir(st.tree_path(&rel).as_ptr()) },
     })
 }
 
@@ -139,9 +139,9 @@ pub unsafe extern "C" fn access(path: *const c_char, mode: c_int) -> c_int {
         return pass();
     };
     with_target(pass, -1, |st| match target {
-        Target::Device(node) => st.device_exists(node).map(|_| 0).unwrap_or_else(fail_errno),
+        Redirect::Device(node) => st.device_exists(node).map(|_| 0).unwrap_or_else(fail_errno),
         // SAFETY: a valid C path.
-        Target::Tree(rel) => unsafe { real::access(st.tree_path(&rel).as_ptr(), mode) },
+        Redirect::Tree(rel) => unsafe { real::access(st.tree_path(&rel).as_ptr(), mode) },
     })
 }
 
@@ -158,9 +158,9 @@ pub unsafe extern "C" fn faccessat(dirfd: c_int, path: *const c_char, mode: c_in
         return pass();
     };
     with_target(pass, -1, |st| match target {
-        Target::Device(node) => st.device_exists(node).map(|_| 0).unwrap_or_else(fail_errno),
+        Redirect::Device(node) => st.device_exists(node).map(|_| 0).unwrap_or_else(fail_errno),
         // SAFETY: a valid C path.
-        Target::Tree(rel) => unsafe { real::faccessat(dirfd, st.tree_path(&rel).as_ptr(), mode, flags) },
+        Redirect::Tree(rel) => unsafe { real::faccessat(dirfd, st.tree_path(&rel).as_ptr(), mode, flags) },
     })
 }
 
@@ -177,9 +177,9 @@ pub unsafe extern "C" fn readlink(path: *const c_char, buf: *mut c_char, size: s
         return pass();
     };
     with_target(pass, -1, |st| match target {
-        Target::Device(_) => fail_errno(libc::EINVAL) as isize,
+        Redirect::Device(_) => fail_errno(libc::EINVAL) as isize,
         // SAFETY: a valid C path; `buf`/`size` are the caller's.
-        Target::Tree(rel) => unsafe { real::readlink(st.tree_path(&rel).as_ptr(), buf, size) },
+        Redirect::Tree(rel) => unsafe { real::readlink(st.tree_path(&rel).as_ptr(), buf, size) },
     })
 }
 
@@ -188,11 +188,11 @@ pub unsafe extern "C" fn readlink(path: *const c_char, buf: *mut c_char, size: s
 ///
 /// # Safety
 /// `resolved` is null or has room for `PATH_MAX` bytes.
-unsafe fn realpath_target(st: &State, target: Target, path: *const c_char, resolved: *mut c_char) -> *mut c_char {
+unsafe fn realpath_target(st: &State, target: Redirect, path: *const c_char, resolved: *mut c_char) -> *mut c_char {
     match target {
         // SAFETY: the caller's buffer contract.
-        Target::Tree(rel) => unsafe { real::realpath(st.tree_path(&rel).as_ptr(), resolved) },
-        Target::Device(node) => {
+        Redirect::Tree(rel) => unsafe { real::realpath(st.tree_path(&rel).as_ptr(), resolved) },
+        Redirect::Device(node) => {
             if let Err(e) = st.device_exists(node) {
                 return fail_null(e);
             }

@@ -43,7 +43,7 @@ fn device_ioctl(st: &State, fake: FakeFd, cmd: u32, arg: u64) -> c_int {
     }
     let original = args.clone();
     let result = match &fake {
-        FakeFd::Kfd(h) => h.session.ioctl(cmd, &mut args, arg, &mem),
+        FakeFd::Kfd(h) => h.kfd.ioctl(cmd, &mut args, arg, &mem),
         FakeFd::Render(minor) => st.driver.drm_ioctl(*minor, cmd, &mut args, arg, &mem),
     };
     if ioc_dir(cmd) & IOC_READ != 0 && args != original && mem.write(arg, &args).is_err() {

@@ -17,12 +17,12 @@ fn map_fake(
     flags: c_int,
     off: off_t,
 ) -> *mut c_void {
-    let (session, file) = match fake {
-        FakeFd::Kfd(h) => (h.session.clone(), DeviceFile::Kfd),
+    let (kfd, file) = match fake {
+        FakeFd::Kfd(h) => (h.kfd.clone(), DeviceFile::Kfd),
         // Buffer objects of the render node belong to this process's KFD
         // process (all memory is allocated through the KFD).
         FakeFd::Render(minor) => match st.current_kfd() {
-            Some(h) => (h.session.clone(), DeviceFile::Render { minor }),
+            Some(h) => (h.kfd.clone(), DeviceFile::Render { minor }),
             None => {
                 crate::real::set_errno(libc::ENODEV);
                 return libc::MAP_FAILED;
@@ -30,7 +30,7 @@ fn map_fake(
         },
     };
     let req = crate::driver::MmapArgs { addr: addr as u64, len: len as u64, prot, flags, offset: off as u64 };
-    match session.mmap_source(file, &req) {
+    match kfd.mmap_source(file, &req) {
         // SAFETY: mapping the driver's memory file as the application asked
         // (same address, length, protection and flags); MAP_FIXED replaces
         // the reservation libhsakmt made for this buffer.
@@ -84,9 +84,9 @@ pub unsafe extern "C" fn mmap64(
     with_fake_fd(fd, pass, libc::MAP_FAILED, |st, fake| map_fake(st, fake, addr, len, prot, flags, off))
 }
 
-/// The session whose shared ranges a memory call may concern, if any
+/// The open /dev/kfd whose shared ranges a memory call may concern, if any
 /// (only daemon mode shares ranges; the lookup never initialises state).
-fn current_session() -> Option<std::sync::Arc<crate::state::KfdHandle>> {
+fn current_open_kfd() -> Option<std::sync::Arc<crate::state::KfdHandle>> {
     if crate::guard::inside() {
         return None;
     }
@@ -102,8 +102,8 @@ pub unsafe extern "C" fn munmap(addr: *mut c_void, len: size_t) -> c_int {
     // SAFETY: forwarding the caller's arguments unchanged.
     let r = unsafe { real::munmap(addr, len) };
     if r == 0 {
-        if let Some(h) = current_session() {
-            crate::guard::hook(|| (), || h.session.munmapped(addr as u64, len as u64), || ());
+        if let Some(h) = current_open_kfd() {
+            crate::guard::hook(|| (), || h.kfd.munmapped(addr as u64, len as u64), || ());
         }
     }
     r
@@ -128,8 +128,8 @@ pub unsafe extern "C" fn mprotect(addr: *mut c_void, len: size_t, prot: c_int) -
 #[no_mangle]
 pub unsafe extern "C" fn madvise(addr: *mut c_void, len: size_t, advice: c_int) -> c_int {
     if advice == libc::MADV_HUGEPAGE || advice == libc::MADV_DONTFORK {
-        if let Some(h) = current_session() {
-            if crate::guard::hook(|| false, || h.session.is_shared_range(addr as u64, len as u64), || false) {
+        if let Some(h) = current_open_kfd() {
+            if crate::guard::hook(|| false, || h.kfd.is_shared_range(addr as u64, len as u64), || false) {
                 return 0;
             }
         }

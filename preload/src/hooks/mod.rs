@@ -13,7 +13,7 @@ pub mod memory;
 pub mod stat;
 
 use crate::guard;
-use crate::paths::{self, Target};
+use crate::paths::{self, Redirect};
 use crate::real::set_errno;
 use crate::state::{self, State};
 use libc::c_char;
@@ -23,7 +23,7 @@ use std::ffi::CStr;
 ///
 /// # Safety
 /// `path` is null or a NUL-terminated string.
-pub(crate) unsafe fn classify_c(path: *const c_char) -> Option<Target> {
+pub(crate) unsafe fn classify_c(path: *const c_char) -> Option<Redirect> {
     if path.is_null() || guard::inside() {
         return None;
     }

@@ -7,7 +7,7 @@
 //! call the latter.
 
 use super::{classify_c, with_fake_fd, with_target};
-use crate::paths::{DeviceNode, Target};
+use crate::paths::{DeviceNode, Redirect};
 use crate::real;
 use crate::state::{DRM_MAJOR, KFD_MAJOR};
 use libc::{c_char, c_int};
@@ -59,13 +59,13 @@ macro_rules! path_stat_hook {
             // SAFETY: `path` is the caller's C string (or null).
             let Some(target) = (unsafe { classify_c(path) }) else { return pass() };
             with_target(pass, -1, |st| match target {
-                Target::Device(node) => match st.device_exists(node) {
+                Redirect::Device(node) => match st.device_exists(node) {
                     // SAFETY: the caller's stat buffer.
                     Ok(()) => unsafe { put(buf.cast(), node) },
                     Err(e) => super::fail_errno(e),
                 },
                 // SAFETY: a valid C path and the caller's buffer.
-                Target::Tree(rel) => unsafe { real::$name($($pre,)* st.tree_path(&rel).as_ptr(), buf) },
+                Redirect::Tree(rel) => unsafe { real::$name($($pre,)* st.tree_path(&rel).as_ptr(), buf) },
             })
         }
     };
@@ -121,13 +121,13 @@ macro_rules! at_stat_hook {
             // SAFETY: `path` is the caller's C string (or null).
             let Some(target) = (unsafe { classify_c(path) }) else { return pass() };
             with_target(pass, -1, |st| match target {
-                Target::Device(node) => match st.device_exists(node) {
+                Redirect::Device(node) => match st.device_exists(node) {
                     // SAFETY: the caller's stat buffer.
                     Ok(()) => unsafe { put(buf.cast(), node) },
                     Err(e) => super::fail_errno(e),
                 },
                 // SAFETY: a valid C path and the caller's buffer.
-                Target::Tree(rel) => unsafe { real::$name($($pre,)* dirfd, st.tree_path(&rel).as_ptr(), buf, flags) },
+                Redirect::Tree(rel) => unsafe { real::$name($($pre,)* dirfd, st.tree_path(&rel).as_ptr(), buf, flags) },
             })
         }
     };
@@ -184,12 +184,12 @@ pub unsafe extern "C" fn statx(
     // SAFETY: `path` is the caller's C string (or null).
     let Some(target) = (unsafe { classify_c(path) }) else { return pass() };
     with_target(pass, -1, |st| match target {
-        Target::Device(node) => match st.device_exists(node) {
+        Redirect::Device(node) => match st.device_exists(node) {
             Ok(()) => put_x(node),
             Err(e) => super::fail_errno(e),
         },
         // SAFETY: a valid C path and the caller's buffer.
-        Target::Tree(rel) => unsafe { real::statx(dirfd, st.tree_path(&rel).as_ptr(), flags, mask, buf) },
+        Redirect::Tree(rel) => unsafe { real::statx(dirfd, st.tree_path(&rel).as_ptr(), flags, mask, buf) },
     })
 }
 

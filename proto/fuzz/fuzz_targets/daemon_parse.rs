@@ -1,5 +1,5 @@
 //! The daemon's parser of client bytes: a stream of frames through a
-//! `ServerSession` (fresh or already handshaken, as the first byte says),
+//! `ServerSequence` (fresh or already handshaken, as the first byte says),
 //! each accepted request answered, each refusal turned into a
 //! PROTOCOL_ERROR. Invariants are asserted in `proto::harness`.
 #![no_main]

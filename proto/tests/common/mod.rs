@@ -4,7 +4,7 @@
 use proto::ioctl::{BadAddress, UserMemory};
 use proto::message::{Reply, Request};
 use proto::payload::{AttachWaitRequest, HandshakeReply, HandshakeRequest, Role, PROTOCOL_VERSION};
-use proto::session::{ClientSession, ServerSession};
+use proto::sequence::{ClientSequence, ServerSequence};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -57,12 +57,12 @@ pub fn handshake_reply(session_id: u64) -> HandshakeReply {
 
 /// Runs one request through client → server → client with a given reply.
 pub fn exchange(
-    client: &mut ClientSession,
-    server: &mut ServerSession,
+    client: &mut ClientSequence,
+    server: &mut ServerSequence,
     request: &Request,
     result: i32,
     reply: &Reply,
-) -> proto::session::Response {
+) -> proto::sequence::Response {
     let mut frame = Vec::new();
     client.encode_request(request, &mut frame).expect("encode request");
     let (pending, got) = server.accept(&frame, 0).expect("accept request");
@@ -74,9 +74,9 @@ pub fn exchange(
 
 /// A client/server pair after a successful handshake (and ATTACH_WAIT for
 /// the wait role).
-pub fn connected(role: Role) -> (ClientSession, ServerSession) {
-    let mut c = ClientSession::new();
-    let mut s = ServerSession::new();
+pub fn connected(role: Role) -> (ClientSequence, ServerSequence) {
+    let mut c = ClientSequence::new();
+    let mut s = ServerSequence::new();
     exchange(
         &mut c,
         &mut s,

@@ -1,4 +1,4 @@
-//! One client connection: validate each frame (`proto::ServerSession`), hand the work to the
+//! One client connection: validate each frame (`proto::ServerSequence`), hand the work to the
 //! engine thread, send the reply with its descriptors. A bad frame gets a PROTOCOL_ERROR and
 //! closes only this connection. When the connection ends for any reason, the client's
 //! session is closed: its queues stop, its events fail their waiters, its memory is freed.
@@ -13,7 +13,7 @@ use proto::message::{Reply, Request};
 use proto::payload::{
     AttachWaitRequest, HandshakeReply, HandshakeRequest, IoctlRequest, MmapReply, MmapRequest, Role, PROTOCOL_VERSION,
 };
-use proto::session::{Pending, ServerSession};
+use proto::sequence::{Pending, ServerSequence};
 use sim::driver::kfd::KfdProcess;
 use std::os::fd::AsFd;
 use std::sync::Arc;
@@ -80,7 +80,7 @@ enum Answered {
 struct Client {
     peer_pid: u32,
     engine: EngineHandle,
-    session: ServerSession,
+    sequence: ServerSequence,
     attached: Attachment,
     waiter: Option<WaitWorker>,
     /// The reply being built.
@@ -93,7 +93,7 @@ pub async fn serve(stream: UnixStream, peer_pid: u32, engine: EngineHandle, mut 
     let mut client = Client {
         peer_pid,
         engine,
-        session: ServerSession::new(),
+        sequence: ServerSequence::new(),
         attached: Attachment::None,
         waiter: None,
         out: Vec::new(),
@@ -111,7 +111,7 @@ pub async fn serve(stream: UnixStream, peer_pid: u32, engine: EngineHandle, mut 
                 // explain before closing, like any other bad frame.
                 tracing::warn!("client {peer_pid}: refused frame: {e}; closing the connection");
                 client.out.clear();
-                client.session.encode_rejection(&[], &proto::error::SessionError::Frame(e), &mut client.out);
+                client.sequence.encode_rejection(&[], &proto::error::SequenceError::Frame(e), &mut client.out);
                 let _ = conn.send(&client.out, &[]).await;
                 break;
             }
@@ -154,11 +154,11 @@ impl Client {
     /// rejection is in `out`) and the connection must close.
     async fn answer(&mut self, rx: Received) -> Option<Answered> {
         self.out.clear();
-        let (pending, request) = match self.session.accept(&rx.frame, rx.fds.len()) {
+        let (pending, request) = match self.sequence.accept(&rx.frame, rx.fds.len()) {
             Ok(x) => x,
             Err(e) => {
                 tracing::warn!("client {}: refused frame: {e}; closing the connection", self.peer_pid);
-                self.session.encode_rejection(&rx.frame, &e, &mut self.out);
+                self.sequence.encode_rejection(&rx.frame, &e, &mut self.out);
                 return None;
             }
         };
@@ -166,19 +166,19 @@ impl Client {
             Request::Handshake(h) => self.handshake(pending, h).await.map(|()| Answered::Reply(Vec::new())),
             Request::AttachWait(a) => self.attach_wait(pending, a).await.map(|()| Answered::Reply(Vec::new())),
             Request::Ioctl(r) => {
-                // The descriptors that came with the request (the session checked their
+                // The descriptors that came with the request (the sequence checked their
                 // number): the client's memory behind a USERPTR allocation.
                 let memory: Vec<Lent> = r.fds.iter().copied().zip(rx.fds).collect();
                 self.ioctl(pending, r, memory).await.map(Answered::Reply)
             }
             Request::Mmap(m) => self.mmap(pending, m).await.map(Answered::Reply),
             Request::Munmap(_) => self
-                .session
+                .sequence
                 .encode_reply(pending, 0, &Reply::Munmap, &mut self.out)
                 .map(|()| Answered::Reply(Vec::new())),
             Request::Status => self.status(pending).await.map(|()| Answered::Reply(Vec::new())),
             Request::Close => {
-                self.session.encode_reply(pending, 0, &Reply::Close, &mut self.out).map(|()| Answered::Last)
+                self.sequence.encode_reply(pending, 0, &Reply::Close, &mut self.out).map(|()| Answered::Last)
             }
         };
         match answered {
@@ -193,7 +193,7 @@ impl Client {
 
     /// HANDSHAKE: a process connection gets a session (one KFD process); wait and tool
     /// connections none.
-    async fn handshake(&mut self, pending: Pending, h: HandshakeRequest) -> Result<(), proto::error::SessionError> {
+    async fn handshake(&mut self, pending: Pending, h: HandshakeRequest) -> Result<(), proto::error::SequenceError> {
         let peer_pid = self.peer_pid;
         let (id, token, result) = match h.role {
             Role::Process => match call(&self.engine, |reply| Job::Open { pid: peer_pid, reply }).await {
@@ -217,11 +217,11 @@ impl Client {
         } else {
             Reply::Failed(Opcode::Handshake)
         };
-        self.session.encode_reply(pending, result, &body, &mut self.out)
+        self.sequence.encode_reply(pending, result, &body, &mut self.out)
     }
 
     /// ATTACH_WAIT: this connection carries the WAIT_EVENTS of an existing session.
-    async fn attach_wait(&mut self, pending: Pending, a: AttachWaitRequest) -> Result<(), proto::error::SessionError> {
+    async fn attach_wait(&mut self, pending: Pending, a: AttachWaitRequest) -> Result<(), proto::error::SequenceError> {
         let r =
             call(&self.engine, |reply| Job::Attach { session_id: a.session_id, token: a.attach_token, reply }).await;
         let result = match r {
@@ -234,7 +234,7 @@ impl Client {
             None => -libc::ESHUTDOWN,
         };
         let body = if result == 0 { Reply::AttachWait } else { Reply::Failed(Opcode::AttachWait) };
-        self.session.encode_reply(pending, result, &body, &mut self.out)
+        self.sequence.encode_reply(pending, result, &body, &mut self.out)
     }
 
     /// IOCTL: on the engine thread; a WAIT_EVENTS that may block runs on this connection's
@@ -244,7 +244,7 @@ impl Client {
         pending: Pending,
         r: IoctlRequest,
         memory: Vec<Lent>,
-    ) -> Result<Vec<FdOut>, proto::error::SessionError> {
+    ) -> Result<Vec<FdOut>, proto::error::SequenceError> {
         let IoctlRequest { cmd, device, mut payload, .. } = r;
         let (result, payload, fds) = match &self.attached {
             Attachment::Waiter { process, .. } | Attachment::Session { process, .. }
@@ -259,7 +259,7 @@ impl Client {
                     None => (-libc::EAGAIN, Vec::new(), Vec::new()),
                 }
             }
-            // A wait connection carries nothing but WAIT_EVENTS (the session layer
+            // A wait connection carries nothing but WAIT_EVENTS (the sequence rules
             // already refused anything else); a poll returns at once.
             Attachment::Waiter { process, .. } => {
                 let r = process.ioctl(cmd, &mut payload);
@@ -275,7 +275,7 @@ impl Client {
             Attachment::None => (-libc::EBADF, Vec::new(), Vec::new()),
         };
         let descs: Vec<_> = fds.iter().map(|(d, _)| *d).collect();
-        self.session.encode_ioctl_reply(pending, result, &payload, &descs, &mut self.out)?;
+        self.sequence.encode_ioctl_reply(pending, result, &payload, &descs, &mut self.out)?;
         Ok(fds)
     }
 
@@ -291,7 +291,7 @@ impl Client {
     }
 
     /// MMAP: which memory file (and where in it) the client maps.
-    async fn mmap(&mut self, pending: Pending, m: MmapRequest) -> Result<Vec<FdOut>, proto::error::SessionError> {
+    async fn mmap(&mut self, pending: Pending, m: MmapRequest) -> Result<Vec<FdOut>, proto::error::SequenceError> {
         let r = match &self.attached {
             Attachment::Session { id, .. } => {
                 let session_id = *id;
@@ -304,21 +304,23 @@ impl Client {
         match r {
             Ok(fd) => {
                 let desc = fd.0;
-                self.session.encode_reply(pending, 0, &Reply::Mmap(MmapReply { fds: vec![desc] }), &mut self.out)?;
+                self.sequence.encode_reply(pending, 0, &Reply::Mmap(MmapReply { fds: vec![desc] }), &mut self.out)?;
                 Ok(vec![fd])
             }
             Err(errno) => {
-                self.session.encode_reply(pending, -errno, &Reply::Failed(Opcode::Mmap), &mut self.out)?;
+                self.sequence.encode_reply(pending, -errno, &Reply::Failed(Opcode::Mmap), &mut self.out)?;
                 Ok(Vec::new())
             }
         }
     }
 
     /// STATUS: the daemon's sessions, allocations and queues.
-    async fn status(&mut self, pending: Pending) -> Result<(), proto::error::SessionError> {
+    async fn status(&mut self, pending: Pending) -> Result<(), proto::error::SequenceError> {
         match call(&self.engine, |reply| Job::Status { reply }).await {
-            Some(s) => self.session.encode_reply(pending, 0, &Reply::Status(s), &mut self.out),
-            None => self.session.encode_reply(pending, -libc::ESHUTDOWN, &Reply::Failed(Opcode::Status), &mut self.out),
+            Some(s) => self.sequence.encode_reply(pending, 0, &Reply::Status(s), &mut self.out),
+            None => {
+                self.sequence.encode_reply(pending, -libc::ESHUTDOWN, &Reply::Failed(Opcode::Status), &mut self.out)
+            }
         }
     }
 }

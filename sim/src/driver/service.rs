@@ -11,14 +11,14 @@
 use crate::config::Device;
 use crate::driver::drm::DrmError;
 use crate::driver::kfd::usage::DeviceUsage;
-use crate::driver::kfd::{DeviceFile, KfdError, KfdProcess, MapTarget, UserptrMode};
-use crate::gpu::engine::Engines;
+use crate::driver::kfd::{ArenaRange, DeviceFile, KfdError, KfdProcess, UserptrMode};
 use crate::gpu::memory::{LentMemory, LentPiece};
+use crate::gpu::scheduler::Scheduler;
 use proto::ioctl::{EINVAL, ENODEV};
 use std::sync::Arc;
 
 /// The simulated driver of one machine: its GPUs, the memory every process has in use on
-/// them, and the engines their queues run on.
+/// them, and the scheduler that runs their queues.
 #[derive(Debug)]
 pub struct Service {
     gpus: Arc<[Device]>,
@@ -26,7 +26,7 @@ pub struct Service {
     gtt_budget: u64,
     /// Memory in use on each GPU by all processes.
     usage: Arc<DeviceUsage>,
-    engines: Arc<Engines>,
+    scheduler: Arc<Scheduler>,
 }
 
 /// Why a request failed.
@@ -75,11 +75,11 @@ fn report(process: Option<&KfdProcess>, what: &str, e: ServiceError) -> i32 {
 }
 
 impl Service {
-    /// The driver of `gpus`, whose queues run on `engines`; `gtt_budget` is the host memory
+    /// The driver of `gpus`, whose queues `scheduler` runs; `gtt_budget` is the host memory
     /// the GPUs can reach.
-    pub fn new(gpus: Arc<[Device]>, gtt_budget: u64, engines: Arc<Engines>) -> Service {
+    pub fn new(gpus: Arc<[Device]>, gtt_budget: u64, scheduler: Arc<Scheduler>) -> Service {
         let usage = Arc::new(DeviceUsage::new(gpus.iter().map(|g| g.local_mem_size), gtt_budget));
-        Service { gpus, gtt_budget, usage, engines }
+        Service { gpus, gtt_budget, usage, scheduler }
     }
 
     pub fn gpus(&self) -> &Arc<[Device]> {
@@ -101,14 +101,14 @@ impl Service {
         self.gtt_budget
     }
 
-    /// The GPU engines (command processors and DMA engines).
-    pub fn engines(&self) -> &Arc<Engines> {
-        &self.engines
+    /// The threads that run every queue of every process.
+    pub fn scheduler(&self) -> &Arc<Scheduler> {
+        &self.scheduler
     }
 
     /// A new KFD process (an open of `/dev/kfd` by a new application process).
     pub fn open_process(&self, pid: u32, userptr: UserptrMode) -> Result<Arc<KfdProcess>, KfdError> {
-        KfdProcess::open(pid, self.gpus.clone(), self.usage.clone(), self.gtt_budget, userptr, self.engines.clone())
+        KfdProcess::open(pid, self.gpus.clone(), self.usage.clone(), self.gtt_budget, userptr, self.scheduler.clone())
     }
 
     /// One ioctl, made on `device`, on a payload built by `proto::ioctl`. KFD ioctls act on
@@ -139,7 +139,7 @@ impl Service {
 
     /// Where an mmap of `len` bytes at `offset` of `device` lands in `process`'s memory
     /// file. Returns the errno on failure.
-    pub fn mmap(&self, process: &KfdProcess, device: DeviceFile, offset: u64, len: u64) -> Result<MapTarget, i32> {
+    pub fn mmap(&self, process: &KfdProcess, device: DeviceFile, offset: u64, len: u64) -> Result<ArenaRange, i32> {
         if let DeviceFile::Render { minor } = device {
             if self.gpu_by_render_minor(minor).is_none() {
                 return Err(report(Some(process), "mmap", ServiceError::NoRenderNode(minor)));
@@ -174,8 +174,8 @@ mod tests {
 
     fn service(config: &str) -> Service {
         let gpus: Arc<[Device]> = load(config).unwrap().gpus().to_vec().into();
-        let engines = Engines::new(gpus.len(), None);
-        Service::new(gpus, 1 << 30, engines)
+        let scheduler = Scheduler::new(gpus.len(), None);
+        Service::new(gpus, 1 << 30, scheduler)
     }
     use proto::abi::drm::{self, info_query, AmdgpuInfo, AmdgpuInfoDevice};
 

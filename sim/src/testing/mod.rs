@@ -11,23 +11,23 @@ pub use context::TestContext;
 pub use harness::{Harness, MEM_BASE, MEM_BYTES};
 
 use crate::machine::Machine;
-use crate::session::Session;
+use crate::runner::KernelRunner;
 
 /// A kernel argument segment made of 64-bit words (pointers, or scalars packed in pairs).
 pub fn kernargs(words: &[u64]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
-/// A machine with the built-in config `config` (`mi210`, `mi300x`, …) and a session on it,
+/// A machine with the built-in config `config` (`mi210`, `mi300x`, …) and a kernel runner on it,
 /// with `workers` host threads running workgroups (the config's default when `None`).
-pub fn session(config: &str, workers: Option<usize>) -> (Machine, Session) {
+pub fn runner(config: &str, workers: Option<usize>) -> (Machine, KernelRunner) {
     let machine = Machine::new(crate::config::load(config).expect("a built-in config"));
-    let session = match workers {
-        Some(n) => machine.session_with_workers(n),
-        None => machine.session(),
+    let runner = match workers {
+        Some(n) => machine.kernel_runner_with_workers(n),
+        None => machine.kernel_runner(),
     }
-    .expect("a session");
-    (machine, session)
+    .expect("a kernel runner");
+    (machine, runner)
 }
 
 /// SplitMix64's output function: a well-mixed 32-bit value from any 64-bit input (test

@@ -83,7 +83,7 @@ pub enum MapKind {
 
 /// What an mmap of a device file maps: a range of the arena memfd.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MapTarget {
+pub struct ArenaRange {
     /// Offset in the arena memfd.
     pub file_offset: u64,
     pub len: u64,
@@ -450,7 +450,7 @@ impl KfdProcess {
 
     /// Resolves an mmap of `len` bytes at `offset` of a device file to the
     /// arena range it maps.
-    pub fn mmap_target(&self, file: DeviceFile, offset: u64, len: u64) -> Result<MapTarget, KfdError> {
+    pub fn mmap_target(&self, file: DeviceFile, offset: u64, len: u64) -> Result<ArenaRange, KfdError> {
         let len = len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
         let mut table = self.allocs();
         match file {
@@ -469,7 +469,7 @@ impl KfdProcess {
                 if within + len > alloc.size {
                     return Err(KfdError::BadMmap { offset, len });
                 }
-                Ok(MapTarget { file_offset: base + within, len, writable: true, kind: MapKind::Allocation })
+                Ok(ArenaRange { file_offset: base + within, len, writable: true, kind: MapKind::Allocation })
             }
             DeviceFile::Kfd => {
                 let gpu = self.gpu_index(mmap_offset::gpu_id(offset)).ok();
@@ -509,7 +509,7 @@ impl KfdProcess {
                 if len > size {
                     return Err(KfdError::BadMmap { offset, len });
                 }
-                Ok(MapTarget { file_offset: page, len, writable: true, kind })
+                Ok(ArenaRange { file_offset: page, len, writable: true, kind })
             }
         }
     }

@@ -9,7 +9,7 @@ pub mod queues;
 pub mod usage;
 
 pub use events::{EventError, EventTable, WaitResult};
-pub use mem::{Allocation, Backing, DeviceFile, MapKind, MapTarget, UserptrMode};
+pub use mem::{Allocation, ArenaRange, Backing, DeviceFile, MapKind, UserptrMode};
 pub use process::KfdProcess;
 
 use crate::gpu::memory::{MemoryError, VmError};

@@ -13,13 +13,13 @@ use super::KfdError;
 use crate::clock;
 use crate::config::Device;
 use crate::gpu::context::Context;
-use crate::gpu::engine::Engines;
 use crate::gpu::exec::memory::{
     PRIVATE_APERTURE_BASE as SCRATCH_APERTURE_BASE, SHARED_APERTURE_BASE as LDS_APERTURE_BASE,
 };
 use crate::gpu::gws::GwsTable;
 use crate::gpu::memory::{Arena, GpuFault, GpuVm};
 use crate::gpu::queue::{Queue, QueueTable};
+use crate::gpu::scheduler::Scheduler;
 use arc_swap::ArcSwap;
 use bytemuck::Pod;
 use proto::abi::kfd::{self, cmd};
@@ -89,14 +89,14 @@ pub struct KfdProcess {
     gpus: Arc<[Device]>,
     pub(crate) arena: Arena,
     /// The GPU address space, replaced (copy-on-write) by map/unmap so that
-    /// the engines read a consistent snapshot without holding a lock.
+    /// the GPU threads read a consistent snapshot without holding a lock.
     vm: ArcSwap<GpuVm>,
     vm_update: Mutex<()>,
     events: EventTable,
     pub(crate) allocs: Mutex<AllocTable>,
     settings: Mutex<Settings>,
     queues: Mutex<QueueTable>,
-    engines: Arc<Engines>,
+    scheduler: Arc<Scheduler>,
     /// Set when the process goes away: running dispatches stop early.
     closing: AtomicBool,
     /// Global wave sync resources, per GPU.
@@ -104,39 +104,24 @@ pub struct KfdProcess {
 }
 
 impl KfdProcess {
-    /// A fresh process (see [`new`](Self::new)) whose queues `engines` serve from now on.
+    /// A fresh process on `gpus`, allocating against the machine's `usage`, whose queues
+    /// `scheduler` serves from now on. `gtt_budget` sizes its memory file's host-memory part;
+    /// `userptr` says how USERPTR memory is reached.
     pub fn open(
         pid: u32,
         gpus: Arc<[Device]>,
         usage: Arc<DeviceUsage>,
         gtt_budget: u64,
         userptr: UserptrMode,
-        engines: Arc<Engines>,
+        scheduler: Arc<Scheduler>,
     ) -> Result<Arc<Self>, KfdError> {
-        let process = Arc::new(KfdProcess::new(pid, gpus, usage, gtt_budget, userptr, engines.clone())?);
-        let context: Arc<dyn Context> = process.clone();
-        engines.register(&context);
-        Ok(process)
-    }
-
-    /// A fresh process on `gpus`, allocating against the machine's `usage`. `gtt_budget`
-    /// sizes its memory file's host-memory part; `userptr` says how USERPTR memory is
-    /// reached.
-    pub fn new(
-        pid: u32,
-        gpus: Arc<[Device]>,
-        usage: Arc<DeviceUsage>,
-        gtt_budget: u64,
-        userptr: UserptrMode,
-        engines: Arc<Engines>,
-    ) -> Result<Self, KfdError> {
         let vram: u64 = gpus.iter().map(|g| g.local_mem_size).sum();
         // Doorbell and MMIO pages, plus slack for alignment.
         let extra = 64 << 20;
         let arena = Arena::new(&format!("rocjitsu-gpu-memory-{pid}"), vram + gtt_budget + extra)?;
         let devices = vec![DeviceSettings::default(); gpus.len()];
         let devices_count = gpus.len();
-        Ok(KfdProcess {
+        let process = Arc::new(KfdProcess {
             pid,
             allocs: Mutex::new(AllocTable::new(&gpus, usage, userptr)),
             gpus,
@@ -147,9 +132,12 @@ impl KfdProcess {
             settings: Mutex::new(Settings { devices, xnack_enabled: false }),
             gws: (0..devices_count).map(|_| Default::default()).collect(),
             queues: Mutex::new(QueueTable::default()),
-            engines,
+            scheduler: scheduler.clone(),
             closing: AtomicBool::new(false),
-        })
+        });
+        let context: Arc<dyn Context> = process.clone();
+        scheduler.register(&context);
+        Ok(process)
     }
 
     /// The memfd behind every VRAM/GTT/doorbell/MMIO buffer of this process
@@ -214,8 +202,8 @@ impl KfdProcess {
         self.queues.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn engines(&self) -> &Arc<Engines> {
-        &self.engines
+    pub(crate) fn scheduler(&self) -> &Arc<Scheduler> {
+        &self.scheduler
     }
 
     /// The live queues of this process on GPU `gpu`.
@@ -335,8 +323,8 @@ impl KfdProcess {
             cmd::SET_EVENT => Ok(self.events.set(view.get::<kfd::EventIdArgs>().event_id)?),
             cmd::RESET_EVENT => Ok(self.events.reset(view.get::<kfd::EventIdArgs>().event_id)?),
             cmd::WAIT_EVENTS => {
-                // A thread about to sleep on the GPU: make sure the engines look.
-                self.engines.kick_all();
+                // A thread about to sleep on the GPU: make sure the scheduler looks.
+                self.scheduler.kick_all();
                 self.wait_events(&mut view)
             }
             cmd::CREATE_QUEUE => update(&mut view, |a: &mut kfd::CreateQueueArgs| self.create_queue(a)),

@@ -26,7 +26,7 @@ impl KfdProcess {
         if !a.ring_size.is_power_of_two() || a.ring_size < 64 {
             return Err(KfdError::BadArgument(format!("ring size {:#x} is not a power of two ≥ 64", a.ring_size)));
         }
-        // Everything the engine will read must be GPU-mapped already, as the
+        // Everything the scheduler will read must be GPU-mapped already, as the
         // kernel checks that the ring and pointers belong to the process.
         let vm = self.vm();
         let mapped = |va: u64, len: u64, what: &str| {
@@ -64,7 +64,7 @@ impl KfdProcess {
         // On SOC15 the offset names the doorbell page and, in its low bits,
         // the queue's doorbell within it.
         a.doorbell_offset = mmap_offset::encode(mmap_offset::TYPE_DOORBELL, a.gpu_id) | (slot as u64 * 8);
-        self.engines().kick(gpu);
+        self.scheduler().kick(gpu);
         Ok(())
     }
 
@@ -90,7 +90,7 @@ impl KfdProcess {
             .cloned()
             .ok_or_else(|| KfdError::BadArgument(format!("no queue {}", a.queue_id)))?;
         q.update(a.ring_base_address, a.ring_size as u64, a.queue_percentage, a.queue_priority);
-        self.engines().kick(q.gpu);
+        self.scheduler().kick(q.gpu);
         Ok(())
     }
 

@@ -4,18 +4,18 @@
 use super::usage::DeviceUsage;
 use super::*;
 use crate::config::{default_config, Device};
-use crate::gpu::engine::Engines;
+use crate::gpu::scheduler::Scheduler;
 use bytemuck::Pod;
 use proto::abi::kfd::{self, alloc_flags, cmd};
 use proto::ioctl::{EBUSY, EINVAL, ENOMEM, ENOTTY};
 use std::sync::Arc;
 
-/// A process on the default config's GPUs, alone on its engines (which stop with it).
+/// A process on the default config's GPUs, alone on its scheduler (which stops with it).
 fn open(userptr: UserptrMode) -> Arc<KfdProcess> {
     let gpus: Arc<[Device]> = default_config().gpus().to_vec().into();
-    let engines = Engines::new(gpus.len(), None);
+    let scheduler = Scheduler::new(gpus.len(), None);
     let usage = Arc::new(DeviceUsage::new(gpus.iter().map(|g| g.local_mem_size), 1 << 30));
-    KfdProcess::open(1234, gpus, usage, 1 << 30, userptr, engines).unwrap()
+    KfdProcess::open(1234, gpus, usage, 1 << 30, userptr, scheduler).unwrap()
 }
 
 fn process() -> Arc<KfdProcess> {
@@ -166,7 +166,7 @@ fn lent_userptr_reaches_the_lenders_pages_and_outlives_vm_snapshots() {
     let mut word = [0u8; 4];
     rustix::io::pread(&fd, &mut word, 0x1004).unwrap();
     assert_eq!(u32::from_le_bytes(word), 0xfeed_f00d, "the GPU wrote the lender's page");
-    // Unmapped and freed while an engine still holds a snapshot: the mapping
+    // Unmapped and freed while a GPU thread still holds a snapshot: the mapping
     // stays valid for that snapshot.
     map(&p, a.handle, cmd::UNMAP_MEMORY_FROM_GPU).unwrap();
     call(&p, cmd::FREE_MEMORY_OF_GPU, kfd::FreeMemoryOfGpuArgs { handle: a.handle }, &[]).unwrap();

@@ -98,7 +98,7 @@ fn step(
     let outcome = match header.packet_type() {
         packet_type::KERNEL_DISPATCH => {
             let packet: KernelDispatch = bytemuck::pod_read_unaligned(&raw);
-            let job = DispatchJob { process, gpu: q.gpu, queue_id: q.id, packet, packet_va: slot };
+            let job = DispatchJob { process, gpu: q.gpu, amd_queue: q.amd_queue(), packet, packet_va: slot };
             match exec.dispatch(&job) {
                 Ok(()) => PacketOutcome::Done { completion: packet.completion_signal },
                 Err(DispatchError::Fault(f)) => PacketOutcome::Fault(f),

@@ -11,7 +11,8 @@ use std::sync::Arc;
 pub struct DispatchJob<'a> {
     pub process: &'a Arc<dyn Context>,
     pub gpu: usize,
-    pub queue_id: u32,
+    /// GPU VA of the queue's `amd_queue_t` (what the dispatch's queue pointer names).
+    pub amd_queue: u64,
     pub packet: KernelDispatch,
     /// GPU VA of the packet (the dispatch pointer kernels may read).
     pub packet_va: u64,

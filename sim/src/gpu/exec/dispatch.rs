@@ -283,7 +283,8 @@ impl SgprCursor {
     }
 }
 
-/// Runs dispatches on `workers` threads (the engine thread plus helpers).
+/// Runs dispatches on `workers` threads (the GPU's scheduler thread plus helpers started
+/// for the dispatch).
 pub struct Executor {
     workers: usize,
     hook: Option<ThreadHook>,
@@ -363,14 +364,7 @@ fn failure_to_error(f: WaveFailure) -> DispatchError {
 
 impl DispatchExecutor for Executor {
     fn dispatch(&self, job: &DispatchJob<'_>) -> Result<(), DispatchError> {
-        let queue_va = job
-            .process
-            .queues_on(job.gpu)
-            .into_iter()
-            .find(|q| q.id == job.queue_id)
-            .map(|q| q.amd_queue())
-            .unwrap_or(0);
-        let info = DispatchInfo::new(job.process, job.gpu, &job.packet, job.packet_va, queue_va)?;
+        let info = DispatchInfo::new(job.process, job.gpu, &job.packet, job.packet_va, job.amd_queue)?;
         self.run(&info)
     }
 }

@@ -36,7 +36,7 @@ pub fn private_buffer_offset(addr: u64) -> Option<u64> {
 
 /// Which memory a FLAT address names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FlatTarget {
+pub enum FlatSegment {
     Global(u64),
     /// Byte offset in the workgroup's LDS.
     Lds(u32),
@@ -45,13 +45,13 @@ pub enum FlatTarget {
 }
 
 /// Classifies a FLAT address by aperture.
-pub fn flat_target(addr: u64) -> FlatTarget {
+pub fn flat_target(addr: u64) -> FlatSegment {
     if (SHARED_APERTURE_BASE..SHARED_APERTURE_BASE + APERTURE_SIZE).contains(&addr) {
-        FlatTarget::Lds((addr - SHARED_APERTURE_BASE) as u32)
+        FlatSegment::Lds((addr - SHARED_APERTURE_BASE) as u32)
     } else if (PRIVATE_APERTURE_BASE..PRIVATE_APERTURE_BASE + APERTURE_SIZE).contains(&addr) {
-        FlatTarget::Private(addr - PRIVATE_APERTURE_BASE)
+        FlatSegment::Private(addr - PRIVATE_APERTURE_BASE)
     } else {
-        FlatTarget::Global(addr)
+        FlatSegment::Global(addr)
     }
 }
 
@@ -342,12 +342,12 @@ mod tests {
 
     #[test]
     fn apertures_classify_flat_addresses() {
-        assert_eq!(flat_target(0x7f00_0000_1000), FlatTarget::Global(0x7f00_0000_1000));
-        assert_eq!(flat_target(SHARED_APERTURE_BASE + 0x40), FlatTarget::Lds(0x40));
-        assert_eq!(flat_target(PRIVATE_APERTURE_BASE + 8), FlatTarget::Private(8));
+        assert_eq!(flat_target(0x7f00_0000_1000), FlatSegment::Global(0x7f00_0000_1000));
+        assert_eq!(flat_target(SHARED_APERTURE_BASE + 0x40), FlatSegment::Lds(0x40));
+        assert_eq!(flat_target(PRIVATE_APERTURE_BASE + 8), FlatSegment::Private(8));
         assert_eq!(
             flat_target(PRIVATE_APERTURE_BASE + (1 << 32)),
-            FlatTarget::Global(PRIVATE_APERTURE_BASE + (1 << 32))
+            FlatSegment::Global(PRIVATE_APERTURE_BASE + (1 << 32))
         );
     }
 

@@ -8,7 +8,7 @@
 //! cases go lane by lane.
 
 use super::atomic::Rmw;
-use crate::gpu::exec::memory::{flat_target, FlatTarget};
+use crate::gpu::exec::memory::{flat_target, FlatSegment};
 use crate::gpu::exec::{Ctx, ExecError, Lanes, Wave, LANES};
 use crate::isa::Operand;
 
@@ -55,9 +55,9 @@ impl Access {
             Space::Global => Loc::Global(a),
             Space::Private => Loc::Private(a),
             Space::Flat => match flat_target(a) {
-                FlatTarget::Global(g) => Loc::Global(g),
-                FlatTarget::Lds(o) => Loc::Lds(o),
-                FlatTarget::Private(o) => Loc::Private(o),
+                FlatSegment::Global(g) => Loc::Global(g),
+                FlatSegment::Lds(o) => Loc::Lds(o),
+                FlatSegment::Private(o) => Loc::Private(o),
             },
         }
     }
@@ -99,7 +99,7 @@ impl Access {
             return None;
         }
         let hi = hi.checked_add(bytes)?;
-        if self.space == Space::Flat && (flat_target(lo) != FlatTarget::Global(lo) || !all_global(lo, hi)) {
+        if self.space == Space::Flat && (flat_target(lo) != FlatSegment::Global(lo) || !all_global(lo, hi)) {
             return None;
         }
         Some((lo, hi))

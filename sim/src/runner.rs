@@ -5,11 +5,11 @@
 //! ```no_run
 //! # fn demo(elf: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
 //! let machine = sim::Machine::new(sim::config::default_config());
-//! let session = machine.session()?;
-//! let code = session.load_code_object(elf)?;
-//! let out = session.alloc(4 * 64)?;
-//! session.dispatch(code.kernel("fill")?, [64, 1, 1], [64, 1, 1], &out.to_le_bytes())?;
-//! let values: Vec<u32> = session.read_vec(out, 64)?;
+//! let runner = machine.kernel_runner()?;
+//! let code = runner.load_code_object(elf)?;
+//! let out = runner.alloc(4 * 64)?;
+//! runner.dispatch(code.kernel("fill")?, [64, 1, 1], [64, 1, 1], &out.to_le_bytes())?;
+//! let values: Vec<u32> = runner.read_vec(out, 64)?;
 //! # Ok(()) }
 //! ```
 
@@ -26,11 +26,11 @@ use proto::abi::kfd::alloc_flags;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-/// Where the session places its buffers in the GPU address space.
+/// Where the runner places its buffers in the GPU address space.
 const VA_BASE: u64 = 0x1000_0000_0000;
 
 #[derive(Debug, thiserror::Error)]
-pub enum SessionError {
+pub enum RunnerError {
     #[error(transparent)]
     Kfd(#[from] KfdError),
     #[error(transparent)]
@@ -59,13 +59,13 @@ pub struct CodeObject {
 }
 
 impl CodeObject {
-    pub fn kernel(&self, name: &str) -> Result<&Kernel, SessionError> {
-        self.kernels.get(name).ok_or_else(|| SessionError::NoKernel(name.to_string()))
+    pub fn kernel(&self, name: &str) -> Result<&Kernel, RunnerError> {
+        self.kernels.get(name).ok_or_else(|| RunnerError::NoKernel(name.to_string()))
     }
 }
 
 /// One simulated process using the GPU directly.
-pub struct Session {
+pub struct KernelRunner {
     process: Arc<KfdProcess>,
     executor: Executor,
     next_va: Mutex<u64>,
@@ -82,18 +82,18 @@ const AREA_QUEUE: u64 = 256;
 const AREA_KERNARGS: u64 = 1024;
 
 impl Machine {
-    /// A session on GPU 0 of this machine, with `workers` threads (the
+    /// A kernel runner on GPU 0 of this machine, with `workers` threads (the
     /// config's worker count by default).
-    pub fn session(&self) -> Result<Session, KfdError> {
-        self.session_with_workers(self.config().workers().get())
+    pub fn kernel_runner(&self) -> Result<KernelRunner, KfdError> {
+        self.kernel_runner_with_workers(self.config().workers().get())
     }
 
-    /// Like [`session`](Self::session) with an explicit worker count.
-    pub fn session_with_workers(&self, workers: usize) -> Result<Session, KfdError> {
+    /// Like [`kernel_runner`](Self::kernel_runner) with an explicit worker count.
+    pub fn kernel_runner_with_workers(&self, workers: usize) -> Result<KernelRunner, KfdError> {
         let process = self.service().open_process(std::process::id(), UserptrMode::Direct)?;
-        Ok(Session {
+        Ok(KernelRunner {
             process,
-            executor: Executor::new(workers, self.engines().thread_hook().cloned()),
+            executor: Executor::new(workers, self.scheduler().thread_hook().cloned()),
             next_va: Mutex::new(VA_BASE),
             gpu: 0,
             dispatch_area: Mutex::new(None),
@@ -101,14 +101,14 @@ impl Machine {
     }
 }
 
-impl Session {
-    /// The KFD process behind the session.
+impl KernelRunner {
+    /// The KFD process behind the runner.
     pub fn process(&self) -> &Arc<KfdProcess> {
         &self.process
     }
 
     /// Allocates `bytes` of VRAM (zeroed) and returns its GPU VA.
-    pub fn alloc(&self, bytes: u64) -> Result<u64, SessionError> {
+    pub fn alloc(&self, bytes: u64) -> Result<u64, RunnerError> {
         let size = bytes.max(1).div_ceil(4096) * 4096;
         let va = {
             let mut next = self.next_va.lock().unwrap_or_else(|e| e.into_inner());
@@ -123,31 +123,31 @@ impl Session {
     }
 
     /// Copies `data` to GPU VA `va`.
-    pub fn write(&self, va: u64, data: &[u8]) -> Result<(), SessionError> {
+    pub fn write(&self, va: u64, data: &[u8]) -> Result<(), RunnerError> {
         let vm = self.process.vm();
         Ok(GpuMem::new(&vm).write_bytes(va, data)?)
     }
 
     /// Copies a slice of plain values to `va`.
-    pub fn write_slice<T: Pod>(&self, va: u64, data: &[T]) -> Result<(), SessionError> {
+    pub fn write_slice<T: Pod>(&self, va: u64, data: &[T]) -> Result<(), RunnerError> {
         self.write(va, bytemuck::cast_slice(data))
     }
 
     /// Copies `out.len()` bytes from `va`.
-    pub fn read(&self, va: u64, out: &mut [u8]) -> Result<(), SessionError> {
+    pub fn read(&self, va: u64, out: &mut [u8]) -> Result<(), RunnerError> {
         let vm = self.process.vm();
         Ok(GpuMem::new(&vm).read_bytes(va, out)?)
     }
 
     /// Reads `n` plain values from `va`.
-    pub fn read_vec<T: Pod>(&self, va: u64, n: usize) -> Result<Vec<T>, SessionError> {
+    pub fn read_vec<T: Pod>(&self, va: u64, n: usize) -> Result<Vec<T>, RunnerError> {
         let mut v = vec![T::zeroed(); n];
         self.read(va, bytemuck::cast_slice_mut(&mut v))?;
         Ok(v)
     }
 
     /// Allocates a buffer holding `data`.
-    pub fn upload<T: Pod>(&self, data: &[T]) -> Result<u64, SessionError> {
+    pub fn upload<T: Pod>(&self, data: &[T]) -> Result<u64, RunnerError> {
         let va = self.alloc(std::mem::size_of_val(data) as u64)?;
         self.write_slice(va, data)?;
         Ok(va)
@@ -155,7 +155,7 @@ impl Session {
 
     /// Loads an AMDGPU code object (the ELF a compiler produces for one
     /// target) into GPU memory.
-    pub fn load_code_object(&self, elf: &[u8]) -> Result<CodeObject, SessionError> {
+    pub fn load_code_object(&self, elf: &[u8]) -> Result<CodeObject, RunnerError> {
         // Lay out once to learn the size, then again at the real base.
         let size = loader::layout(elf, 0)?.bytes.len() as u64;
         let base = self.alloc(size)?;
@@ -168,7 +168,7 @@ impl Session {
 
     /// Places a hand-made kernel (a 64-byte kernel descriptor followed by
     /// its code, `kernel_code_entry_byte_offset` = 64) in GPU memory.
-    pub fn load_raw_kernel(&self, descriptor_and_code: &[u8]) -> Result<Kernel, SessionError> {
+    pub fn load_raw_kernel(&self, descriptor_and_code: &[u8]) -> Result<Kernel, RunnerError> {
         let kd = self.upload(descriptor_and_code)?;
         Ok(Kernel { name: "raw".into(), kd })
     }
@@ -181,7 +181,7 @@ impl Session {
         grid: [u32; 3],
         block: [u32; 3],
         kernargs: &[u8],
-    ) -> Result<(), SessionError> {
+    ) -> Result<(), RunnerError> {
         self.dispatch_with(kernel, grid, block, kernargs, 0, 0)
     }
 
@@ -194,7 +194,7 @@ impl Session {
         kernargs: &[u8],
         dynamic_lds: u32,
         private_segment: u32,
-    ) -> Result<(), SessionError> {
+    ) -> Result<(), RunnerError> {
         let area = {
             let mut a = self.dispatch_area.lock().unwrap_or_else(|e| e.into_inner());
             match *a {

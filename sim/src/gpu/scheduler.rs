@@ -1,4 +1,4 @@
-//! The engines of the simulated GPUs: one thread per GPU that watches every
+//! The queue scheduler of the simulated GPUs: one thread per GPU that watches every
 //! queue of every process on that GPU and consumes what is ready — AQL
 //! queues through the command processor, SDMA queues through the DMA engine.
 //!
@@ -16,7 +16,7 @@ use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long the engine keeps polling hot after the last activity.
+/// How long a GPU thread keeps polling hot after the last activity.
 const SPIN_WINDOW: Duration = Duration::from_micros(500);
 /// Sleep bounds while idle.
 const MIN_SLEEP: Duration = Duration::from_micros(20);
@@ -27,32 +27,32 @@ struct Wake {
     kicked: bool,
 }
 
-struct GpuEngine {
+struct GpuThread {
     wake: Mutex<Wake>,
     cond: Condvar,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
-/// The engines of all GPUs of a machine, and the processes they serve.
-pub struct Engines {
-    gpus: Vec<GpuEngine>,
+/// The threads of all GPUs of a machine, and the processes they serve.
+pub struct Scheduler {
+    gpus: Vec<GpuThread>,
     processes: Mutex<Vec<Weak<dyn Context>>>,
     executor: Mutex<Arc<dyn DispatchExecutor>>,
     thread_hook: Option<ThreadHook>,
     shutdown: AtomicBool,
 }
 
-impl std::fmt::Debug for Engines {
+impl std::fmt::Debug for Scheduler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engines").field("gpus", &self.gpus.len()).finish()
+        f.debug_struct("Scheduler").field("gpus", &self.gpus.len()).finish()
     }
 }
 
-impl Engines {
-    pub fn new(gpus: usize, thread_hook: Option<ThreadHook>) -> Arc<Engines> {
-        Arc::new(Engines {
+impl Scheduler {
+    pub fn new(gpus: usize, thread_hook: Option<ThreadHook>) -> Arc<Scheduler> {
+        Arc::new(Scheduler {
             gpus: (0..gpus)
-                .map(|_| GpuEngine {
+                .map(|_| GpuThread {
                     wake: Mutex::new(Wake::default()),
                     cond: Condvar::new(),
                     thread: Mutex::new(None),
@@ -86,7 +86,7 @@ impl Engines {
         list.iter().filter_map(Weak::upgrade).collect()
     }
 
-    /// Wakes the engine of `gpu` (starting its thread on first use).
+    /// Wakes the thread of `gpu` (starting its thread on first use).
     pub fn kick(self: &Arc<Self>, gpu: usize) {
         let Some(e) = self.gpus.get(gpu) else { return };
         let mut thread = e.thread.lock().unwrap_or_else(|e| e.into_inner());
@@ -101,7 +101,7 @@ impl Engines {
                     }
                     run(me, gpu);
                 })
-                .map_err(|err| tracing::error!("cannot start the GPU {gpu} engine thread: {err}"))
+                .map_err(|err| tracing::error!("cannot start the GPU {gpu} scheduler thread: {err}"))
                 .ok();
         }
         drop(thread);
@@ -109,7 +109,7 @@ impl Engines {
         e.cond.notify_one();
     }
 
-    /// Wakes every started engine.
+    /// Wakes every started GPU thread.
     pub fn kick_all(self: &Arc<Self>) {
         for gpu in 0..self.gpus.len() {
             if self.gpus[gpu].thread.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
@@ -118,7 +118,7 @@ impl Engines {
         }
     }
 
-    /// Stops and joins every engine thread.
+    /// Stops and joins every GPU thread.
     pub fn shutdown(&self) {
         self.shutdown.store(true, Ordering::Release);
         for e in &self.gpus {
@@ -154,12 +154,12 @@ fn service_queue(p: &Arc<dyn Context>, q: &Queue, exec: &dyn DispatchExecutor) -
     }
 }
 
-/// The engine thread of one GPU.
-fn run(engines: Weak<Engines>, gpu: usize) {
+/// The scheduler thread of one GPU.
+fn run(scheduler: Weak<Scheduler>, gpu: usize) {
     let mut last_activity = Instant::now();
     let mut sleep = MIN_SLEEP;
     loop {
-        let Some(e) = engines.upgrade() else { return };
+        let Some(e) = scheduler.upgrade() else { return };
         if e.shutdown.load(Ordering::Acquire) {
             return;
         }
@@ -176,10 +176,10 @@ fn run(engines: Weak<Engines>, gpu: usize) {
             std::thread::yield_now();
             continue;
         }
-        let engine = &e.gpus[gpu];
-        let mut wake = engine.wake.lock().unwrap_or_else(|e| e.into_inner());
+        let thread = &e.gpus[gpu];
+        let mut wake = thread.wake.lock().unwrap_or_else(|e| e.into_inner());
         if !wake.kicked {
-            wake = engine.cond.wait_timeout(wake, sleep).unwrap_or_else(|e| e.into_inner()).0;
+            wake = thread.cond.wait_timeout(wake, sleep).unwrap_or_else(|e| e.into_inner()).0;
         }
         if wake.kicked {
             wake.kicked = false;

@@ -19,7 +19,7 @@
 //! never touch a socket.
 
 use crate::abi::kfd;
-use crate::error::{FrameError, MessageError, SessionError};
+use crate::error::{FrameError, MessageError, SequenceError};
 use crate::header::{Header, Opcode, HEADER_LEN, MAX_FRAME_BYTES};
 use crate::ioctl::UserMemory;
 use crate::message::{Reply, Request};
@@ -57,20 +57,20 @@ impl Phase {
 }
 
 /// Whether `opcode` (and, for IOCTL, `cmd`) may be sent in `phase`.
-fn check_allowed(phase: Phase, opcode: Opcode, cmd: Option<u32>) -> Result<(), SessionError> {
+fn check_allowed(phase: Phase, opcode: Opcode, cmd: Option<u32>) -> Result<(), SequenceError> {
     match opcode {
         Opcode::Open => return Err(MessageError::ReservedOpcode { opcode }.into()),
         Opcode::ProtocolError => return Err(MessageError::NotARequest { opcode }.into()),
         _ => {}
     }
-    let not_allowed = || SessionError::NotAllowed { opcode, ioctl: cmd, state: phase.name() };
+    let not_allowed = || SequenceError::NotAllowed { opcode, ioctl: cmd, state: phase.name() };
     match phase {
         Phase::AwaitHandshake if opcode == Opcode::Handshake => Ok(()),
-        Phase::AwaitHandshake => Err(SessionError::HandshakeRequired { got: opcode }),
-        Phase::Failed { during_handshake: true } => Err(SessionError::HandshakeFailed { got: opcode }),
-        Phase::Failed { during_handshake: false } => Err(SessionError::Poisoned { got: opcode }),
-        Phase::Closed => Err(SessionError::Closed { got: opcode }),
-        _ if opcode == Opcode::Handshake => Err(SessionError::DuplicateHandshake),
+        Phase::AwaitHandshake => Err(SequenceError::HandshakeRequired { got: opcode }),
+        Phase::Failed { during_handshake: true } => Err(SequenceError::HandshakeFailed { got: opcode }),
+        Phase::Failed { during_handshake: false } => Err(SequenceError::Poisoned { got: opcode }),
+        Phase::Closed => Err(SequenceError::Closed { got: opcode }),
+        _ if opcode == Opcode::Handshake => Err(SequenceError::DuplicateHandshake),
         Phase::AwaitAttach => match opcode {
             Opcode::AttachWait | Opcode::Close => Ok(()),
             _ => Err(not_allowed()),
@@ -109,7 +109,7 @@ fn phase_after_reply(phase: Phase, opcode: Opcode, result: i32, role: Option<Rol
     }
 }
 
-/// The request a reply must answer. Returned by [`ServerSession::accept`] and
+/// The request a reply must answer. Returned by [`ServerSequence::accept`] and
 /// consumed by the reply, so every request is answered once and the answer
 /// echoes the right opcode and id by construction.
 #[derive(Debug, PartialEq, Eq)]
@@ -122,22 +122,43 @@ pub struct Pending {
     role: Option<Role>,
 }
 
+/// Ends the frame that starts at `out[start]`: checks its size and writes the payload length
+/// into its header. On error (or on `built` failing) the frame is removed from `out`, so a
+/// refused message leaves nothing behind.
+fn seal_frame<E: Into<SequenceError>>(
+    out: &mut Vec<u8>,
+    start: usize,
+    built: Result<(), E>,
+) -> Result<usize, SequenceError> {
+    if let Err(e) = built {
+        out.truncate(start);
+        return Err(e.into());
+    }
+    let len = out.len() - start;
+    if len > MAX_FRAME_BYTES {
+        out.truncate(start);
+        return Err(MessageError::TooLarge { bytes: len }.into());
+    }
+    patch_u32(&mut out[start..], 8, (len - HEADER_LEN) as u32);
+    Ok(len)
+}
+
 /// The daemon's end of a connection.
 #[derive(Debug)]
-pub struct ServerSession {
+pub struct ServerSequence {
     phase: Phase,
     pending: Option<Opcode>,
     client_version: u32,
     client_pid: Option<u32>,
 }
 
-impl Default for ServerSession {
+impl Default for ServerSequence {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl ServerSession {
+impl ServerSequence {
     pub fn new() -> Self {
         Self { phase: Phase::AwaitHandshake, pending: None, client_version: 0, client_pid: None }
     }
@@ -162,9 +183,9 @@ impl ServerSession {
     /// Validates one request frame (header and payload, as a transport
     /// delivered it) that arrived with `fds` descriptors, and parses it.
     ///
-    /// Any error leaves the session failed: the daemon answers it with
-    /// [`ServerSession::encode_rejection`] and closes the connection.
-    pub fn accept(&mut self, frame: &[u8], fds: usize) -> Result<(Pending, Request), SessionError> {
+    /// Any error leaves the connection failed: the daemon answers it with
+    /// [`ServerSequence::encode_rejection`] and closes the connection.
+    pub fn accept(&mut self, frame: &[u8], fds: usize) -> Result<(Pending, Request), SequenceError> {
         let handshaking = self.phase == Phase::AwaitHandshake;
         let out = self.accept_inner(frame, fds);
         if out.is_err() {
@@ -177,7 +198,7 @@ impl ServerSession {
         out
     }
 
-    fn accept_inner(&mut self, frame: &[u8], fds: usize) -> Result<(Pending, Request), SessionError> {
+    fn accept_inner(&mut self, frame: &[u8], fds: usize) -> Result<(Pending, Request), SequenceError> {
         let header = Header::decode(frame)?;
         if frame.len() != header.frame_len() {
             return Err(FrameError::LengthMismatch { declared: header.frame_len(), got: frame.len() }.into());
@@ -187,11 +208,11 @@ impl ServerSession {
             return Err(MessageError::ResultInRequest(header.result).into());
         }
         if let Some(pending) = self.pending {
-            return Err(SessionError::RequestPending { pending, got: header.opcode });
+            return Err(SequenceError::RequestPending { pending, got: header.opcode });
         }
         check_allowed(self.phase, header.opcode, None)?;
         if fds != 0 && header.opcode != Opcode::Ioctl {
-            return Err(SessionError::UnexpectedFds { opcode: header.opcode, got: fds });
+            return Err(SequenceError::UnexpectedFds { opcode: header.opcode, got: fds });
         }
         let request = match Request::decode(header.opcode, payload) {
             Err(MessageError::VersionMismatch { client, daemon }) => {
@@ -204,7 +225,7 @@ impl ServerSession {
         let declared = request.fds().len();
         if fds != declared {
             return Err(if declared == 0 {
-                SessionError::UnexpectedFds { opcode: header.opcode, got: fds }
+                SequenceError::UnexpectedFds { opcode: header.opcode, got: fds }
             } else {
                 MessageError::FdCountMismatch { declared, received: fds }.into()
             });
@@ -230,10 +251,10 @@ impl ServerSession {
         result: i32,
         body: &Reply,
         out: &mut Vec<u8>,
-    ) -> Result<(), SessionError> {
+    ) -> Result<(), SequenceError> {
         if body.opcode() != pending.opcode {
             self.fail_reply();
-            return Err(SessionError::OpcodeMismatch { expected: pending.opcode, got: body.opcode() });
+            return Err(SequenceError::OpcodeMismatch { expected: pending.opcode, got: body.opcode() });
         }
         if let (Reply::Ioctl(r), Some(ctx)) = (body, pending.ioctl) {
             self.check_ioctl_reply(ctx, r.cmd, result, r.payload.len())?;
@@ -258,10 +279,10 @@ impl ServerSession {
         payload: &[u8],
         fds: &[FdDesc],
         out: &mut Vec<u8>,
-    ) -> Result<(), SessionError> {
+    ) -> Result<(), SequenceError> {
         let Some(ctx) = pending.ioctl else {
             self.fail_reply();
-            return Err(SessionError::OpcodeMismatch { expected: pending.opcode, got: Opcode::Ioctl });
+            return Err(SequenceError::OpcodeMismatch { expected: pending.opcode, got: Opcode::Ioctl });
         };
         self.check_ioctl_reply(ctx, ctx.cmd, result, payload.len())?;
         if result > 0 || (result < 0 && !fds.is_empty()) {
@@ -289,7 +310,7 @@ impl ServerSession {
         cmd: u32,
         result: i32,
         args_len: usize,
-    ) -> Result<(), SessionError> {
+    ) -> Result<(), SequenceError> {
         if cmd != ctx.cmd {
             self.fail_reply();
             return Err(MessageError::WrongIoctl { expected: ctx.cmd, got: cmd }.into());
@@ -307,14 +328,11 @@ impl ServerSession {
         result: i32,
         start: usize,
         out: &mut Vec<u8>,
-    ) -> Result<(), SessionError> {
-        let len = out.len() - start;
-        if len > MAX_FRAME_BYTES {
-            out.truncate(start);
+    ) -> Result<(), SequenceError> {
+        if let Err(e) = seal_frame(out, start, Ok::<(), SequenceError>(())) {
             self.fail_reply();
-            return Err(MessageError::TooLarge { bytes: len }.into());
+            return Err(e);
         }
-        patch_u32(&mut out[start..], 8, (len - HEADER_LEN) as u32);
         self.pending = None;
         self.phase = phase_after_reply(self.phase, pending.opcode, result, pending.role);
         Ok(())
@@ -327,8 +345,8 @@ impl ServerSession {
 
     /// Appends the PROTOCOL_ERROR frame that tells the client why `frame` was
     /// refused (echoing its request id when the header has one), and leaves
-    /// the session failed. The daemon sends it, logs `err`, and closes.
-    pub fn encode_rejection(&mut self, frame: &[u8], err: &SessionError, out: &mut Vec<u8>) {
+    /// the connection failed. The daemon sends it, logs `err`, and closes.
+    pub fn encode_rejection(&mut self, frame: &[u8], err: &SequenceError, out: &mut Vec<u8>) {
         // The id is at bytes 4..8 even when the rest of the header is bad.
         let request_id = frame.get(4..8).and_then(|b| b.try_into().ok()).map_or(0, u32::from_le_bytes);
         let body = ProtocolErrorBody {
@@ -350,24 +368,24 @@ impl ServerSession {
 }
 
 /// The wire code for a refusal.
-pub fn error_code(err: &SessionError) -> ErrorCode {
+pub fn error_code(err: &SequenceError) -> ErrorCode {
     match err {
-        SessionError::Frame(_) => ErrorCode::MalformedFrame,
-        SessionError::Message(MessageError::VersionMismatch { .. }) => ErrorCode::VersionMismatch,
-        SessionError::Message(MessageError::BadMagic { .. }) => ErrorCode::BadMagic,
-        SessionError::Message(_) => ErrorCode::MalformedPayload,
-        SessionError::HandshakeRequired { .. } => ErrorCode::HandshakeRequired,
-        SessionError::DuplicateHandshake => ErrorCode::DuplicateHandshake,
-        SessionError::HandshakeFailed { .. } => ErrorCode::HandshakeFailed,
-        SessionError::NotAllowed { .. } => ErrorCode::NotAllowed,
-        SessionError::RequestPending { .. } => ErrorCode::RequestPending,
-        SessionError::UnexpectedFds { .. } => ErrorCode::UnexpectedFds,
-        SessionError::Closed { .. } => ErrorCode::Closed,
-        SessionError::Poisoned { .. }
-        | SessionError::NoRequestPending { .. }
-        | SessionError::RequestIdMismatch { .. }
-        | SessionError::OpcodeMismatch { .. }
-        | SessionError::Rejected(_) => ErrorCode::Internal,
+        SequenceError::Frame(_) => ErrorCode::MalformedFrame,
+        SequenceError::Message(MessageError::VersionMismatch { .. }) => ErrorCode::VersionMismatch,
+        SequenceError::Message(MessageError::BadMagic { .. }) => ErrorCode::BadMagic,
+        SequenceError::Message(_) => ErrorCode::MalformedPayload,
+        SequenceError::HandshakeRequired { .. } => ErrorCode::HandshakeRequired,
+        SequenceError::DuplicateHandshake => ErrorCode::DuplicateHandshake,
+        SequenceError::HandshakeFailed { .. } => ErrorCode::HandshakeFailed,
+        SequenceError::NotAllowed { .. } => ErrorCode::NotAllowed,
+        SequenceError::RequestPending { .. } => ErrorCode::RequestPending,
+        SequenceError::UnexpectedFds { .. } => ErrorCode::UnexpectedFds,
+        SequenceError::Closed { .. } => ErrorCode::Closed,
+        SequenceError::Poisoned { .. }
+        | SequenceError::NoRequestPending { .. }
+        | SequenceError::RequestIdMismatch { .. }
+        | SequenceError::OpcodeMismatch { .. }
+        | SequenceError::Rejected(_) => ErrorCode::Internal,
     }
 }
 
@@ -390,19 +408,19 @@ struct ClientPending {
 
 /// The client's end of a connection.
 #[derive(Debug)]
-pub struct ClientSession {
+pub struct ClientSequence {
     phase: Phase,
     next_id: u32,
     pending: Option<ClientPending>,
 }
 
-impl Default for ClientSession {
+impl Default for ClientSequence {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl ClientSession {
+impl ClientSequence {
     pub fn new() -> Self {
         Self { phase: Phase::AwaitHandshake, next_id: 1, pending: None }
     }
@@ -411,9 +429,9 @@ impl ClientSession {
         self.phase
     }
 
-    fn begin(&mut self, opcode: Opcode, cmd: Option<u32>) -> Result<u32, SessionError> {
+    fn begin(&mut self, opcode: Opcode, cmd: Option<u32>) -> Result<u32, SequenceError> {
         if let Some(p) = self.pending {
-            return Err(SessionError::RequestPending { pending: p.opcode, got: opcode });
+            return Err(SequenceError::RequestPending { pending: p.opcode, got: opcode });
         }
         check_allowed(self.phase, opcode, cmd)?;
         let id = self.next_id;
@@ -425,21 +443,13 @@ impl ClientSession {
 
     /// Appends the frame for `request` and remembers what its reply must
     /// match. Returns the request id.
-    pub fn encode_request(&mut self, request: &Request, out: &mut Vec<u8>) -> Result<u32, SessionError> {
+    pub fn encode_request(&mut self, request: &Request, out: &mut Vec<u8>) -> Result<u32, SequenceError> {
         let opcode = request.opcode();
         let id = self.begin(opcode, request.ioctl_cmd())?;
         let start = out.len();
         Header { opcode, request_id: id, payload_bytes: 0, result: 0 }.put(out);
-        if let Err(e) = request.encode_payload(out) {
-            out.truncate(start);
-            return Err(e.into());
-        }
-        let len = out.len() - start;
-        if len > MAX_FRAME_BYTES {
-            out.truncate(start);
-            return Err(MessageError::TooLarge { bytes: len }.into());
-        }
-        patch_u32(&mut out[start..], 8, (len - HEADER_LEN) as u32);
+        let built = request.encode_payload(out);
+        seal_frame(out, start, built)?;
         self.pending = Some(ClientPending {
             request_id: id,
             opcode,
@@ -470,9 +480,9 @@ impl ClientSession {
         mem: &dyn UserMemory,
         fds: &[FdDesc],
         out: &mut Vec<u8>,
-    ) -> Result<u32, SessionError> {
+    ) -> Result<u32, SequenceError> {
         if let Some(p) = self.pending {
-            return Err(SessionError::RequestPending { pending: p.opcode, got: Opcode::Ioctl });
+            return Err(SequenceError::RequestPending { pending: p.opcode, got: Opcode::Ioctl });
         }
         check_allowed(self.phase, Opcode::Ioctl, Some(cmd))?;
         DeviceFile::from_wire(cmd, device.to_wire())?;
@@ -483,24 +493,13 @@ impl ClientSession {
         let built = put_ioctl_request_head(out, cmd, 0, device).and_then(|()| {
             crate::ioctl::encode_request_into(cmd, args, args_addr, mem, out).map_err(MessageError::from)
         });
-        if let Err(e) = built {
-            out.truncate(start);
-            return Err(e.into());
-        }
-        let args_len = out.len() - start - header_and_head;
-        if let Err(e) = put_fd_trailer(out, fds) {
-            out.truncate(start);
-            return Err(e.into());
-        }
-        let len = out.len() - start;
-        if len > MAX_FRAME_BYTES {
-            out.truncate(start);
-            return Err(MessageError::TooLarge { bytes: len }.into());
-        }
+        // (Meaningless, and unused, when `built` failed.)
+        let args_len = (out.len() - start).saturating_sub(header_and_head);
+        let built = built.and_then(|()| put_fd_trailer(out, fds));
+        seal_frame(out, start, built)?;
         let id = self.begin(Opcode::Ioctl, Some(cmd))?;
         let frame = &mut out[start..];
         patch_u32(frame, 4, id);
-        patch_u32(frame, 8, (len - HEADER_LEN) as u32);
         patch_u32(frame, HEADER_LEN + 4, args_len as u32);
         self.pending = Some(ClientPending {
             request_id: id,
@@ -514,10 +513,10 @@ impl ClientSession {
     /// Validates and parses the reply `frame` that arrived with `fds`
     /// descriptors: it must answer the outstanding request (opcode and id),
     /// fit it (ioctl number and size) and describe exactly `fds` descriptors.
-    /// A PROTOCOL_ERROR from the daemon becomes [`SessionError::Rejected`].
+    /// A PROTOCOL_ERROR from the daemon becomes [`SequenceError::Rejected`].
     ///
-    /// Any error leaves the session failed (the connection is unusable).
-    pub fn decode_reply(&mut self, frame: &[u8], fds: usize) -> Result<Response, SessionError> {
+    /// Any error leaves the connection failed (the connection is unusable).
+    pub fn decode_reply(&mut self, frame: &[u8], fds: usize) -> Result<Response, SequenceError> {
         let out = self.decode_inner(frame, fds);
         match &out {
             Ok(r) => {
@@ -533,29 +532,29 @@ impl ClientSession {
         out
     }
 
-    fn decode_inner(&mut self, frame: &[u8], fds: usize) -> Result<Response, SessionError> {
+    fn decode_inner(&mut self, frame: &[u8], fds: usize) -> Result<Response, SequenceError> {
         let header = Header::decode(frame)?;
         if frame.len() != header.frame_len() {
             return Err(FrameError::LengthMismatch { declared: header.frame_len(), got: frame.len() }.into());
         }
         let payload = &frame[HEADER_LEN..];
         let Some(pending) = self.pending else {
-            return Err(SessionError::NoRequestPending { got: header.opcode });
+            return Err(SequenceError::NoRequestPending { got: header.opcode });
         };
         if header.opcode == Opcode::ProtocolError {
             // Terminal, and the daemon may not have been able to read the id:
             // report it whatever id it carries.
             if fds != 0 {
-                return Err(SessionError::UnexpectedFds { opcode: header.opcode, got: fds });
+                return Err(SequenceError::UnexpectedFds { opcode: header.opcode, got: fds });
             }
             let body = crate::payload::ProtocolErrorBody::decode(payload)?;
-            return Err(SessionError::Rejected(body));
+            return Err(SequenceError::Rejected(body));
         }
         if header.opcode != pending.opcode {
-            return Err(SessionError::OpcodeMismatch { expected: pending.opcode, got: header.opcode });
+            return Err(SequenceError::OpcodeMismatch { expected: pending.opcode, got: header.opcode });
         }
         if header.request_id != pending.request_id {
-            return Err(SessionError::RequestIdMismatch { expected: pending.request_id, got: header.request_id });
+            return Err(SequenceError::RequestIdMismatch { expected: pending.request_id, got: header.request_id });
         }
         let reply = Reply::decode(header.opcode, header.result, payload, pending.ioctl)?;
         if reply.fds().len() != fds {
@@ -582,12 +581,12 @@ mod tests {
 
     /// Runs one request through client → server → client.
     fn exchange(
-        client: &mut ClientSession,
-        server: &mut ServerSession,
+        client: &mut ClientSequence,
+        server: &mut ServerSequence,
         req: Request,
         result: i32,
         reply: Reply,
-    ) -> Result<Response, SessionError> {
+    ) -> Result<Response, SequenceError> {
         let mut frame = Vec::new();
         client.encode_request(&req, &mut frame)?;
         let (pending, got) = server.accept(&frame, 0)?;
@@ -599,7 +598,7 @@ mod tests {
 
     #[test]
     fn handshake_then_requests() {
-        let (mut c, mut s) = (ClientSession::new(), ServerSession::new());
+        let (mut c, mut s) = (ClientSequence::new(), ServerSequence::new());
         let r = exchange(&mut c, &mut s, Request::Handshake(HandshakeRequest::new(42, Role::Process)), 0, hs_reply(3))
             .unwrap();
         assert_eq!(r.reply, hs_reply(3));
@@ -623,20 +622,20 @@ mod tests {
 
     #[test]
     fn server_refuses_anything_before_the_handshake() {
-        let mut c = ClientSession::new();
+        let mut c = ClientSequence::new();
         // The client refuses to send it in the first place...
         assert_eq!(
             c.encode_request(&Request::Status, &mut Vec::new()),
-            Err(SessionError::HandshakeRequired { got: Opcode::Status })
+            Err(SequenceError::HandshakeRequired { got: Opcode::Status })
         );
         // ...and the server refuses it if sent anyway.
-        let mut s = ServerSession::new();
+        let mut s = ServerSequence::new();
         let mut frame = Vec::new();
         Header { opcode: Opcode::Status, request_id: 9, payload_bytes: 0, result: 0 }.put(&mut frame);
-        assert_eq!(s.accept(&frame, 0), Err(SessionError::HandshakeRequired { got: Opcode::Status }));
+        assert_eq!(s.accept(&frame, 0), Err(SequenceError::HandshakeRequired { got: Opcode::Status }));
         // The rejection echoes the id and says why.
         let mut out = Vec::new();
-        s.encode_rejection(&frame, &SessionError::HandshakeRequired { got: Opcode::Status }, &mut out);
+        s.encode_rejection(&frame, &SequenceError::HandshakeRequired { got: Opcode::Status }, &mut out);
         let h = Header::decode(&out).unwrap();
         assert_eq!((h.opcode, h.request_id), (Opcode::ProtocolError, 9));
         let body = ProtocolErrorBody::decode(&out[16..]).unwrap();
