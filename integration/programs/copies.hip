@@ -1,8 +1,11 @@
 // hipMemcpy between pageable host buffers and the device, many rounds with a fresh
 // host buffer each time: ROCR pins each pageable buffer at a GPU address the previous
 // pin just freed, so a copy engine that kept a stale translation would copy the
-// previous buffer's contents (a bug this program caught). Also a 2-D hipMemcpy2D.
+// previous buffer's contents (a bug this program caught). Also a 2-D hipMemcpy2D, and
+// 96 MiB copies between pinned host memory and the device: ROCR 6.x sends each as one SDMA
+// packet with a count wider than 22 bits (a 22-bit decoder copied only the first 4 MiB).
 #include "check.h"
+#include <cstring>
 #include <vector>
 
 int main() {
@@ -36,5 +39,26 @@ int main() {
       if (dst[r * 1024 + c] != want) fail("memcpy_2d", "[%d][%d] = %d, want %d", r, c, dst[r * 1024 + c], want);
     }
   pass("memcpy_2d");
+
+  const size_t big = 96u << 20, words = big / 4;
+  unsigned *pinned, *pinned_back, *dbig;
+  HIP_CHECK(hipHostMalloc((void**)&pinned, big));
+  HIP_CHECK(hipHostMalloc((void**)&pinned_back, big));
+  HIP_CHECK(hipMalloc((void**)&dbig, big));
+  for (size_t i = 0; i < words; i++) pinned[i] = (unsigned)(i * 2654435761u) ^ 0x5a5a5a5au;
+  memset(pinned_back, 0, big);
+  HIP_CHECK(hipMemcpy(dbig, pinned, big, hipMemcpyHostToDevice));
+  HIP_CHECK(hipMemcpy(pinned_back, dbig, big, hipMemcpyDeviceToHost));
+  size_t wrong = 0, first = words;
+  for (size_t i = 0; i < words; i++)
+    if (pinned_back[i] != ((unsigned)(i * 2654435761u) ^ 0x5a5a5a5au)) {
+      if (first == words) first = i;
+      wrong++;
+    }
+  if (wrong) fail("pinned_large_copies", "%zu of %zu words wrong, the first at byte %zu", wrong, words, first * 4);
+  HIP_CHECK(hipFree(dbig));
+  HIP_CHECK(hipHostFree(pinned));
+  HIP_CHECK(hipHostFree(pinned_back));
+  pass("pinned_large_copies");
   return 0;
 }

@@ -14,7 +14,7 @@ const DEADLINE: Duration = Duration::from_secs(300);
 /// The programs and the PASS lines each must print.
 const PROGRAMS: &[(&str, &[&str])] = &[
     ("vector_add", &["vector_add_float", "vector_add_int", "vector_add_double"]),
-    ("copies", &["pageable_round_trips", "memcpy_2d"]),
+    ("copies", &["pageable_round_trips", "memcpy_2d", "pinned_large_copies"]),
     ("saxpy", &["saxpy", "grid_2d", "grid_1m_threads", "dynamic_shared"]),
     ("reduce_shuffle", &["block_reduction", "warp_shuffle", "ballot_any_all", "matmul_int", "matmul_float"]),
     ("atomics", &["atomic_add_histogram", "atomic_cas", "atomic_max"]),

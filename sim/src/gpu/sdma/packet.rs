@@ -4,6 +4,14 @@
 //! Layouts follow ROCR 5.2's `sdma_registers.h`; sizes in the packets are
 //! "count minus one" (ROCR's `SizeToCountOffset = -1` on gfx9).
 
+/// Width of the byte counts of COPY_LINEAR and CONST_FILL. Every GPU the simulator models
+/// (gfx90a, gfx94x, gfx950) has SDMA 4.4, whose counts are 30 bits: ROCR 6.x puts up to
+/// 0x3fffffff bytes in one copy packet on them (`copy_size_override`; the amdgpu kernel
+/// driver's `copy_max_bytes`/`fill_max_bytes` are 1 << 30 too). The 22-bit field of older
+/// SDMA 4 would cut a 256 MiB copy to its first 4 MiB. ROCR 5.2 splits copies at 4 MiB
+/// and leaves the upper bits zero, so both read the same here.
+const COUNT_MASK: u32 = 0x3fff_ffff;
+
 /// SDMA opcodes.
 pub mod op {
     pub const NOP: u8 = 0;
@@ -121,7 +129,7 @@ pub fn decode(dw: &[u32]) -> Result<(Packet, usize), SdmaError> {
         (op::NOP, _) => Ok((Packet::Nop, 1 + ((h >> 16) & 0x3fff) as usize)),
         (op::COPY, sub_op::COPY_LINEAR) => {
             need(dw, 7)?;
-            let bytes = (dw[1] & 0x3f_ffff) as u64 + 1;
+            let bytes = (dw[1] & COUNT_MASK) as u64 + 1;
             Ok((Packet::CopyLinear { src: addr(dw[3], dw[4]), dst: addr(dw[5], dw[6]), bytes }, 7))
         }
         (op::COPY, sub_op::COPY_LINEAR_RECT) => {
@@ -180,7 +188,7 @@ pub fn decode(dw: &[u32]) -> Result<(Packet, usize), SdmaError> {
             need(dw, 5)?;
             // The count is in bytes, less one fill unit (`fillsize`: 1 << n bytes).
             let unit = 1u64 << ((h >> 30) & 3);
-            let bytes = (dw[4] & 0x3f_ffff) as u64 + unit;
+            let bytes = (dw[4] & COUNT_MASK) as u64 + unit;
             Ok((Packet::ConstFill { dst: addr(dw[1], dw[2]), data: dw[3], bytes }, 5))
         }
         (op::TIMESTAMP, sub_op::TIMESTAMP_GET_GLOBAL) => {
@@ -225,6 +233,20 @@ mod tests {
         // ATOMIC ADD64 of -1 on a signal value.
         let dec = [0x5e00_000a, 0x1008, 0x7f, 0xffff_ffff, 0xffff_ffff, 0, 0, 0];
         assert_eq!(decode(&dec).unwrap(), (Packet::Atomic { op: 47, addr: 0x7f_0000_1008, src: u64::MAX, cmp: 0 }, 8));
+    }
+
+    #[test]
+    fn counts_are_thirty_bits_as_on_sdma_4_4() {
+        // ROCR 6.x on gfx90a: a 256 MiB hipMemcpy is one COPY_LINEAR (count 0x0fffffff).
+        let copy = [0x0000_0001, 0x0fff_ffff, 0, 0x1000, 0x7f00, 0x2000, 0x7e00];
+        let (p, _) = decode(&copy).unwrap();
+        assert_eq!(p, Packet::CopyLinear { src: 0x7f00_0000_1000, dst: 0x7e00_0000_2000, bytes: 256 << 20 });
+        // The largest count; bits 30 and 31 are not part of it.
+        let copy = [0x0000_0001, 0xffff_ffff, 0, 0, 0, 0, 0];
+        assert!(matches!(decode(&copy).unwrap().0, Packet::CopyLinear { bytes: 0x4000_0000, .. }));
+        // A 64 MiB fill of dwords (fillsize 2): count = bytes - 4.
+        let (p, _) = decode(&[0x8000_000b, 0x100, 0, 0xabcd, (64 << 20) - 4]).unwrap();
+        assert_eq!(p, Packet::ConstFill { dst: 0x100, data: 0xabcd, bytes: 64 << 20 });
     }
 
     #[test]
