@@ -270,3 +270,14 @@ fn read_only_registers() {
     let mut h = Harness::for_target(Target::Gfx942);
     assert_eq!(getreg(&mut h, 0xb884_f814), 0, "XCC_ID");
 }
+
+/// `s_sendmsg sendmsg(MSG_INTERRUPT)`: the wave interrupts the host; the driver gets the event
+/// whose id is M0's low 24 bits (the message context).
+#[test]
+fn sendmsg_interrupt_raises_the_event_in_m0() {
+    let mut h = Harness::new();
+    h.wave.m0 = 0xab00_0123;
+    h.run(&[0xbf90_0001]).unwrap();
+    assert_eq!(h.context().interrupts(), [0x0000_0123]);
+    assert!(h.context().faults().is_empty());
+}

@@ -284,7 +284,7 @@ mod tests {
     }
 
     /// `gpu`'s render node with nothing allocated.
-    fn ioctl(gpu: &Device, _gtt_size: u64, cmd: u32, payload: &mut [u8]) -> Result<(), DrmError> {
+    fn ioctl(gpu: &Device, cmd: u32, payload: &mut [u8]) -> Result<(), DrmError> {
         let usage = DeviceUsage::new([gpu.local_mem_size], 1 << 30);
         super::ioctl(Node { gpu, usage: &usage, gtt_size: 1 << 30 }, cmd, payload)
     }
@@ -301,7 +301,7 @@ mod tests {
         let v = DrmVersion { name_len: 3, name: 1, date_len: 0, desc_len: 32, desc: 2, ..Default::default() };
         let mut p = bytemuck::bytes_of(&v).to_vec();
         p.resize(64 + 3 + 32, 0);
-        ioctl(&mi210(), 0, drm::cmd::VERSION, &mut p).unwrap();
+        ioctl(&mi210(), drm::cmd::VERSION, &mut p).unwrap();
         let out: DrmVersion = bytemuck::pod_read_unaligned(&p[..64]);
         assert_eq!(out.version_major, 3);
         assert_eq!((out.name_len, out.date_len, out.desc_len), (6, 8, 7));
@@ -312,7 +312,7 @@ mod tests {
     #[test]
     fn dev_info_describes_the_configured_gpu() {
         let mut p = info_payload(info_query::DEV_INFO, 448, [0; 4]);
-        ioctl(&mi210(), 1 << 30, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
+        ioctl(&mi210(), drm::cmd::AMDGPU_INFO, &mut p).unwrap();
         let d: AmdgpuInfoDevice = bytemuck::pod_read_unaligned(&p[32..]);
         assert_eq!((d.device_id, d.pci_rev, d.family), (0x740f, 2, 141));
         assert_eq!(d.cu_active_number, 104);
@@ -328,7 +328,7 @@ mod tests {
         let full = bytemuck::bytes_of(&device_info(&mi210())).to_vec();
         for size in [368u32, 440, 448] {
             let mut p = info_payload(info_query::DEV_INFO, size, [0; 4]);
-            ioctl(&mi210(), 1 << 30, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
+            ioctl(&mi210(), drm::cmd::AMDGPU_INFO, &mut p).unwrap();
             assert_eq!(&p[32..], &full[..size as usize]);
         }
     }
@@ -366,28 +366,27 @@ mod tests {
     fn hw_ip_counts_name_the_cdna_blocks() {
         let count = |ty: u32| {
             let mut p = info_payload(info_query::HW_IP_COUNT, 4, [ty, 0, 0, 0]);
-            ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p)
-                .map(|()| u32::from_le_bytes(p[32..36].try_into().unwrap()))
+            ioctl(&mi210(), drm::cmd::AMDGPU_INFO, &mut p).map(|()| u32::from_le_bytes(p[32..36].try_into().unwrap()))
         };
         assert_eq!(count(drm::hw_ip::COMPUTE).unwrap(), 1);
         assert_eq!(count(drm::hw_ip::DMA).unwrap(), 1);
         assert_eq!(count(drm::hw_ip::VCE).unwrap(), 0);
         assert_eq!(count(drm::hw_ip::NUM).unwrap_err().errno(), EINVAL);
         let mut p = info_payload(info_query::HW_IP_INFO, 32, [drm::hw_ip::COMPUTE, 0, 0, 0]);
-        ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
+        ioctl(&mi210(), drm::cmd::AMDGPU_INFO, &mut p).unwrap();
         let info: AmdgpuInfoHwIp = bytemuck::pod_read_unaligned(&p[32..]);
         assert_eq!((info.hw_ip_version_major, info.available_rings, info.ip_discovery_version), (9, 0xff, 0x090402));
         let mut p = info_payload(info_query::HW_IP_INFO, 32, [drm::hw_ip::UVD, 0, 0, 0]);
-        assert_eq!(ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p).unwrap_err().errno(), EINVAL);
+        assert_eq!(ioctl(&mi210(), drm::cmd::AMDGPU_INFO, &mut p).unwrap_err().errno(), EINVAL);
     }
 
     #[test]
     fn accel_working_and_gb_addr_config() {
         let mut p = info_payload(info_query::ACCEL_WORKING, 4, [0; 4]);
-        ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
+        ioctl(&mi210(), drm::cmd::AMDGPU_INFO, &mut p).unwrap();
         assert_eq!(&p[32..], &1u32.to_le_bytes());
         let mut p = info_payload(info_query::READ_MMR_REG, 4, [drm::MMR_GB_ADDR_CONFIG, 1, 0xffff_ffff, 0]);
-        ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p).unwrap();
+        ioctl(&mi210(), drm::cmd::AMDGPU_INFO, &mut p).unwrap();
         assert_eq!(&p[32..], &GB_ADDR_CONFIG.to_le_bytes());
     }
 
@@ -396,11 +395,11 @@ mod tests {
     #[test]
     fn unknown_queries_and_registers_are_einval() {
         let mut p = info_payload(0x7f, 4, [0; 4]);
-        let e = ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p).unwrap_err();
+        let e = ioctl(&mi210(), drm::cmd::AMDGPU_INFO, &mut p).unwrap_err();
         assert_eq!(e.errno(), EINVAL);
         let mut p = info_payload(info_query::READ_MMR_REG, 4, [0x1234, 1, 0, 0]);
-        assert!(matches!(ioctl(&mi210(), 0, drm::cmd::AMDGPU_INFO, &mut p), Err(DrmError::Register { .. })));
+        assert!(matches!(ioctl(&mi210(), drm::cmd::AMDGPU_INFO, &mut p), Err(DrmError::Register { .. })));
         let mut p = vec![0u8; 40];
-        assert!(matches!(ioctl(&mi210(), 0, drm::cmd::GET_CLIENT, &mut p), Err(DrmError::NotSupported(_))));
+        assert!(matches!(ioctl(&mi210(), drm::cmd::GET_CLIENT, &mut p), Err(DrmError::NotSupported(_))));
     }
 }

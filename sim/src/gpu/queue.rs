@@ -182,6 +182,12 @@ impl QueueTable {
     pub fn all(&self) -> Vec<Arc<Queue>> {
         self.queues.values().cloned().collect()
     }
+
+    /// The queues on GPU `gpu` (what its scheduler thread visits, on every poll: one
+    /// allocation, no intermediate list).
+    pub fn on_gpu(&self, gpu: usize) -> Vec<Arc<Queue>> {
+        self.queues.values().filter(|q| q.gpu == gpu).cloned().collect()
+    }
 }
 
 /// What one visit of a queue achieved.

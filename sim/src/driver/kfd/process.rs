@@ -208,7 +208,7 @@ impl KfdProcess {
 
     /// The live queues of this process on GPU `gpu`.
     pub fn queues_on(&self, gpu: usize) -> Vec<Arc<Queue>> {
-        self.queues().all().into_iter().filter(|q| q.gpu == gpu).collect()
+        self.queues().on_gpu(gpu)
     }
 
     /// Its allocations, queues and events, for status reports.
@@ -245,12 +245,12 @@ impl KfdProcess {
         ProcessSummary { allocations, queues, events: self.events.len() }
     }
 
-    /// Whether the process is going away (running kernels should stop).
     /// The GWS resources of GPU `gpu` (index).
     pub fn gws(&self, gpu: usize) -> &GwsTable {
         &self.gws[gpu.min(self.gws.len() - 1)]
     }
 
+    /// Whether the process is going away (running kernels should stop).
     pub fn closing(&self) -> bool {
         self.closing.load(Ordering::Acquire)
     }
