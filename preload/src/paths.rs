@@ -76,13 +76,13 @@ pub fn classify(raw: &[u8]) -> Option<Redirect> {
     None
 }
 
-/// Render minors are 128..=255.
+/// A render minor ([`proto::abi::drm::RENDER_MINORS`]).
 fn parse_minor(s: &str) -> Option<u32> {
     if s.is_empty() || s.len() > 3 || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     let n: u32 = s.parse().ok()?;
-    (128..=255).contains(&n).then_some(n)
+    proto::abi::drm::RENDER_MINORS.contains(&n).then_some(n)
 }
 
 /// Collapses `//` and `/./` and drops a trailing `/`, so that equivalent

@@ -113,10 +113,15 @@ impl<T: Transport> RpcClient<T> {
         &self.transport
     }
 
-    /// Sends `request` and waits for its reply and descriptors.
+    /// Sends `request` and waits for its reply and descriptors. A request that hands over
+    /// descriptors goes through [`ioctl_with_memory`](Self::ioctl_with_memory), which sends them.
     pub fn call(&mut self, request: &Request) -> Result<(Response, Fds<T::Handle>), RpcError> {
         if self.poisoned {
             return Err(RpcError::Poisoned);
+        }
+        if !request.fds().is_empty() {
+            let declared = request.fds().len();
+            return Err(SequenceError::from(MessageError::FdCountMismatch { declared, received: 0 }).into());
         }
         self.send_buf.clear();
         self.sequence.encode_request(request, &mut self.send_buf)?;
@@ -201,7 +206,7 @@ impl<T: Transport> RpcClient<T> {
         self.sequence.encode_ioctl(cmd, device, args, args_addr, mem, &descs, &mut self.send_buf).map_err(
             |e| match e {
                 SequenceError::Message(MessageError::Ioctl(i)) => RpcError::Ioctl(i),
-                other => RpcError::Session(other),
+                other => RpcError::Sequence(other),
             },
         )?;
         let handles: Vec<T::HandleRef<'_>> = memory.iter().map(|(_, h)| *h).collect();

@@ -82,6 +82,8 @@ pub enum MessageError {
     BadFdRange { index: usize, offset: u64, length: u64 },
     #[error("{} made on device {device}, which is not a device of its kind (0 for /dev/kfd, a render minor 128-255 for DRM)", crate::ioctl::name_of(*.cmd))]
     WrongDevice { cmd: u32, device: u32 },
+    #[error("device {device} is neither /dev/kfd (0) nor a render node (128-255)")]
+    NoSuchDevice { device: u32 },
     #[error("{} request carries {count} fds; only a USERPTR ALLOC_MEMORY_OF_GPU hands over memory", crate::ioctl::name_of(*.cmd))]
     FdsNotExpected { cmd: u32, count: usize },
     #[error("fd {index} of a USERPTR allocation: kind {kind} access {access:#x}, must be USERPTR read/write memory")]
@@ -195,7 +197,7 @@ pub enum RpcError {
     #[error(transparent)]
     Transport(#[from] TransportError),
     #[error(transparent)]
-    Session(#[from] SequenceError),
+    Sequence(#[from] SequenceError),
     #[error(transparent)]
     Ioctl(#[from] IoctlError),
     #[error("daemon refused {opcode} with errno {errno}")]
@@ -209,7 +211,7 @@ impl RpcError {
     pub fn errno(&self) -> i32 {
         match self {
             RpcError::Transport(e) => e.errno(),
-            RpcError::Session(e) => e.errno(),
+            RpcError::Sequence(e) => e.errno(),
             RpcError::Ioctl(e) => e.errno(),
             RpcError::Refused { errno, .. } => *errno,
             RpcError::Poisoned => EPROTO,

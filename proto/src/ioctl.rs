@@ -220,7 +220,6 @@ const fn s<T>() -> usize {
 const KFD_PLAIN: &[(u32, &str, usize)] = &[
     (kfd::cmd::GET_VERSION, "GET_VERSION", s::<kfd::GetVersionArgs>()),
     (kfd::cmd::CREATE_QUEUE, "CREATE_QUEUE", s::<kfd::CreateQueueArgs>()),
-    (kfd::cmd::CREATE_QUEUE_88, "CREATE_QUEUE", 88),
     (kfd::cmd::DESTROY_QUEUE, "DESTROY_QUEUE", s::<kfd::DestroyQueueArgs>()),
     (kfd::cmd::SET_MEMORY_POLICY, "SET_MEMORY_POLICY", s::<kfd::SetMemoryPolicyArgs>()),
     (kfd::cmd::GET_CLOCK_COUNTERS, "GET_CLOCK_COUNTERS", s::<kfd::GetClockCountersArgs>()),
@@ -370,13 +369,16 @@ static SPECS_WITH_ARRAYS: [IoctlSpec; 15] = [
 /// (its number encodes the attribute array: `SVM + (8 × nattr << 16)`); the
 /// spec keeps the caller's number.
 pub fn spec(cmd: u32) -> Option<IoctlSpec> {
-    if let Some(found) = SPECS_WITH_ARRAYS.iter().find(|s| s.cmd == canonical(cmd)) {
+    let canon = canonical(cmd);
+    if let Some(found) = SPECS_WITH_ARRAYS.iter().find(|s| s.cmd == canon) {
         return Some(IoctlSpec { cmd, ..*found });
     }
-    KFD_PLAIN.iter().find(|(c, _, _)| *c == cmd).map(|&(cmd, name, arg_size)| IoctlSpec {
+    // An older, shorter form of a plain struct is that many bytes of it.
+    let arg_size = |current| if cmd == canon { current } else { crate::abi::ioc_size(cmd) };
+    KFD_PLAIN.iter().find(|(c, _, _)| *c == canon).map(|&(_, name, size)| IoctlSpec {
         cmd,
         name,
-        arg_size,
+        arg_size: arg_size(size),
         arrays: &[],
     })
 }
@@ -523,9 +525,10 @@ pub fn array_lengths(spec: &IoctlSpec, args: &[u8]) -> Result<Vec<usize>, IoctlE
     // An SVM number says how many attributes follow; `nattr` must agree (the
     // kernel copies exactly what the number says).
     if canonical(spec.cmd) == kfd::cmd::SVM {
-        let described = crate::abi::ioc_size(spec.cmd) - spec.arg_size;
-        if lens[0] != described {
-            let count = (lens[0] / size_of::<kfd::SvmAttribute>()) as u64;
+        let described = crate::abi::ioc_size(spec.cmd).checked_sub(spec.arg_size);
+        let attrs = lens.first().copied().unwrap_or(0);
+        if Some(attrs) != described {
+            let count = (attrs / size_of::<kfd::SvmAttribute>()) as u64;
             return Err(IoctlError::BadCount { name: spec.name, field: "nattr", count });
         }
     }

@@ -20,6 +20,7 @@
 //! even when it fails) but may leave out the arguments (`args_bytes` 0: "do
 //! not touch the caller's struct") and carries no fds.
 
+use crate::abi::drm::RENDER_MINORS;
 use crate::error::{MessageError, EPROTONOSUPPORT};
 use crate::header::{Opcode, MAX_PAYLOAD_BYTES};
 use crate::ioctl::EPROTO;
@@ -501,9 +502,6 @@ pub enum DeviceFile {
 }
 
 impl DeviceFile {
-    /// Render minors libdrm accepts (`/dev/dri/renderD128` … `renderD255`).
-    pub const RENDER_MINORS: core::ops::RangeInclusive<u32> = 128..=255;
-
     /// The wire value: 0 for `/dev/kfd`, else the render minor.
     pub fn to_wire(self) -> u32 {
         match self {
@@ -516,20 +514,39 @@ impl DeviceFile {
     pub fn from_mmap_wire(wire: u32) -> Result<DeviceFile, MessageError> {
         match wire {
             0 => Ok(DeviceFile::Kfd),
-            minor if Self::RENDER_MINORS.contains(&minor) => Ok(DeviceFile::Render { minor }),
-            _ => Err(MessageError::WrongDevice { cmd: 0, device: wire }),
+            minor if RENDER_MINORS.contains(&minor) => Ok(DeviceFile::Render { minor }),
+            _ => Err(MessageError::NoSuchDevice { device: wire }),
         }
     }
 
-    /// The device of an ioctl `cmd` whose request names `wire`: KFD ioctls are made on
-    /// `/dev/kfd` (0), DRM ioctls on a render node (its minor).
+    /// Whether ioctl `cmd` is one of this device's kind: KFD ioctls are made on `/dev/kfd`,
+    /// DRM ioctls on a render node.
+    pub fn accepts(self, cmd: u32) -> bool {
+        let ty = crate::abi::ioc_type(cmd);
+        match self {
+            DeviceFile::Kfd => ty == crate::abi::kfd::KFD_IOCTL_BASE,
+            DeviceFile::Render { minor } => ty == crate::abi::drm::DRM_IOCTL_BASE && RENDER_MINORS.contains(&minor),
+        }
+    }
+
+    /// The device of an ioctl `cmd` whose request names `wire` (0 for `/dev/kfd`, else a
+    /// render minor), if `cmd` belongs to it.
     pub fn from_wire(cmd: u32, wire: u32) -> Result<DeviceFile, MessageError> {
-        match crate::abi::ioc_type(cmd) {
-            crate::abi::kfd::KFD_IOCTL_BASE if wire == 0 => Ok(DeviceFile::Kfd),
-            crate::abi::drm::DRM_IOCTL_BASE if Self::RENDER_MINORS.contains(&wire) => {
-                Ok(DeviceFile::Render { minor: wire })
-            }
-            _ => Err(MessageError::WrongDevice { cmd, device: wire }),
+        let device = if wire == 0 { DeviceFile::Kfd } else { DeviceFile::Render { minor: wire } };
+        if device.accepts(cmd) {
+            Ok(device)
+        } else {
+            Err(MessageError::WrongDevice { cmd, device: wire })
+        }
+    }
+
+    /// The device an ioctl of `cmd`'s kind is made on when nothing says which: `/dev/kfd`, or
+    /// the first render node for DRM ioctls.
+    pub fn default_for(cmd: u32) -> DeviceFile {
+        if crate::abi::ioc_type(cmd) == crate::abi::drm::DRM_IOCTL_BASE {
+            DeviceFile::Render { minor: *RENDER_MINORS.start() }
+        } else {
+            DeviceFile::Kfd
         }
     }
 }
@@ -556,14 +573,13 @@ pub const IOCTL_HEAD_SIZE: usize = 8;
 pub const IOCTL_REQUEST_HEAD_SIZE: usize = 16;
 
 impl IoctlRequest {
-    /// A request on `/dev/kfd` that hands over no memory.
+    /// A request that hands over no memory, made on [`DeviceFile::default_for`] `cmd`.
     pub fn new(cmd: u32, payload: Vec<u8>) -> Self {
-        Self { cmd, device: DeviceFile::Kfd, payload, fds: Vec::new() }
+        Self { cmd, device: DeviceFile::default_for(cmd), payload, fds: Vec::new() }
     }
 
     pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), MessageError> {
-        DeviceFile::from_wire(self.cmd, self.device.to_wire())?;
-        check_request_fds(self.cmd, &self.payload, &self.fds)?;
+        check_request(self.cmd, self.device, &self.payload, &self.fds)?;
         put_ioctl_request_head(out, self.cmd, self.payload.len(), self.device)?;
         out.extend_from_slice(&self.payload);
         put_fd_trailer(out, &self.fds)
@@ -590,6 +606,16 @@ impl IoctlRequest {
         check_request_fds(cmd, args, &fds)?;
         Ok(Self { cmd, device, payload: args.to_vec(), fds })
     }
+}
+
+/// What the client checks before sending an IOCTL request (the daemon checks the same on
+/// arrival): the ioctl is made on its kind of device, and any descriptors are the memory of a
+/// USERPTR allocation ([`check_request_fds`]).
+pub(crate) fn check_request(cmd: u32, device: DeviceFile, args: &[u8], fds: &[FdDesc]) -> Result<(), MessageError> {
+    if !device.accepts(cmd) {
+        return Err(MessageError::WrongDevice { cmd, device: device.to_wire() });
+    }
+    check_request_fds(cmd, args, fds)
 }
 
 /// Appends the head of an IOCTL request.
@@ -1139,7 +1165,7 @@ mod tests {
         // A device that is neither /dev/kfd nor a render node.
         let mut bad = v.clone();
         bad[32] = 7;
-        assert!(matches!(MmapRequest::decode(&bad), Err(MessageError::WrongDevice { device: 7, .. })));
+        assert!(matches!(MmapRequest::decode(&bad), Err(MessageError::NoSuchDevice { device: 7 })));
         v.push(0);
         assert!(MmapRequest::decode(&v).is_err());
         let mut v = Vec::new();

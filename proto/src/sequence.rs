@@ -24,7 +24,7 @@ use crate::header::{Header, Opcode, HEADER_LEN, MAX_FRAME_BYTES};
 use crate::ioctl::UserMemory;
 use crate::message::{Reply, Request};
 use crate::payload::{
-    check_request_fds, encode_ioctl_reply, put_fd_trailer, put_ioctl_request_head, DeviceFile, ErrorCode, FdDesc,
+    check_request, encode_ioctl_reply, put_fd_trailer, put_ioctl_request_head, DeviceFile, ErrorCode, FdDesc,
     IoctlContext, ProtocolErrorBody, Role, IOCTL_REQUEST_HEAD_SIZE, PROTOCOL_VERSION,
 };
 use crate::wire::patch_u32;
@@ -262,12 +262,8 @@ impl ServerSequence {
         let start = out.len();
         let header = Header { opcode: pending.opcode, request_id: pending.request_id, payload_bytes: 0, result };
         header.put(out);
-        if let Err(e) = body.encode_payload(result, out) {
-            out.truncate(start);
-            self.fail_reply();
-            return Err(e.into());
-        }
-        self.finish_reply(pending, result, start, out)
+        let built = body.encode_payload(result, out);
+        self.finish_reply(pending, result, start, out, built)
     }
 
     /// Appends the reply to an IOCTL from borrowed parts: the payload the
@@ -296,12 +292,8 @@ impl ServerSequence {
         }
         let start = out.len();
         Header { opcode: Opcode::Ioctl, request_id: pending.request_id, payload_bytes: 0, result }.put(out);
-        if let Err(e) = encode_ioctl_reply(out, ctx.cmd, payload, fds) {
-            out.truncate(start);
-            self.fail_reply();
-            return Err(e.into());
-        }
-        self.finish_reply(pending, result, start, out)
+        let built = encode_ioctl_reply(out, ctx.cmd, payload, fds);
+        self.finish_reply(pending, result, start, out, built)
     }
 
     fn check_ioctl_reply(
@@ -322,14 +314,17 @@ impl ServerSequence {
         Ok(())
     }
 
+    /// Seals the reply frame at `out[start..]` (whose payload encoding gave `built`) and moves
+    /// the connection on; any error fails the connection.
     fn finish_reply(
         &mut self,
         pending: Pending,
         result: i32,
         start: usize,
         out: &mut Vec<u8>,
+        built: Result<(), MessageError>,
     ) -> Result<(), SequenceError> {
-        if let Err(e) = seal_frame(out, start, Ok::<(), SequenceError>(())) {
+        if let Err(e) = seal_frame(out, start, built) {
             self.fail_reply();
             return Err(e);
         }
@@ -485,8 +480,7 @@ impl ClientSequence {
             return Err(SequenceError::RequestPending { pending: p.opcode, got: Opcode::Ioctl });
         }
         check_allowed(self.phase, Opcode::Ioctl, Some(cmd))?;
-        DeviceFile::from_wire(cmd, device.to_wire())?;
-        check_request_fds(cmd, args, fds)?;
+        check_request(cmd, device, args, fds)?;
         let start = out.len();
         let header_and_head = HEADER_LEN + IOCTL_REQUEST_HEAD_SIZE;
         Header { opcode: Opcode::Ioctl, request_id: 0, payload_bytes: 0, result: 0 }.put(out);

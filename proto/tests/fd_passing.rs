@@ -355,7 +355,7 @@ fn a_poisoned_client_refuses_further_calls() {
         daemon_t.send(&out).unwrap();
     });
     let err = RpcClient::connect(client_t, 1).unwrap_err();
-    assert!(matches!(err, RpcError::Session(proto::error::SequenceError::RequestIdMismatch { .. })));
+    assert!(matches!(err, RpcError::Sequence(proto::error::SequenceError::RequestIdMismatch { .. })));
     assert_eq!(err.errno(), proto::ioctl::EPROTO);
     daemon.join().unwrap();
 }

@@ -253,15 +253,6 @@ fn small_count(a: &ArrayField, pick: u8) -> u64 {
     (pick as u64 % 8).min(a.max_elems)
 }
 
-/// The device an ioctl is made on: /dev/kfd, or the first render node for DRM.
-fn device_of(cmd: u32) -> proto::payload::DeviceFile {
-    if proto::abi::ioc_type(cmd) == proto::abi::drm::DRM_IOCTL_BASE {
-        proto::payload::DeviceFile::Render { minor: 128 }
-    } else {
-        proto::payload::DeviceFile::Kfd
-    }
-}
-
 fn check_ioctl(spec: IoctlSpec, case: IoctlCase) -> Result<(), TestCaseError> {
     let mem = FakeMemory::default();
     let mut args = case.args.clone();
@@ -312,7 +303,15 @@ fn check_ioctl(spec: IoctlSpec, case: IoctlCase) -> Result<(), TestCaseError> {
     let (mut client, mut server) = connected(Role::Process);
     let mut frame = Vec::new();
     client
-        .encode_ioctl(spec.cmd, device_of(spec.cmd), &args, ARGS_ADDR, &mem, &[], &mut frame)
+        .encode_ioctl(
+            spec.cmd,
+            proto::payload::DeviceFile::default_for(spec.cmd),
+            &args,
+            ARGS_ADDR,
+            &mem,
+            &[],
+            &mut frame,
+        )
         .map_err(|e| TestCaseError::fail(format!("encode: {e}")))?;
 
     // Daemon parses: the struct as sent, In arrays copied, Out arrays zeroed.

@@ -199,8 +199,7 @@ fn frame_length_must_match_its_header() {
 /// An IOCTL request frame on the device its cmd belongs to: head, `payload`, and an empty
 /// fd trailer.
 fn ioctl_frame(cmd: u32, args_bytes: u32, payload: &[u8]) -> Vec<u8> {
-    let device: u32 = if proto::abi::ioc_type(cmd) == drm::DRM_IOCTL_BASE { 128 } else { 0 };
-    ioctl_frame_on(cmd, device, args_bytes, payload)
+    ioctl_frame_on(cmd, proto::payload::DeviceFile::default_for(cmd).to_wire(), args_bytes, payload)
 }
 
 fn ioctl_frame_on(cmd: u32, device: u32, args_bytes: u32, payload: &[u8]) -> Vec<u8> {

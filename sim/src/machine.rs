@@ -13,7 +13,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct Machine {
     config: Config,
-    service: Service,
+    service: Arc<Service>,
 }
 
 impl Machine {
@@ -29,7 +29,7 @@ impl Machine {
         let gpus: Arc<[crate::config::Device]> = config.gpus().to_vec().into();
         let scheduler = Scheduler::new(gpus.len(), hook.clone());
         scheduler.set_executor(Arc::new(Executor::new(config.workers().get(), hook)));
-        let service = Service::new(gpus, host_memory_bytes(), scheduler);
+        let service = Arc::new(Service::new(gpus, host_memory_bytes(), scheduler));
         Machine { config, service }
     }
 
@@ -47,8 +47,9 @@ impl Machine {
         &self.config
     }
 
-    /// The simulated driver: every ioctl and mmap of the device files goes through it.
-    pub fn service(&self) -> &Service {
+    /// The simulated driver: every ioctl and mmap of the device files goes through it
+    /// (shared: the daemon's waiter threads call it too).
+    pub fn service(&self) -> &Arc<Service> {
         &self.service
     }
 }

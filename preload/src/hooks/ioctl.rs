@@ -11,8 +11,9 @@ use crate::real;
 use crate::state::{FakeFd, State};
 use crate::usermem::SelfMemory;
 use libc::{c_int, c_ulong, c_void};
-use proto::abi::{ioc_dir, ioc_type, IOC_READ};
+use proto::abi::{ioc_dir, IOC_READ};
 use proto::ioctl::{spec, UserMemory};
+use proto::payload::DeviceFile;
 
 /// Interposed; the third argument is declared fixed (see `fcntl`).
 ///
@@ -26,14 +27,16 @@ pub unsafe extern "C" fn ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) ->
 }
 
 fn device_ioctl(st: &State, fake: FakeFd, cmd: u32, arg: u64) -> c_int {
-    let on_kfd = matches!(fake, FakeFd::Kfd(_));
-    let expected_type = if on_kfd { proto::abi::kfd::KFD_IOCTL_BASE } else { proto::abi::drm::DRM_IOCTL_BASE };
-    let Some(spec) = spec(cmd).filter(|_| ioc_type(cmd) == expected_type) else {
-        let device = if on_kfd { "/dev/kfd" } else { "the render node" };
+    let device = match &fake {
+        FakeFd::Kfd(_) => DeviceFile::Kfd,
+        FakeFd::Render(minor) => DeviceFile::Render { minor: *minor },
+    };
+    let Some(spec) = spec(cmd).filter(|_| device.accepts(cmd)) else {
+        let name = if device == DeviceFile::Kfd { "/dev/kfd" } else { "the render node" };
         // The kernel answers an unknown request of its own type with EINVAL
         // and a foreign one (a terminal ioctl, say) with ENOTTY.
-        let errno = if ioc_type(cmd) == expected_type { libc::EINVAL } else { libc::ENOTTY };
-        tracing::warn!("unsupported {} on {device}: returning errno {errno}", proto::ioctl::name_of(cmd));
+        let errno = if device.accepts(cmd) { libc::EINVAL } else { libc::ENOTTY };
+        tracing::warn!("unsupported {} on {name}: returning errno {errno}", proto::ioctl::name_of(cmd));
         return fail_errno(errno);
     };
     let mem = SelfMemory;

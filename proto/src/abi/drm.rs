@@ -11,8 +11,8 @@ pub const DRM_IOCTL_BASE: u8 = b'd';
 pub const DRM_COMMAND_BASE: u8 = 0x40;
 /// The character-device major of DRM nodes.
 pub const DRM_MAJOR: u32 = 226;
-/// Render nodes use minors 128..=255.
-pub const DRM_RENDER_MINOR_BASE: u32 = 128;
+/// Render node minors (`/dev/dri/renderD128` … `renderD255`), as libdrm and the kernel use them.
+pub const RENDER_MINORS: core::ops::RangeInclusive<u32> = 128..=255;
 
 /// `struct drm_version`: three (length, pointer) pairs the kernel fills.
 #[repr(C)]

@@ -11,10 +11,12 @@ use proto::framing::tokio_io::{Connection, Received};
 use proto::header::Opcode;
 use proto::message::{Reply, Request};
 use proto::payload::{
-    AttachWaitRequest, HandshakeReply, HandshakeRequest, IoctlRequest, MmapReply, MmapRequest, Role, PROTOCOL_VERSION,
+    AttachWaitRequest, DeviceFile, HandshakeReply, HandshakeRequest, IoctlRequest, MachineInfo, MmapReply, MmapRequest,
+    Role, PROTOCOL_VERSION,
 };
 use proto::sequence::{Pending, ServerSequence};
 use sim::driver::kfd::KfdProcess;
+use sim::driver::service::Service;
 use std::os::fd::AsFd;
 use std::sync::Arc;
 use tokio::net::UnixStream;
@@ -48,12 +50,13 @@ struct WaitWorker {
 type WaitJob = (Arc<KfdProcess>, Vec<u8>, oneshot::Sender<(i32, Vec<u8>)>);
 
 impl WaitWorker {
-    fn start() -> std::io::Result<WaitWorker> {
+    /// A waiter thread that runs its waits through `service`, like every other request.
+    fn start(service: Arc<Service>) -> std::io::Result<WaitWorker> {
         let (tx, rx) = std::sync::mpsc::channel::<WaitJob>();
         std::thread::Builder::new().name("rocjitsu-wait".into()).stack_size(256 * 1024).spawn(move || {
             while let Ok((process, mut payload, reply)) = rx.recv() {
-                let r = process.ioctl(proto::abi::kfd::cmd::WAIT_EVENTS, &mut payload);
-                let _ = reply.send((r.err().map_or(0, |e| -e.errno()), payload));
+                let result = wait_events(&service, &process, &mut payload);
+                let _ = reply.send((result, payload));
             }
         })?;
         Ok(WaitWorker { jobs: tx })
@@ -66,6 +69,12 @@ impl WaitWorker {
         }
         rx.await.unwrap_or((-libc::EIO, Vec::new()))
     }
+}
+
+/// One WAIT_EVENTS through the request service: 0 or -errno.
+fn wait_events(service: &Service, process: &KfdProcess, payload: &mut [u8]) -> i32 {
+    let cmd = proto::abi::kfd::cmd::WAIT_EVENTS;
+    service.ioctl(Some(process), DeviceFile::Kfd, cmd, payload, &[]).err().map_or(0, |errno| -errno)
 }
 
 /// What answering one request produced: the reply frame is in the client's `out` buffer.
@@ -169,7 +178,7 @@ impl Client {
                 // The descriptors that came with the request (the sequence checked their
                 // number): the client's memory behind a USERPTR allocation.
                 let memory: Vec<Lent> = r.fds.iter().copied().zip(rx.fds).collect();
-                self.ioctl(pending, r, memory).await.map(Answered::Reply)
+                self.ioctl(pending, r, memory).await.map(|()| Answered::Reply(Vec::new()))
             }
             Request::Mmap(m) => self.mmap(pending, m).await.map(Answered::Reply),
             Request::Munmap(_) => self
@@ -186,6 +195,7 @@ impl Client {
             Err(e) => {
                 tracing::error!("client {}: cannot encode a reply: {e}; closing the connection", self.peer_pid);
                 self.out.clear();
+                self.sequence.encode_rejection(&rx.frame, &e, &mut self.out);
                 None
             }
         }
@@ -212,7 +222,7 @@ impl Client {
                 session_id: id,
                 attach_token: token,
                 daemon_pid: std::process::id(),
-                machine: self.engine.machine.clone(),
+                machine: MachineInfo::clone(&self.engine.machine),
             })
         } else {
             Reply::Failed(Opcode::Handshake)
@@ -244,45 +254,38 @@ impl Client {
         pending: Pending,
         r: IoctlRequest,
         memory: Vec<Lent>,
-    ) -> Result<Vec<FdOut>, proto::error::SequenceError> {
+    ) -> Result<(), proto::error::SequenceError> {
         let IoctlRequest { cmd, device, mut payload, .. } = r;
-        let (result, payload, fds) = match &self.attached {
+        let (result, payload) = match &self.attached {
             Attachment::Waiter { process, .. } | Attachment::Session { process, .. }
                 if proto::ioctl::blocks(cmd, &payload) =>
             {
                 let process = process.clone();
                 match self.waiter() {
-                    Some(w) => {
-                        let (result, payload) = w.wait(process, payload).await;
-                        (result, payload, Vec::new())
-                    }
-                    None => (-libc::EAGAIN, Vec::new(), Vec::new()),
+                    Some(w) => w.wait(process, payload).await,
+                    None => (-libc::EAGAIN, Vec::new()),
                 }
             }
             // A wait connection carries nothing but WAIT_EVENTS (the sequence rules
             // already refused anything else); a poll returns at once.
-            Attachment::Waiter { process, .. } => {
-                let r = process.ioctl(cmd, &mut payload);
-                (r.err().map_or(0, |e| -e.errno()), payload, Vec::new())
-            }
+            Attachment::Waiter { process, .. } => (wait_events(&self.engine.service, process, &mut payload), payload),
             Attachment::Session { id, .. } => {
                 let session_id = *id;
                 match call(&self.engine, |reply| Job::Ioctl { session_id, device, cmd, payload, memory, reply }).await {
-                    Some(done) => (done.result, done.payload, done.fds),
-                    None => (-libc::ESHUTDOWN, Vec::new(), Vec::new()),
+                    Some(done) => (done.result, done.payload),
+                    None => (-libc::ESHUTDOWN, Vec::new()),
                 }
             }
-            Attachment::None => (-libc::EBADF, Vec::new(), Vec::new()),
+            Attachment::None => (-libc::EBADF, Vec::new()),
         };
-        let descs: Vec<_> = fds.iter().map(|(d, _)| *d).collect();
-        self.sequence.encode_ioctl_reply(pending, result, &payload, &descs, &mut self.out)?;
-        Ok(fds)
+        // IOCTL replies carry no descriptors: memory files travel with MMAP replies.
+        self.sequence.encode_ioctl_reply(pending, result, &payload, &[], &mut self.out)
     }
 
     /// This connection's waiter thread, started on first use.
     fn waiter(&mut self) -> Option<&WaitWorker> {
         if self.waiter.is_none() {
-            match WaitWorker::start() {
+            match WaitWorker::start(self.engine.service.clone()) {
                 Ok(w) => self.waiter = Some(w),
                 Err(e) => tracing::error!("cannot start a waiter thread: {e}"),
             }

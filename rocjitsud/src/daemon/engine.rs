@@ -1,14 +1,15 @@
 //! The engine thread: owns the simulated machine and the table of sessions
 //! (one KFD process per client connection). Connection tasks send it jobs
 //! and await the answers on oneshot channels; it never blocks on a client.
-//! (Blocking WAIT_EVENTS never comes here: connection tasks run it on a
-//! blocking thread against the session's process directly.)
+//! (Blocking WAIT_EVENTS never comes here: connection tasks run it through the
+//! machine's request service on a waiter thread of their own.)
 
 use proto::payload::{
     fd_access, AllocationStatus, DeviceFile, FdDesc, FdKind, MachineInfo, MmapRequest, QueueStatus, SessionStatus,
     StatusReply,
 };
 use sim::driver::kfd::{KfdProcess, MapKind, UserptrMode};
+use sim::driver::service::Service;
 use sim::gpu::memory::LentPiece;
 use sim::Machine;
 use std::collections::HashMap;
@@ -33,11 +34,10 @@ pub struct Opened {
     pub process: Arc<KfdProcess>,
 }
 
-/// The answer to an IOCTL.
+/// The answer to an IOCTL: 0 or -errno, and the payload to copy back.
 pub struct IoctlDone {
     pub result: i32,
     pub payload: Vec<u8>,
-    pub fds: Vec<FdOut>,
 }
 
 /// Work for the engine thread.
@@ -95,7 +95,10 @@ struct Engine {
 pub struct EngineHandle {
     tx: mpsc::UnboundedSender<Job>,
     /// What every handshake reply tells clients about the machine.
-    pub machine: MachineInfo,
+    pub machine: Arc<MachineInfo>,
+    /// The machine's request service, for the requests that must not wait for the engine
+    /// (blocking WAIT_EVENTS, polls on wait connections).
+    pub service: Arc<Service>,
 }
 
 impl EngineHandle {
@@ -108,16 +111,17 @@ impl EngineHandle {
 /// Starts the engine thread for `machine`. The thread ends when every
 /// handle is dropped (after finishing the jobs it has), dropping the machine.
 pub fn start(machine: Machine, topology_dir: PathBuf) -> std::io::Result<(EngineHandle, std::thread::JoinHandle<()>)> {
-    let info = MachineInfo {
+    let info = Arc::new(MachineInfo {
         render_minors: machine.service().gpus().iter().map(|g| g.drm_render_minor).collect(),
         topology_dir: topology_dir.to_string_lossy().into_owned(),
-    };
+    });
+    let service = machine.service().clone();
     let (tx, rx) = mpsc::unbounded_channel();
     let thread = std::thread::Builder::new().name("rocjitsu-engine".into()).spawn(move || {
         let mut e = Engine { machine, sessions: HashMap::new(), next_id: 1, started: Instant::now() };
         e.run(rx);
     })?;
-    Ok((EngineHandle { tx, machine: info }, thread))
+    Ok((EngineHandle { tx, machine: info, service }, thread))
 }
 
 /// A secret that is hard to guess (the attach token of a session).
@@ -197,10 +201,8 @@ impl Engine {
                     Some(s) => ioctl(&self.machine, &s.process, device, cmd, &mut payload, memory),
                     None => Err(libc::EBADF),
                 };
-                let _ = reply.send(match done {
-                    Ok(fds) => IoctlDone { result: 0, payload, fds },
-                    Err(errno) => IoctlDone { result: -errno, payload, fds: Vec::new() },
-                });
+                let result = done.err().map_or(0, |errno| -errno);
+                let _ = reply.send(IoctlDone { result, payload });
             }
             Job::Mmap { session_id, req, reply } => {
                 let r = match self.sessions.get(&session_id) {
@@ -291,11 +293,10 @@ fn ioctl(
     cmd: u32,
     payload: &mut [u8],
     memory: Vec<Lent>,
-) -> Result<Vec<FdOut>, i32> {
+) -> Result<(), i32> {
     let pieces: Vec<LentPiece<'_>> =
         memory.iter().map(|(desc, fd)| LentPiece { fd: fd.as_fd(), offset: desc.offset, len: desc.length }).collect();
-    machine.service().ioctl(Some(process), device, cmd, payload, &pieces)?;
-    Ok(Vec::new())
+    machine.service().ioctl(Some(process), device, cmd, payload, &pieces)
 }
 
 /// An mmap through the machine's request service: the process's memory file, with the

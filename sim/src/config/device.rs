@@ -39,7 +39,7 @@ pub mod capability {
 pub const MAX_GPU_ID: u32 = 0xffff;
 
 /// Render minors libhsakmt accepts (`/dev/dri/renderD128` … `renderD255`).
-pub const RENDER_MINORS: std::ops::RangeInclusive<u32> = 128..=255;
+pub use proto::abi::drm::RENDER_MINORS;
 
 /// How many GPUs one config may describe.
 pub const MAX_GPUS: u32 = 16;

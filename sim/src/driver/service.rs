@@ -127,12 +127,12 @@ impl Service {
         let done = match (device, process) {
             (DeviceFile::Render { minor }, _) if lent.is_empty() => self.drm_ioctl(minor, cmd, payload),
             (DeviceFile::Kfd, Some(p)) if lent.is_empty() => p.ioctl(cmd, payload).map_err(ServiceError::from),
-            (DeviceFile::Kfd, Some(p)) => LentMemory::map(lent)
+            (DeviceFile::Kfd, Some(p)) if cmd == proto::abi::kfd::cmd::ALLOC_MEMORY_OF_GPU => LentMemory::map(lent)
                 .map_err(KfdError::from)
                 .and_then(|memory| p.alloc_lent_userptr(payload, memory))
                 .map_err(ServiceError::from),
             (DeviceFile::Kfd, None) => Err(KfdError::BadArgument("a KFD ioctl with no KFD process".into()).into()),
-            (DeviceFile::Render { .. }, _) => Err(ServiceError::UnexpectedMemory),
+            (DeviceFile::Kfd, Some(_)) | (DeviceFile::Render { .. }, _) => Err(ServiceError::UnexpectedMemory),
         };
         done.map_err(|e| report(process, &what(), e))
     }
@@ -209,5 +209,18 @@ mod tests {
         m.ioctl(Some(&p), DeviceFile::Kfd, proto::abi::kfd::cmd::GET_VERSION, &mut v, &[]).unwrap();
         assert_eq!(u32::from_le_bytes(v[0..4].try_into().unwrap()), 1);
         assert_eq!(m.mmap(&p, DeviceFile::Render { minor: 200 }, 0, 4096).unwrap_err(), ENODEV);
+    }
+
+    #[test]
+    fn memory_is_lent_only_with_an_allocation() {
+        use rustix::fd::AsFd;
+        let m = service("mi210");
+        let p = m.open_process(1, UserptrMode::Lent).unwrap();
+        let fd = rustix::fs::memfd_create("lent", rustix::fs::MemfdFlags::ALLOW_SEALING).unwrap();
+        rustix::fs::ftruncate(&fd, 4096).unwrap();
+        let piece = [LentPiece { fd: fd.as_fd(), offset: 0, len: 4096 }];
+        let mut v = vec![0u8; 8];
+        let get_version = proto::abi::kfd::cmd::GET_VERSION;
+        assert_eq!(m.ioctl(Some(&p), DeviceFile::Kfd, get_version, &mut v, &piece), Err(EINVAL));
     }
 }
