@@ -233,6 +233,6 @@ impl KernelRunner {
         let queue_va = area + AREA_QUEUE;
         let context: Arc<dyn Context> = self.process.clone();
         let info = DispatchInfo::new(&context, self.gpu, &packet, packet_va, queue_va)?;
-        Ok(self.executor.run(&info)?)
+        Ok(self.executor.run(info)?)
     }
 }

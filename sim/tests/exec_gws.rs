@@ -72,3 +72,11 @@ fn barrier_across_the_waves_of_one_workgroup() {
 fn barrier_across_workgroups_running_at_once() {
     barrier_run(2, 2);
 }
+
+/// More workgroups than host workers: a workgroup whose waves wait at the barrier stays
+/// resident and gives its worker to the others (the hardware keeps them all resident).
+#[test]
+fn barrier_across_more_workgroups_than_workers() {
+    barrier_run(64, 1);
+    barrier_run(208, 2);
+}

@@ -2,9 +2,12 @@
 //! waves of any workgroup use as semaphores or as a device-wide barrier
 //! (`ds_gws_*`, semantics in `ops::gws`).
 //!
-//! On hardware a queue gets GWS entries through KFD's ALLOC_QUEUE_GWS, which ROCm 5.2
-//! never issues (ROCclr only runs its `gwsInit` blit on queues that have them); the
-//! simulator gives every process the full set, so kernels that use GWS still run.
+//! On hardware a queue gets GWS entries through KFD's ALLOC_QUEUE_GWS, which ROCR issues
+//! for the cooperative queue of `hipLaunchCooperativeKernel` (grid sync is a GWS barrier);
+//! the simulator records which queue holds them (`driver::kfd::queues`) but lets every
+//! wave of the process reach its table, so kernels that use GWS on other queues still run.
+//! A barrier's waves need not all run at once: a wave waiting at it parks its workgroup
+//! (`exec::units`), and the workgroups that have not arrived yet get the workers.
 
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 

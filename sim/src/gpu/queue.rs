@@ -49,6 +49,11 @@ pub struct Queue {
     pub busy: Mutex<()>,
     /// SET_CU_MASK's mask (recorded; the simulator schedules on its workers).
     pub cu_mask: Mutex<Vec<u32>>,
+    /// Dispatches of this queue whose workgroups may still run: destruction waits for
+    /// them to stop, so no wave touches memory the application frees afterwards.
+    running_dispatches: AtomicU32,
+    /// The queue holds its process's GWS on its GPU (ALLOC_QUEUE_GWS).
+    pub holds_gws: AtomicBool,
 }
 
 impl Queue {
@@ -80,6 +85,8 @@ impl Queue {
             destroyed: AtomicBool::new(false),
             busy: Mutex::new(()),
             cu_mask: Mutex::new(Vec::new()),
+            running_dispatches: AtomicU32::new(0),
+            holds_gws: AtomicBool::new(false),
         }
     }
 
@@ -116,10 +123,24 @@ impl Queue {
         self.failed.load(Ordering::Acquire)
     }
 
-    /// Stops the queue and waits for the packet an engine may be consuming.
+    /// Stops the queue and waits for the packet an engine may be consuming and for the
+    /// waves of its running dispatch, which stop at their next time slice.
     pub fn destroy(&self) {
         self.destroyed.store(true, Ordering::Release);
         drop(self.busy.lock().unwrap_or_else(|e| e.into_inner()));
+        while self.running_dispatches.load(Ordering::Acquire) > 0 {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+    }
+
+    /// The executor started one of this queue's dispatches.
+    pub fn dispatch_started(&self) {
+        self.running_dispatches.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The executor stopped running one of this queue's dispatches (done or aborted).
+    pub fn dispatch_stopped(&self) {
+        self.running_dispatches.fetch_sub(1, Ordering::AcqRel);
     }
 
     pub fn destroyed(&self) -> bool {

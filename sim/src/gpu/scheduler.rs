@@ -1,6 +1,9 @@
 //! The queue scheduler of the simulated GPUs: one thread per GPU that watches every
 //! queue of every process on that GPU and consumes what is ready — AQL
 //! queues through the command processor, SDMA queues through the DMA engine.
+//! Kernel dispatches run asynchronously on the GPU's compute units: the thread starts
+//! them, serves the other queues meanwhile, lends itself to the compute units for a
+//! turn between visits, and retires each dispatch's packet once it has ended.
 //!
 //! Doorbells are plain stores by the application, so nothing announces new
 //! work: the thread polls. It spins briefly after activity (a dispatch loop
@@ -8,7 +11,8 @@
 //! that implies pending work (CREATE_QUEUE, WAIT_EVENTS, …) wakes it at once.
 
 use super::context::Context;
-use super::cp::dispatch::{DispatchExecutor, NoExecutor};
+use super::cp::aql_queue::InFlight;
+use super::cp::dispatch::{DispatchExecutor, NoExecutor, Wake};
 use super::queue::{Progress, Queue, QueueKind};
 use crate::threads::ThreadHook;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,12 +27,15 @@ const MIN_SLEEP: Duration = Duration::from_micros(20);
 const MAX_SLEEP: Duration = Duration::from_millis(2);
 
 #[derive(Default)]
-struct Wake {
+struct Kick {
     kicked: bool,
+    /// The thread waits on the condition variable (only then is a notification, a system
+    /// call, worth making: a busy thread sees `kicked` on its next loop).
+    sleeping: bool,
 }
 
 struct GpuThread {
-    wake: Mutex<Wake>,
+    wake: Mutex<Kick>,
     cond: Condvar,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
@@ -53,7 +60,7 @@ impl Scheduler {
         Arc::new(Scheduler {
             gpus: (0..gpus)
                 .map(|_| GpuThread {
-                    wake: Mutex::new(Wake::default()),
+                    wake: Mutex::new(Kick::default()),
                     cond: Condvar::new(),
                     thread: Mutex::new(None),
                 })
@@ -105,8 +112,11 @@ impl Scheduler {
                 .ok();
         }
         drop(thread);
-        e.wake.lock().unwrap_or_else(|e| e.into_inner()).kicked = true;
-        e.cond.notify_one();
+        let mut kick = e.wake.lock().unwrap_or_else(|e| e.into_inner());
+        kick.kicked = true;
+        if kick.sleeping {
+            e.cond.notify_one();
+        }
     }
 
     /// Wakes every started GPU thread.
@@ -130,40 +140,69 @@ impl Scheduler {
         }
     }
 
-    /// Visits every queue on `gpu` once.
-    fn visit(&self, gpu: usize) -> Progress {
+    /// Visits every queue on `gpu` once, then runs a turn of compute work.
+    fn visit(&self, gpu: usize, cp: &mut CpState) -> Progress {
         let exec = self.executor.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let mut progress = Progress::Idle;
+        let mut kept = Vec::with_capacity(cp.in_flight.len());
         for p in self.live_processes() {
             for q in p.queues_on(gpu) {
                 if !q.runnable() {
                     continue;
                 }
-                let r = service_queue(&p, &q, exec.as_ref());
+                let r = match q.kind {
+                    QueueKind::Aql => {
+                        let at = cp.in_flight.iter().position(|(k, _)| Arc::ptr_eq(k, &q));
+                        let mut slot = at.map(|i| cp.in_flight.swap_remove(i).1);
+                        let r = super::cp::aql_queue::service(&p, &q, exec.as_ref(), &mut slot, &cp.wake);
+                        if let Some(f) = slot {
+                            kept.push((q.clone(), f));
+                        }
+                        r
+                    }
+                    QueueKind::Sdma => super::sdma::service(&p, &q),
+                };
                 progress = progress.max(r);
             }
+        }
+        // Queues not visited keep their dispatch (a queue suspended by UPDATE_QUEUE resumes
+        // it) unless they are gone.
+        kept.extend(cp.in_flight.drain(..).filter(|(q, _)| !q.destroyed()));
+        cp.in_flight = kept;
+        if exec.help(gpu) {
+            progress = Progress::Advanced;
         }
         progress
     }
 }
 
-fn service_queue(p: &Arc<dyn Context>, q: &Queue, exec: &dyn DispatchExecutor) -> Progress {
-    match q.kind {
-        QueueKind::Aql => super::cp::aql_queue::service(p, q, exec),
-        QueueKind::Sdma => super::sdma::service(p, q),
-    }
+/// What a GPU's scheduler thread keeps between visits.
+struct CpState {
+    /// The running dispatch of each AQL queue that has one.
+    in_flight: Vec<(Arc<Queue>, InFlight)>,
+    /// Wakes this thread when a dispatch ends.
+    wake: Wake,
 }
 
 /// The scheduler thread of one GPU.
 fn run(scheduler: Weak<Scheduler>, gpu: usize) {
     let mut last_activity = Instant::now();
     let mut sleep = MIN_SLEEP;
+    let waker = scheduler.clone();
+    let mut cp = CpState {
+        in_flight: Vec::new(),
+        wake: Arc::new(move || {
+            if let Some(s) = waker.upgrade() {
+                s.kick(gpu);
+            }
+        }),
+    };
     loop {
         let Some(e) = scheduler.upgrade() else { return };
         if e.shutdown.load(Ordering::Acquire) {
             return;
         }
-        match e.visit(gpu) {
+        match e.visit(gpu, &mut cp) {
             Progress::Advanced => {
                 last_activity = Instant::now();
                 sleep = MIN_SLEEP;
@@ -179,7 +218,9 @@ fn run(scheduler: Weak<Scheduler>, gpu: usize) {
         let thread = &e.gpus[gpu];
         let mut wake = thread.wake.lock().unwrap_or_else(|e| e.into_inner());
         if !wake.kicked {
+            wake.sleeping = true;
             wake = thread.cond.wait_timeout(wake, sleep).unwrap_or_else(|e| e.into_inner()).0;
+            wake.sleeping = false;
         }
         if wake.kicked {
             wake.kicked = false;

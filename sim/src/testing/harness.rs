@@ -118,7 +118,7 @@ impl Harness {
             }
             let mut ctx = Ctx { mem: &mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
             match handler(&mut self.wave, &inst, &mut ctx)? {
-                Flow::Next | Flow::Barrier => self.wave.pc += inst.len as u64,
+                Flow::Next | Flow::Barrier | Flow::Sleep => self.wave.pc += inst.len as u64,
                 Flow::Jump(t) => self.wave.pc = t,
                 // One wave alone: waiting means trying again (until the step limit).
                 Flow::Yield => {}

@@ -13,7 +13,7 @@ pub use mem::{Allocation, ArenaRange, Backing, DeviceFile, MapKind, UserptrMode}
 pub use process::KfdProcess;
 
 use crate::gpu::memory::{MemoryError, VmError};
-use proto::ioctl::{IoctlError, EBUSY, EINVAL, ENOMEM, ENOSPC};
+use proto::ioctl::{IoctlError, EBUSY, EINVAL, ENODEV, ENOMEM, ENOSPC};
 
 /// Why a KFD request failed. Each maps to the errno the Linux driver returns
 /// in the same situation.
@@ -35,6 +35,9 @@ pub enum KfdError {
     BadArgument(String),
     #[error("busy: {0}")]
     Busy(&'static str),
+    /// The device lacks the hardware for the request (ENODEV, as the driver answers).
+    #[error("the GPU has no {0}")]
+    NoHardware(&'static str),
     #[error("out of GPU memory: {requested} bytes requested, {available} available")]
     OutOfMemory { requested: u64, available: u64 },
     #[error("nothing to map at offset {offset:#x} (+{len:#x})")]
@@ -54,6 +57,7 @@ impl KfdError {
             KfdError::Codec(e) => e.errno(),
             KfdError::OutOfMemory { .. } | KfdError::Memory(_) => ENOMEM,
             KfdError::Busy(_) => EBUSY,
+            KfdError::NoHardware(_) => ENODEV,
             KfdError::Event(EventError::NoSlots(_)) => ENOSPC,
             _ => EINVAL,
         }

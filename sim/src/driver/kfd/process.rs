@@ -330,6 +330,7 @@ impl KfdProcess {
             cmd::CREATE_QUEUE => update(&mut view, |a: &mut kfd::CreateQueueArgs| self.create_queue(a)),
             cmd::DESTROY_QUEUE => self.destroy_queue(view.get::<kfd::DestroyQueueArgs>().queue_id),
             cmd::UPDATE_QUEUE => self.update_queue(&view.get()),
+            cmd::ALLOC_QUEUE_GWS => update(&mut view, |a: &mut kfd::AllocQueueGwsArgs| self.alloc_queue_gws(a)),
             cmd::SET_CU_MASK => {
                 let a: kfd::SetCuMaskArgs = view.get();
                 self.set_cu_mask(&a, view.arrays[0])

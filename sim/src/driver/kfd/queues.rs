@@ -1,9 +1,10 @@
-//! Queue ioctls: CREATE_QUEUE, DESTROY_QUEUE, UPDATE_QUEUE, SET_CU_MASK.
+//! Queue ioctls: CREATE_QUEUE, DESTROY_QUEUE, UPDATE_QUEUE, SET_CU_MASK, ALLOC_QUEUE_GWS.
 
 use super::process::KfdProcess;
 use super::KfdError;
 use crate::gpu::queue::{amd_queue, Queue, QueueKind};
 use proto::abi::kfd::{self, mmap_offset};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 impl KfdProcess {
@@ -107,6 +108,34 @@ impl KfdProcess {
         // The simulator runs workgroups on its own worker threads, so the mask
         // does not change results; it is kept for tools that query it.
         *q.cu_mask.lock().unwrap_or_else(|e| e.into_inner()) = words;
+        Ok(())
+    }
+
+    /// ALLOC_QUEUE_GWS: gives a queue the process's global wave sync resources on its GPU
+    /// (`num_gws` > 0) or takes them back (0). As in the driver, one queue per process and
+    /// GPU may hold them, and the first resource is always 0. ROCR asks for them for the
+    /// cooperative queue that `hipLaunchCooperativeKernel` uses (grid sync is a GWS barrier).
+    /// The resources themselves are the process's `GwsTable`, which every queue's waves
+    /// reach.
+    pub(crate) fn alloc_queue_gws(&self, a: &mut kfd::AllocQueueGwsArgs) -> Result<(), KfdError> {
+        let table = self.queues();
+        let q =
+            table.get(a.queue_id).cloned().ok_or_else(|| KfdError::BadArgument(format!("no queue {}", a.queue_id)))?;
+        if self.gpus().get(q.gpu).is_none_or(|d| d.num_gws == 0) {
+            return Err(KfdError::NoHardware("global wave sync resources"));
+        }
+        let held = table.all().into_iter().any(|o| o.gpu == q.gpu && o.holds_gws.load(Ordering::Acquire));
+        match (a.num_gws > 0, held) {
+            (true, true) => return Err(KfdError::Busy("another queue of this process holds the GPU's GWS")),
+            (false, false) => return Err(KfdError::BadArgument("no GWS to release".into())),
+            (true, false) => q.holds_gws.store(true, Ordering::Release),
+            (false, true) => {
+                for o in table.all().into_iter().filter(|o| o.gpu == q.gpu) {
+                    o.holds_gws.store(false, Ordering::Release);
+                }
+            }
+        }
+        a.first_gws = 0;
         Ok(())
     }
 }

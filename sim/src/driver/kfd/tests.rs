@@ -297,3 +297,23 @@ fn unsupported_and_unknown_ioctls_fail_loudly() {
     assert_eq!(e.errno(), ENOTTY);
     assert!(e.is_unsupported_request());
 }
+
+#[test]
+fn one_queue_per_process_and_gpu_holds_the_gws() {
+    use crate::gpu::queue::{Queue, QueueKind};
+    let p = process();
+    for id in [0, 1] {
+        p.queues().insert(Arc::new(Queue::new(id, 0, QueueKind::Aql, 0, 4096, 0x38, 0x80, id, 100, 7)));
+    }
+    let gws = |queue_id, num_gws| {
+        let a = kfd::AllocQueueGwsArgs { queue_id, num_gws, first_gws: 99, pad: 0 };
+        call(&p, cmd::ALLOC_QUEUE_GWS, a, &[]).map(|(a, _)| a.first_gws).map_err(|e| e.errno())
+    };
+    assert_eq!(gws(7, 1), Err(EINVAL), "no such queue");
+    assert_eq!(gws(0, 0), Err(EINVAL), "nothing to release");
+    assert_eq!(gws(0, 1), Ok(0));
+    assert_eq!(gws(1, 1), Err(EBUSY), "queue 0 holds them");
+    assert_eq!(gws(0, 1), Err(EBUSY), "already held");
+    assert_eq!(gws(0, 0), Ok(0));
+    assert_eq!(gws(1, 1), Ok(0));
+}

@@ -3,7 +3,7 @@
 //! way ROCR expects them.
 
 use super::aql::{self, packet_type, vendor_format, Barrier, BarrierValue, Header, KernelDispatch, Pm4Ib};
-use super::dispatch::{DispatchError, DispatchExecutor, DispatchJob};
+use super::dispatch::{DispatchError, DispatchExecutor, DispatchJob, DispatchTicket, Wake};
 use super::pm4;
 use super::signal;
 use crate::clock;
@@ -45,8 +45,25 @@ enum PacketOutcome {
     Fault(GpuFault),
 }
 
-/// Consumes what is ready in `q`.
-pub fn service(process: &Arc<dyn Context>, q: &Queue, exec: &dyn DispatchExecutor) -> Progress {
+/// A dispatch a queue started and has not retired yet: the queue's next packets wait for
+/// it (packets of one queue complete in order), other queues do not.
+pub struct InFlight {
+    ticket: Arc<DispatchTicket>,
+    /// The read index of its packet.
+    read: u64,
+    /// GPU clock at its start (for profiling timestamps).
+    started: u64,
+}
+
+/// Consumes what is ready in `q`. `in_flight` is the queue's running dispatch, kept by the
+/// caller between visits; `wake` is what the dispatch calls when it ends.
+pub fn service(
+    process: &Arc<dyn Context>,
+    q: &Arc<Queue>,
+    exec: &dyn DispatchExecutor,
+    in_flight: &mut Option<InFlight>,
+    wake: &Wake,
+) -> Progress {
     let _busy = q.busy.lock().unwrap_or_else(|e| e.into_inner());
     let mut progress = Progress::Idle;
     for _ in 0..PACKETS_PER_VISIT {
@@ -55,7 +72,7 @@ pub fn service(process: &Arc<dyn Context>, q: &Queue, exec: &dyn DispatchExecuto
         }
         let vm = process.vm();
         let mem = GpuMem::new(&vm);
-        match step(process, q, &mem, exec) {
+        match step(process, q, &mem, exec, in_flight, wake) {
             Ok(Some(true)) => progress = Progress::Advanced,
             Ok(Some(false)) => return progress.max(Progress::Blocked),
             Ok(None) => break,
@@ -72,9 +89,11 @@ pub fn service(process: &Arc<dyn Context>, q: &Queue, exec: &dyn DispatchExecuto
 /// blocked on a dependency; `None`: nothing ready.
 fn step(
     process: &Arc<dyn Context>,
-    q: &Queue,
+    q: &Arc<Queue>,
     mem: &GpuMem<'_>,
     exec: &dyn DispatchExecutor,
+    in_flight: &mut Option<InFlight>,
+    wake: &Wake,
 ) -> Result<Option<bool>, GpuFault> {
     let write = mem.atomic_u64(q.write_ptr, false)?.load(Ordering::Acquire);
     let read_index = mem.atomic_u64(q.read_ptr, true)?;
@@ -94,12 +113,42 @@ fn step(
     let mut raw = [0u8; aql::PACKET_BYTES as usize];
     mem.read_bytes(slot, &mut raw)?;
     let profiling = mem.read::<u32>(q.amd_queue() + amd_queue::QUEUE_PROPERTIES)? & amd_queue::PROPERTY_PROFILING != 0;
-    let start = clock::gpu_ticks();
+    let mut start = clock::gpu_ticks();
     let outcome = match header.packet_type() {
         packet_type::KERNEL_DISPATCH => {
             let packet: KernelDispatch = bytemuck::pod_read_unaligned(&raw);
-            let job = DispatchJob { process, gpu: q.gpu, amd_queue: q.amd_queue(), packet, packet_va: slot };
-            match exec.dispatch(&job) {
+            let result = match in_flight.take() {
+                Some(f) if f.read == read => match f.ticket.outcome() {
+                    None => {
+                        *in_flight = Some(f);
+                        return Ok(Some(false));
+                    }
+                    Some(outcome) => {
+                        start = f.started;
+                        outcome.clone()
+                    }
+                },
+                // None, or a dispatch of a packet the queue no longer holds.
+                _ => {
+                    let ticket = DispatchTicket::new(Some(wake.clone()));
+                    let job = DispatchJob {
+                        process,
+                        gpu: q.gpu,
+                        queue: Some(q),
+                        amd_queue: q.amd_queue(),
+                        packet,
+                        packet_va: slot,
+                    };
+                    match exec.start(&job, &ticket) {
+                        Ok(()) => {
+                            *in_flight = Some(InFlight { ticket, read, started: start });
+                            return Ok(Some(true));
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            };
+            match result {
                 Ok(()) => PacketOutcome::Done { completion: packet.completion_signal },
                 Err(DispatchError::Fault(f)) => PacketOutcome::Fault(f),
                 Err(DispatchError::Invalid { code, reason }) => PacketOutcome::Error { code, reason },

@@ -1,26 +1,24 @@
 //! From a dispatch packet to running waves: validate the packet, read the
 //! kernel descriptor, lay out the grid in workgroups, set up each wave's
-//! registers as the hardware does (AMDHSA ABI), and run the workgroups on
-//! worker threads.
-//!
-//! Workgroups are handed out in increasing order from a shared counter, so
-//! the lowest unfinished workgroup is always running: kernels whose blocks
-//! wait on earlier blocks (decoupled look-back scans) make progress.
+//! registers as the hardware does (AMDHSA ABI), and hand the workgroups to the
+//! GPU's compute units ([`super::units`]), which admit them in increasing order
+//! and time-slice the resident ones on the host workers.
 
 use super::kd::{properties, KernelDescriptor};
-use super::memory::{WaveMem, PRIVATE_BUFFER_BASE};
-use super::workgroup::{self, GroupError, WaveFailure, WorkerState};
+use super::memory::PRIVATE_BUFFER_BASE;
+use super::units::{ComputeUnits, CuShape};
+use super::workgroup::{GroupState, WaveFailure};
 use super::{ExecError, Wave, LANES};
 use crate::gpu::context::Context;
 use crate::gpu::cp::aql::KernelDispatch;
 use crate::gpu::cp::aql_queue::queue_error;
-use crate::gpu::cp::dispatch::{DispatchError, DispatchExecutor, DispatchJob};
+use crate::gpu::cp::dispatch::{DispatchError, DispatchExecutor, DispatchJob, DispatchTicket};
 use crate::gpu::memory::GpuMem;
 use crate::gpu::queue::amd_queue;
 use crate::isa::Target;
 use crate::threads::ThreadHook;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 /// The most work-items one workgroup may have.
 pub const MAX_WORKGROUP_SIZE: u64 = 1024;
@@ -139,7 +137,8 @@ impl DispatchInfo {
     }
 
     /// Sets up the waves of workgroup `index` (linear, x fastest) in `state`.
-    pub fn init_workgroup(&self, index: u64, state: &mut WorkerState) {
+    pub fn init_workgroup(&self, index: u64, state: &mut GroupState) {
+        state.index = index;
         let [gx, gy, _] = self.groups.map(|g| g as u64);
         let id = [(index % gx) as u32, ((index / gx) % gy) as u32, (index / (gx * gy)) as u32];
         // The last workgroup of each dimension may be partial.
@@ -283,71 +282,61 @@ impl SgprCursor {
     }
 }
 
-/// Runs dispatches on `workers` threads (the GPU's scheduler thread plus helpers started
-/// for the dispatch).
+/// The most GPUs one executor serves (the KFD's limit on GPU nodes is lower).
+const MAX_GPUS: usize = 64;
+
+/// Runs dispatches on the compute units of each GPU, with `workers` host threads per GPU
+/// (`workers - 1` pool threads and the command processor's thread, which helps).
 pub struct Executor {
     workers: usize,
     hook: Option<ThreadHook>,
+    gpus: Vec<OnceLock<Arc<ComputeUnits>>>,
 }
 
 impl Executor {
     pub fn new(workers: usize, hook: Option<ThreadHook>) -> Self {
-        Executor { workers: workers.max(1), hook }
+        Executor { workers: workers.max(1), hook, gpus: (0..MAX_GPUS).map(|_| OnceLock::new()).collect() }
     }
 
-    /// Runs every workgroup of `info` over the GPU VM `mem_vm`.
-    pub fn run(&self, info: &DispatchInfo) -> Result<(), DispatchError> {
-        let vm = info.process.vm();
-        let total = info.group_count();
-        let next = AtomicU64::new(0);
-        let abort = AtomicBool::new(false);
-        let failure: Mutex<Option<GroupError>> = Mutex::new(None);
-        let work = |state: &mut WorkerState| {
-            let mem = WaveMem::new(&vm);
-            loop {
-                if abort.load(Ordering::Relaxed) {
-                    return;
-                }
-                if info.process.closing() {
-                    abort.store(true, Ordering::Relaxed);
-                    failure.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(GroupError::Aborted);
-                    return;
-                }
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                if index >= total {
-                    return;
-                }
-                info.init_workgroup(index, state);
-                if let Err(e) = workgroup::run(info, state, &mem, &abort) {
-                    abort.store(true, Ordering::Relaxed);
-                    failure.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
-                    return;
-                }
+    fn units(&self, gpu: usize, device: &crate::config::Device) -> Result<&Arc<ComputeUnits>, DispatchError> {
+        let slot = self.gpus.get(gpu).ok_or_else(|| DispatchError::Invalid {
+            code: queue_error::INVALID_PACKET,
+            reason: format!("GPU {gpu} is beyond the executor's {MAX_GPUS}"),
+        })?;
+        Ok(slot.get_or_init(|| ComputeUnits::new(gpu, CuShape::of(device), self.workers, self.hook.clone())))
+    }
+
+    /// Runs every workgroup of `info` and waits for the outcome, running workgroups on the
+    /// calling thread too (the embedding API's synchronous dispatch).
+    pub fn run(&self, info: DispatchInfo) -> Result<(), DispatchError> {
+        let device = info.process.gpus().get(info.gpu).cloned().ok_or_else(|| DispatchError::Invalid {
+            code: queue_error::INVALID_PACKET,
+            reason: format!("no GPU {}", info.gpu),
+        })?;
+        let units = self.units(info.gpu, &device)?;
+        let ticket = DispatchTicket::new(None);
+        units.submit(info, ticket.clone(), None);
+        loop {
+            if let Some(outcome) = ticket.outcome() {
+                return outcome.clone();
             }
-        };
-        let helpers = (self.workers as u64).min(total).saturating_sub(1) as usize;
-        std::thread::scope(|scope| {
-            for _ in 0..helpers {
-                let hook = self.hook.clone();
-                scope.spawn(|| {
-                    if let Some(h) = hook {
-                        h();
-                    }
-                    work(&mut WorkerState::new(info.target));
-                });
+            if !units.help() {
+                ticket.wait_for(Duration::from_millis(1));
             }
-            work(&mut WorkerState::new(info.target));
-        });
-        match failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            None => Ok(()),
-            Some(GroupError::Aborted) => Err(DispatchError::Aborted),
-            Some(GroupError::Failed(f)) => Err(failure_to_error(f)),
+        }
+    }
+}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        for units in self.gpus.iter().filter_map(OnceLock::get) {
+            units.shutdown();
         }
     }
 }
 
 /// Maps a wave failure to what the command processor reports.
-fn failure_to_error(f: WaveFailure) -> DispatchError {
+pub(super) fn failure_to_error(f: WaveFailure) -> DispatchError {
     let what = if f.inst.is_empty() { f.error.to_string() } else { format!("{} ({})", f.error, f.inst) };
     match f.error {
         ExecError::Fault(fault) => {
@@ -363,8 +352,14 @@ fn failure_to_error(f: WaveFailure) -> DispatchError {
 }
 
 impl DispatchExecutor for Executor {
-    fn dispatch(&self, job: &DispatchJob<'_>) -> Result<(), DispatchError> {
+    fn start(&self, job: &DispatchJob<'_>, ticket: &Arc<DispatchTicket>) -> Result<(), DispatchError> {
         let info = DispatchInfo::new(job.process, job.gpu, &job.packet, job.packet_va, job.amd_queue)?;
-        self.run(&info)
+        let device = &job.process.gpus()[job.gpu];
+        self.units(job.gpu, device)?.submit(info, ticket.clone(), job.queue.cloned());
+        Ok(())
+    }
+
+    fn help(&self, gpu: usize) -> bool {
+        self.gpus.get(gpu).and_then(OnceLock::get).is_some_and(|units| units.help())
     }
 }

@@ -2,6 +2,7 @@
 //!
 //! - [`kd`]: kernel descriptors; [`dispatch`]: turning a dispatch packet
 //!   into workgroups and waves with their initial registers;
+//! - [`units`]: the compute units: which workgroups are resident, and which runs next;
 //! - [`workgroup`]: stepping the waves of one workgroup (barriers, LDS);
 //! - [`wave`]: a wave's registers and operand plumbing;
 //! - [`code`]: instruction fetch with a decode cache;
@@ -14,6 +15,7 @@ pub mod dispatch;
 pub mod kd;
 pub mod memory;
 pub mod ops;
+pub mod units;
 pub mod vector_modes;
 pub mod wave;
 pub mod workgroup;
@@ -59,6 +61,9 @@ pub enum Flow {
     /// Not done yet (a GWS semaphore or barrier): give the other waves a turn and run
     /// this instruction again.
     Yield,
+    /// `s_sleep`: continue with the next instruction, but let other waves (and other
+    /// workgroups) run first — a wave sleeping in a spin loop waits for someone else.
+    Sleep,
 }
 
 /// Everything an instruction may touch besides its wave's registers.

@@ -1,11 +1,13 @@
 //! Running one workgroup: its waves share LDS and barriers, so they are
-//! stepped together on one worker thread, round-robin in quanta.
+//! stepped together on one worker thread, round-robin in quanta, for one turn
+//! (a bounded number of rounds) at a time; between turns the workgroup stays
+//! resident and other workgroups get the worker (see [`super::units`]).
 
 use super::code::CodeCache;
 use super::dispatch::DispatchInfo;
 use super::memory::{PrivateMem, WaveMem};
 use super::{vector_modes, Ctx, ExecError, Flow, Wave, WaveStatus};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Wave-instructions retired by every dispatch of this process so far (for benchmarks:
 /// read it before and after a run). Workers add their count once per workgroup, so
@@ -30,17 +32,25 @@ pub struct WaveFailure {
     pub inst: String,
 }
 
-/// Per-worker storage reused across workgroups (allocation-free steady state).
-pub struct WorkerState {
-    pub code: CodeCache,
+/// One workgroup's state between its turns on the workers: its waves, their private
+/// memory and its LDS. Recycled from workgroup to workgroup.
+pub struct GroupState {
+    /// The workgroup's linear index in its grid.
+    pub index: u64,
     pub waves: Vec<Wave>,
     pub private: Vec<PrivateMem>,
     pub lds: Vec<u8>,
 }
 
-impl WorkerState {
-    pub fn new(target: crate::isa::Target) -> Self {
-        WorkerState { code: CodeCache::new(target), waves: Vec::new(), private: Vec::new(), lds: Vec::new() }
+impl GroupState {
+    pub fn new() -> Self {
+        GroupState { index: 0, waves: Vec::new(), private: Vec::new(), lds: Vec::new() }
+    }
+}
+
+impl Default for GroupState {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -51,45 +61,62 @@ pub enum GroupError {
     Aborted,
 }
 
-/// Runs the waves in `state.waves` (already initialised for one workgroup)
-/// to completion.
-pub fn run(
+/// How a workgroup's turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// Every wave ended.
+    Finished,
+    /// The slice is used up, or every wave that can run is waiting (a GWS barrier or
+    /// semaphore, `s_sleep`): the workgroup stays resident and runs again later.
+    Paused,
+}
+
+/// Runs the waves of `group` (initialised by [`DispatchInfo::init_workgroup`]) for at most
+/// `rounds` rounds of a quantum per wave. `stop` is asked after each round: a failure
+/// elsewhere in the dispatch, the queue's destruction or the process going away (a client
+/// killed in the middle of a long kernel) end the workgroup within a round.
+pub fn run_turn(
     info: &DispatchInfo,
-    state: &mut WorkerState,
+    code: &mut CodeCache,
+    group: &mut GroupState,
     mem: &WaveMem<'_>,
-    abort: &AtomicBool,
-) -> Result<(), GroupError> {
-    let WorkerState { code, waves, private, lds } = state;
+    rounds: usize,
+    stop: impl Fn() -> bool,
+) -> Result<TurnEnd, GroupError> {
+    let GroupState { waves, private, lds, .. } = group;
     let mut retired = 0u64;
-    let result = run_waves(info, code, waves, private, lds, mem, abort, &mut retired);
+    let result = run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired);
     RETIRED.fetch_add(retired, Ordering::Relaxed);
     result
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run_waves(
+fn run_rounds(
     info: &DispatchInfo,
     code: &mut CodeCache,
     waves: &mut [Wave],
     private: &mut [PrivateMem],
     lds: &mut [u8],
     mem: &WaveMem<'_>,
-    abort: &AtomicBool,
+    rounds: usize,
+    stop: impl Fn() -> bool,
     retired: &mut u64,
-) -> Result<(), GroupError> {
-    loop {
+) -> Result<TurnEnd, GroupError> {
+    for _ in 0..rounds {
         let mut running = 0;
+        let mut advanced = false;
         for (w, p) in waves.iter_mut().zip(private.iter_mut()) {
             if w.status != WaveStatus::Running {
                 continue;
             }
             running += 1;
             let mut ctx = Ctx { mem, lds: &mut *lds, private: p, dispatch: info };
-            step_quantum(w, code, &mut ctx, retired).map_err(GroupError::Failed)?;
+            match step_quantum(w, code, &mut ctx, retired).map_err(GroupError::Failed)? {
+                Quantum::Ran => advanced = true,
+                Quantum::Waiting => {}
+            }
         }
-        // A failure elsewhere in the dispatch, or the process going away (a client killed
-        // in the middle of a long kernel), ends the workgroup within a quantum.
-        if abort.load(Ordering::Relaxed) || info.process.closing() {
+        if stop() {
             return Err(GroupError::Aborted);
         }
         if running == 0 {
@@ -101,14 +128,32 @@ fn run_waves(
                 released = true;
             }
             if !released {
-                return Ok(());
+                return Ok(TurnEnd::Finished);
             }
+        } else if !advanced {
+            // Every runnable wave waits for something outside the workgroup: let the
+            // worker run someone else instead of spinning here.
+            return Ok(TurnEnd::Paused);
         }
     }
+    Ok(TurnEnd::Paused)
+}
+
+/// How a wave's quantum ended.
+enum Quantum {
+    /// It ran instructions (all of its quantum, or up to its end or a barrier).
+    Ran,
+    /// It waits for something outside its workgroup, or sleeps (`s_sleep`).
+    Waiting,
 }
 
 /// Runs up to [`QUANTUM`] instructions of one wave.
-fn step_quantum(w: &mut Wave, code: &mut CodeCache, ctx: &mut Ctx<'_>, retired: &mut u64) -> Result<(), WaveFailure> {
+fn step_quantum(
+    w: &mut Wave,
+    code: &mut CodeCache,
+    ctx: &mut Ctx<'_>,
+    retired: &mut u64,
+) -> Result<Quantum, WaveFailure> {
     for _ in 0..QUANTUM {
         *retired += 1;
         let d = code.fetch(w.pc, ctx.mem).map_err(|error| WaveFailure { error, pc: w.pc, inst: String::new() })?;
@@ -133,16 +178,20 @@ fn step_quantum(w: &mut Wave, code: &mut CodeCache, ctx: &mut Ctx<'_>, retired: 
             Ok(Flow::Jump(target)) => w.pc = target,
             Ok(Flow::End) => {
                 w.status = WaveStatus::Ended;
-                return Ok(());
+                return Ok(Quantum::Ran);
             }
-            Ok(Flow::Yield) => return Ok(()),
+            Ok(Flow::Yield) => return Ok(Quantum::Waiting),
+            Ok(Flow::Sleep) => {
+                w.pc += d.inst.len as u64;
+                return Ok(Quantum::Waiting);
+            }
             Ok(Flow::Barrier) => {
                 w.pc += d.inst.len as u64;
                 w.status = WaveStatus::AtBarrier;
-                return Ok(());
+                return Ok(Quantum::Ran);
             }
             Err(error) => return Err(WaveFailure { error, pc: w.pc, inst: d.inst.to_string() }),
         }
     }
-    Ok(())
+    Ok(Quantum::Ran)
 }

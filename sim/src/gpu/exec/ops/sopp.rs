@@ -2,7 +2,8 @@
 //!
 //! Memory operations complete before the next instruction in this
 //! simulator, so `s_waitcnt` has nothing to wait for; scheduling hints
-//! (`s_setprio`, `s_sleep`, perf levels) have no architectural effect.
+//! (`s_setprio`, perf levels) have no architectural effect. `s_sleep` gives the
+//! host worker to other waves: it sits in spin loops that wait for them.
 
 use crate::gpu::exec::{Ctx, ExecError, Flow, Handler, Wave};
 use crate::isa::{Inst, Op};
@@ -20,7 +21,6 @@ pub fn handler(op: Op) -> Option<Handler> {
     let h: Handler = match op {
         Op::SNop
         | Op::SWaitcnt
-        | Op::SSleep
         | Op::SSetprio
         | Op::SIcacheInv
         | Op::SIncperflevel
@@ -28,6 +28,7 @@ pub fn handler(op: Op) -> Option<Handler> {
         | Op::STtracedata
         | Op::SWakeup
         | Op::SSetkill => next,
+        Op::SSleep => |_, _, _| Ok(Flow::Sleep),
         Op::SEndpgm | Op::SEndpgmSaved | Op::SEndpgmOrderedPsDone => |_, _, _| Ok(Flow::End),
         Op::SBarrier => |_, _, _| Ok(Flow::Barrier),
         Op::SBranch => |w, i, _| Ok(Flow::Jump(i.branch_target(w.pc))),

@@ -1,0 +1,643 @@
+//! The compute units of one simulated GPU: which workgroups are resident, and which one a
+//! host worker runs next.
+//!
+//! The hardware runs every resident wave at once, and kernels rely on it: a workgroup may
+//! wait, through memory, for another workgroup, another kernel of any queue or process,
+//! another GPU or the host. The simulator has a few host workers instead, so it
+//! time-slices. A worker gives a workgroup a *turn* — at most [`TURN_ROUNDS`] rounds of a
+//! quantum per wave, less when all its waves wait (`s_sleep`, GWS) — and then takes the
+//! next. Between turns a workgroup stays resident with all its state.
+//!
+//! Residency follows the hardware's limits per CU: wave slots (`max_waves_per_simd` ×
+//! SIMDs), VGPRs (512 per SIMD lane, arch and acc together) and LDS. A new workgroup is
+//! admitted on a CU with room whenever one has it, exactly as the dispatcher does, so a
+//! grid the occupancy API calls co-resident is co-resident here, and a workgroup waiting
+//! for one that has not started yet cannot starve it while room is left.
+//!
+//! Which turn comes next: the running dispatches (at most one per queue, since a queue's
+//! packets complete in order) are served round robin, each getting `1 + priority / 4`
+//! consecutive turns (queue priorities 0–15, from `hipStreamCreateWithPriority`). Within a
+//! dispatch, a new workgroup is admitted first if one fits; otherwise the resident
+//! workgroup that waited longest runs. A workgroup is never pre-empted in the middle of a
+//! turn, so a turn is the unit of both fairness and latency.
+//!
+//! Threads: `workers - 1` pool threads per GPU, plus whoever calls
+//! [`ComputeUnits::help`] — the command processor's thread between visits of its queues —
+//! so a one-workgroup kernel runs without waking anyone.
+
+use super::code::CodeCache;
+use super::dispatch::{failure_to_error, DispatchInfo};
+use super::memory::WaveMem;
+use super::workgroup::{self, GroupError, GroupState, TurnEnd};
+use super::LANES;
+use crate::config::Device;
+use crate::gpu::cp::dispatch::{DispatchError, DispatchTicket};
+use crate::gpu::queue::Queue;
+use crate::isa::Target;
+use crate::threads::ThreadHook;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Rounds (a quantum of 512 instructions per running wave) in one turn: long enough that
+/// switching costs nothing measurable, short enough that a workgroup spinning on another
+/// holds a worker for well under a millisecond per wave.
+pub const TURN_ROUNDS: usize = 16;
+
+/// VGPRs per SIMD lane on gfx90a/gfx94x/gfx950 (architected and accumulation registers
+/// share one file of 512).
+const VGPRS_PER_SIMD: u32 = 512;
+
+/// Decode caches a worker keeps, one per recent dispatch (several dispatches take turns).
+const CODE_CACHES: usize = 4;
+
+/// Recycled workgroup states kept for reuse.
+const SPARE_STATES: usize = 64;
+
+/// How long an idle pool thread sleeps before it looks for stopped dispatches again.
+const IDLE_WAIT: Duration = Duration::from_millis(5);
+
+/// What one CU holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CuShape {
+    pub cus: usize,
+    pub wave_slots: u32,
+    pub vgprs: u32,
+    pub lds: u32,
+}
+
+impl CuShape {
+    pub fn of(device: &Device) -> CuShape {
+        CuShape {
+            cus: device.cu_count().max(1) as usize,
+            wave_slots: device.max_waves_per_cu(),
+            vgprs: device.simd_per_cu * VGPRS_PER_SIMD,
+            lds: device.lds_bytes(),
+        }
+    }
+}
+
+/// What one workgroup of a dispatch takes on its CU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct GroupCost {
+    waves: u32,
+    vgprs: u32,
+    lds: u32,
+}
+
+impl GroupCost {
+    fn of(info: &DispatchInfo) -> GroupCost {
+        let items: u64 = info.wg_size.iter().map(|&s| s as u64).product();
+        let waves = items.div_ceil(LANES as u64) as u32;
+        GroupCost { waves, vgprs: waves * info.vgprs as u32, lds: info.lds_bytes as u32 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct CuLoad {
+    groups: u32,
+    waves: u32,
+    vgprs: u32,
+    lds: u32,
+}
+
+/// The CUs' occupancy.
+struct Cus {
+    shape: CuShape,
+    load: Vec<CuLoad>,
+    /// Where the next placement starts looking (spreads workgroups over the CUs).
+    cursor: usize,
+}
+
+impl Cus {
+    fn new(shape: CuShape) -> Cus {
+        Cus { shape, load: vec![CuLoad::default(); shape.cus], cursor: 0 }
+    }
+
+    /// A CU with room for `cost`, now taken by it. An empty CU takes any workgroup: one
+    /// larger than a CU would never run otherwise (the runtime does not send those).
+    fn place(&mut self, cost: GroupCost) -> Option<usize> {
+        let n = self.load.len();
+        for k in 0..n {
+            let i = (self.cursor + k) % n;
+            let l = &mut self.load[i];
+            let fits = l.groups == 0
+                || (l.waves + cost.waves <= self.shape.wave_slots
+                    && l.vgprs + cost.vgprs <= self.shape.vgprs
+                    && l.lds + cost.lds <= self.shape.lds);
+            if fits {
+                l.groups += 1;
+                l.waves += cost.waves;
+                l.vgprs += cost.vgprs;
+                l.lds += cost.lds;
+                self.cursor = (i + 1) % n;
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    fn release(&mut self, cu: usize, cost: GroupCost) {
+        let l = &mut self.load[cu];
+        l.groups -= 1;
+        l.waves -= cost.waves;
+        l.vgprs -= cost.vgprs;
+        l.lds -= cost.lds;
+    }
+}
+
+/// A resident workgroup waiting for its next turn.
+struct Resident {
+    cu: usize,
+    state: GroupState,
+}
+
+/// A dispatch whose workgroups are being admitted or run.
+struct Running {
+    serial: u64,
+    info: Arc<DispatchInfo>,
+    ticket: Arc<DispatchTicket>,
+    queue: Option<Arc<Queue>>,
+    cost: GroupCost,
+    /// Consecutive turns per round-robin visit.
+    weight: u32,
+    total: u64,
+    admitted: u64,
+    finished: u64,
+    parked: VecDeque<Resident>,
+    on_workers: usize,
+    failure: Option<GroupError>,
+    /// Set when a workgroup failed: the others end at their next round.
+    failed: Arc<AtomicBool>,
+}
+
+impl Running {
+    fn should_stop(&self) -> bool {
+        stop_requested(&self.failed, &self.info, self.queue.as_deref())
+    }
+
+    fn has_work(&self) -> bool {
+        !self.should_stop() && (self.admitted < self.total || !self.parked.is_empty())
+    }
+}
+
+fn stop_requested(failed: &AtomicBool, info: &DispatchInfo, queue: Option<&Queue>) -> bool {
+    failed.load(Ordering::Relaxed) || info.process.closing() || queue.is_some_and(Queue::destroyed)
+}
+
+/// One workgroup's turn, taken out of the shared state to run without the lock.
+struct Turn {
+    serial: u64,
+    info: Arc<DispatchInfo>,
+    failed: Arc<AtomicBool>,
+    queue: Option<Arc<Queue>>,
+    cu: usize,
+    state: GroupState,
+    /// Not started yet: its waves are set up at the start of the turn.
+    fresh: bool,
+}
+
+/// A dispatch that ended, to be reported once the lock is released.
+struct Ended {
+    ticket: Arc<DispatchTicket>,
+    queue: Option<Arc<Queue>>,
+    outcome: Result<(), DispatchError>,
+}
+
+/// The shared state of a GPU's compute units.
+struct Units {
+    cus: Cus,
+    running: Vec<Running>,
+    /// The dispatch being served, and how many of its consecutive turns are left.
+    next: usize,
+    turns_left: u32,
+    spare: Vec<GroupState>,
+    idle_workers: usize,
+    serial: u64,
+}
+
+impl Units {
+    /// The next turn, if anything can run.
+    fn pick(&mut self, ended: &mut Vec<Ended>) -> Option<Turn> {
+        self.retire_stopped(ended);
+        let n = self.running.len();
+        for k in 0..n {
+            let i = (self.next + k) % n;
+            let Some(turn) = self.take(i) else { continue };
+            if k != 0 || self.turns_left == 0 {
+                self.turns_left = self.running[i].weight;
+            }
+            self.turns_left -= 1;
+            self.next = if self.turns_left == 0 { (i + 1) % n } else { i };
+            return Some(turn);
+        }
+        None
+    }
+
+    /// A turn from dispatch `i`: a new workgroup if one fits, else the longest-waiting
+    /// resident one.
+    fn take(&mut self, i: usize) -> Option<Turn> {
+        let Units { cus, running, spare, .. } = self;
+        let r = &mut running[i];
+        if r.should_stop() {
+            return None;
+        }
+        let placed = if r.admitted < r.total { cus.place(r.cost) } else { None };
+        let (cu, state, fresh) = match placed {
+            Some(cu) => {
+                let mut state = spare.pop().unwrap_or_default();
+                state.index = r.admitted;
+                r.admitted += 1;
+                (cu, state, true)
+            }
+            None => {
+                let resident = r.parked.pop_front()?;
+                (resident.cu, resident.state, false)
+            }
+        };
+        r.on_workers += 1;
+        Some(Turn {
+            serial: r.serial,
+            info: r.info.clone(),
+            failed: r.failed.clone(),
+            queue: r.queue.clone(),
+            cu,
+            state,
+            fresh,
+        })
+    }
+
+    /// Takes back a turn that ran.
+    fn finish(&mut self, turn: Turn, result: Result<TurnEnd, GroupError>, ended: &mut Vec<Ended>) {
+        let Some(i) = self.running.iter().position(|r| r.serial == turn.serial) else { return };
+        let Units { cus, running, spare, .. } = self;
+        let r = &mut running[i];
+        r.on_workers -= 1;
+        let keep = match result {
+            Ok(TurnEnd::Finished) => {
+                r.finished += 1;
+                false
+            }
+            Ok(TurnEnd::Paused) => !r.should_stop(),
+            Err(e) => {
+                r.failed.store(true, Ordering::Relaxed);
+                r.failure.get_or_insert(e);
+                false
+            }
+        };
+        if keep {
+            r.parked.push_back(Resident { cu: turn.cu, state: turn.state });
+        } else {
+            cus.release(turn.cu, r.cost);
+            if spare.len() < SPARE_STATES {
+                spare.push(turn.state);
+            }
+        }
+        self.retire_if_over(i, ended);
+    }
+
+    /// Ends every stopped dispatch that no worker runs.
+    fn retire_stopped(&mut self, ended: &mut Vec<Ended>) {
+        let mut i = 0;
+        while i < self.running.len() {
+            if !self.retire_if_over(i, ended) {
+                i += 1;
+            }
+        }
+    }
+
+    /// Ends dispatch `i` if all its workgroups finished, or it stopped and no worker runs
+    /// it any more. Whether it ended.
+    fn retire_if_over(&mut self, i: usize, ended: &mut Vec<Ended>) -> bool {
+        let r = &self.running[i];
+        let over = r.on_workers == 0 && (r.finished == r.total || r.should_stop());
+        if !over {
+            return false;
+        }
+        let r = self.running.remove(i);
+        for resident in r.parked {
+            self.cus.release(resident.cu, r.cost);
+        }
+        if self.next > i {
+            self.next -= 1;
+        } else if self.next == i {
+            self.turns_left = 0;
+        }
+        if self.next >= self.running.len() {
+            self.next = 0;
+        }
+        let outcome = match r.failure {
+            None if r.finished == r.total => Ok(()),
+            None | Some(GroupError::Aborted) => Err(DispatchError::Aborted),
+            Some(GroupError::Failed(f)) => Err(failure_to_error(f)),
+        };
+        ended.push(Ended { ticket: r.ticket, queue: r.queue, outcome });
+        true
+    }
+
+    fn has_work(&self) -> bool {
+        self.running.iter().any(Running::has_work)
+    }
+}
+
+/// A worker's decode caches, one per recent dispatch: code may be rewritten between
+/// dispatches (ROCR's loader copies code objects with its own blit kernel), so a cache
+/// never outlives its dispatch's serial number.
+struct WorkerCaches {
+    caches: Vec<(u64, CodeCache)>,
+}
+
+impl WorkerCaches {
+    fn new() -> Self {
+        WorkerCaches { caches: Vec::with_capacity(CODE_CACHES) }
+    }
+
+    fn for_dispatch(&mut self, serial: u64, target: Target) -> &mut CodeCache {
+        if let Some(i) = self.caches.iter().position(|(s, _)| *s == serial) {
+            if i != 0 {
+                let c = self.caches.remove(i);
+                self.caches.insert(0, c);
+            }
+        } else {
+            let mut entry = if self.caches.len() == CODE_CACHES {
+                self.caches.pop().expect("full")
+            } else {
+                (serial, CodeCache::new(target))
+            };
+            entry.0 = serial;
+            entry.1.clear(target);
+            self.caches.insert(0, entry);
+        }
+        &mut self.caches[0].1
+    }
+}
+
+/// The compute units of one GPU and the host threads that run their workgroups.
+pub struct ComputeUnits {
+    gpu: usize,
+    units: Mutex<Units>,
+    work: Condvar,
+    pool_size: usize,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    shutdown: AtomicBool,
+    hook: Option<ThreadHook>,
+    /// The decode caches of the threads that [help](Self::help).
+    helper_caches: Mutex<WorkerCaches>,
+}
+
+impl std::fmt::Debug for ComputeUnits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ComputeUnits").field("gpu", &self.gpu).field("pool", &self.pool_size).finish()
+    }
+}
+
+impl ComputeUnits {
+    /// The compute units of GPU `gpu`, run by `workers` host threads in all (the pool
+    /// has one fewer: the caller of [`help`](Self::help) is the last).
+    pub fn new(gpu: usize, shape: CuShape, workers: usize, hook: Option<ThreadHook>) -> Arc<ComputeUnits> {
+        Arc::new(ComputeUnits {
+            gpu,
+            units: Mutex::new(Units {
+                cus: Cus::new(shape),
+                running: Vec::new(),
+                next: 0,
+                turns_left: 0,
+                spare: Vec::new(),
+                idle_workers: 0,
+                serial: 0,
+            }),
+            work: Condvar::new(),
+            pool_size: workers.max(1) - 1,
+            threads: Mutex::new(Vec::new()),
+            shutdown: AtomicBool::new(false),
+            hook,
+            helper_caches: Mutex::new(WorkerCaches::new()),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Units> {
+        self.units.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts running `info`'s workgroups; the outcome goes to `ticket`. Destroying `queue`
+    /// stops the dispatch.
+    pub fn submit(self: &Arc<Self>, info: DispatchInfo, ticket: Arc<DispatchTicket>, queue: Option<Arc<Queue>>) {
+        self.start_pool();
+        if let Some(q) = &queue {
+            q.dispatch_started();
+        }
+        let total = info.group_count();
+        let priority = queue.as_ref().map_or(0, |q| q.priority.load(Ordering::Relaxed));
+        let mut units = self.lock();
+        units.serial += 1;
+        let serial = units.serial;
+        units.running.push(Running {
+            serial,
+            cost: GroupCost::of(&info),
+            info: Arc::new(info),
+            ticket,
+            queue,
+            weight: 1 + priority.min(15) / 4,
+            total,
+            admitted: 0,
+            finished: 0,
+            parked: VecDeque::new(),
+            on_workers: 0,
+            failure: None,
+            failed: Arc::new(AtomicBool::new(false)),
+        });
+        // The caller's thread takes one workgroup when it helps; wake the pool for more.
+        if total > 1 && units.idle_workers > 0 {
+            self.work.notify_all();
+        }
+    }
+
+    /// Runs one turn on the calling thread. Whether there was one to run.
+    pub fn help(&self) -> bool {
+        let mut own;
+        let mut caches = match self.helper_caches.try_lock() {
+            Ok(c) => c,
+            Err(_) => {
+                // Another thread helps at the same time (two embedding-API callers):
+                // decode afresh rather than wait.
+                own = WorkerCaches::new();
+                return self.one_turn(&mut own);
+            }
+        };
+        self.one_turn(&mut caches)
+    }
+
+    fn one_turn(&self, caches: &mut WorkerCaches) -> bool {
+        let mut ended = Vec::new();
+        let turn = self.lock().pick(&mut ended);
+        report(ended);
+        let Some(mut turn) = turn else { return false };
+        let result = play(&mut turn, caches);
+        let mut ended = Vec::new();
+        {
+            let mut units = self.lock();
+            units.finish(turn, result, &mut ended);
+            if units.idle_workers > 0 && units.has_work() {
+                self.work.notify_one();
+            }
+        }
+        report(ended);
+        true
+    }
+
+    fn start_pool(self: &Arc<Self>) {
+        let mut threads = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+        if !threads.is_empty() || self.pool_size == 0 {
+            return;
+        }
+        for k in 0..self.pool_size {
+            let me = self.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("rocjitsu-cu{}.{k}", self.gpu))
+                .spawn(move || me.pool_thread());
+            match spawned {
+                Ok(t) => threads.push(t),
+                Err(err) => tracing::error!("cannot start a compute thread for GPU {}: {err}", self.gpu),
+            }
+        }
+    }
+
+    fn pool_thread(self: Arc<Self>) {
+        if let Some(h) = &self.hook {
+            h();
+        }
+        let mut caches = WorkerCaches::new();
+        let mut done: Option<(Turn, Result<TurnEnd, GroupError>)> = None;
+        loop {
+            let mut ended = Vec::new();
+            let turn = {
+                let mut units = self.lock();
+                if let Some((turn, result)) = done.take() {
+                    units.finish(turn, result, &mut ended);
+                }
+                loop {
+                    if self.shutdown.load(Ordering::Acquire) {
+                        drop(units);
+                        report(ended);
+                        return;
+                    }
+                    if let Some(t) = units.pick(&mut ended) {
+                        break t;
+                    }
+                    if !ended.is_empty() {
+                        // Report before sleeping: someone waits for these.
+                        drop(units);
+                        report(std::mem::take(&mut ended));
+                        units = self.lock();
+                        continue;
+                    }
+                    units.idle_workers += 1;
+                    units = self.work.wait_timeout(units, IDLE_WAIT).unwrap_or_else(|e| e.into_inner()).0;
+                    units.idle_workers -= 1;
+                }
+            };
+            report(ended);
+            let mut turn = turn;
+            let result = play(&mut turn, &mut caches);
+            done = Some((turn, result));
+        }
+    }
+
+    /// Stops the pool threads (running turns end first).
+    pub fn shutdown(&self) {
+        self.shutdown.store(true, Ordering::Release);
+        self.work.notify_all();
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        let me = std::thread::current().id();
+        // The last owner may be a pool thread itself (it woke a command processor whose
+        // machine was dropped meanwhile): it cannot join itself, and ends on its own.
+        for t in threads.into_iter().filter(|t| t.thread().id() != me) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Runs one turn of a workgroup.
+fn play(turn: &mut Turn, caches: &mut WorkerCaches) -> Result<TurnEnd, GroupError> {
+    let info = &*turn.info;
+    if turn.fresh {
+        info.init_workgroup(turn.state.index, &mut turn.state);
+        turn.fresh = false;
+    }
+    // A fresh snapshot each turn: a long-running workgroup sees memory mapped since.
+    let vm = info.process.vm();
+    let mem = WaveMem::new(&vm);
+    let code = caches.for_dispatch(turn.serial, info.target);
+    let (failed, queue) = (&turn.failed, turn.queue.as_deref());
+    workgroup::run_turn(info, code, &mut turn.state, &mem, TURN_ROUNDS, || stop_requested(failed, info, queue))
+}
+
+/// Tells the owners of ended dispatches (outside the lock: waking the command processor
+/// takes other locks).
+fn report(ended: Vec<Ended>) {
+    for e in ended {
+        if let Some(q) = &e.queue {
+            q.dispatch_stopped();
+        }
+        e.ticket.finish(e.outcome);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape() -> CuShape {
+        CuShape { cus: 2, wave_slots: 8, vgprs: 4 * 512, lds: 64 * 1024 }
+    }
+
+    #[test]
+    fn workgroups_are_placed_while_a_cu_has_room() {
+        let mut cus = Cus::new(shape());
+        let cost = GroupCost { waves: 4, vgprs: 4 * 128, lds: 16 * 1024 };
+        // Two per CU by wave slots, spread over both CUs first.
+        assert_eq!(cus.place(cost), Some(0));
+        assert_eq!(cus.place(cost), Some(1));
+        assert_eq!(cus.place(cost), Some(0));
+        assert_eq!(cus.place(cost), Some(1));
+        assert_eq!(cus.place(cost), None);
+        cus.release(1, cost);
+        assert_eq!(cus.place(cost), Some(1));
+        assert_eq!(cus.place(cost), None);
+    }
+
+    #[test]
+    fn vgprs_and_lds_limit_residency_too() {
+        let mut cus = Cus::new(CuShape { cus: 1, ..shape() });
+        let heavy = GroupCost { waves: 1, vgprs: 1024, lds: 0 };
+        assert_eq!(cus.place(heavy), Some(0));
+        assert_eq!(cus.place(heavy), Some(0));
+        assert_eq!(cus.place(heavy), None, "2048 VGPRs per CU are used up");
+        let mut cus = Cus::new(CuShape { cus: 1, ..shape() });
+        let lds = GroupCost { waves: 1, vgprs: 8, lds: 40 * 1024 };
+        assert_eq!(cus.place(lds), Some(0));
+        assert_eq!(cus.place(lds), None, "64 KiB of LDS per CU");
+    }
+
+    #[test]
+    fn an_oversized_workgroup_still_gets_an_empty_cu() {
+        let mut cus = Cus::new(CuShape { cus: 1, ..shape() });
+        let huge = GroupCost { waves: 16, vgprs: 16 * 512, lds: 0 };
+        assert_eq!(cus.place(huge), Some(0));
+        assert_eq!(cus.place(GroupCost { waves: 1, vgprs: 8, lds: 0 }), None);
+    }
+
+    #[test]
+    fn decode_caches_are_per_dispatch_and_bounded() {
+        let mut c = WorkerCaches::new();
+        for serial in 1..=6 {
+            c.for_dispatch(serial, Target::Gfx90a);
+        }
+        let serials: Vec<u64> = c.caches.iter().map(|(s, _)| *s).collect();
+        assert_eq!(serials, vec![6, 5, 4, 3]);
+        c.for_dispatch(4, Target::Gfx90a);
+        assert_eq!(c.caches[0].0, 4);
+    }
+}
