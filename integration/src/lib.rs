@@ -57,11 +57,23 @@ fn out_dir() -> PathBuf {
     d
 }
 
-/// Runs `cmd` to build `exe` from `source`, unless `exe` is newer (one compiler at a time).
+/// Runs `cmd` to build `exe` from `source`, unless `exe` is newer than it and than the headers
+/// next to it (`check.h`, …) (one compiler at a time).
 pub(crate) fn compile(source: &Path, exe: &Path, mut cmd: Command) -> PathBuf {
     let _lock = COMPILE.lock().unwrap_or_else(|e| e.into_inner());
-    let fresh = match (exe.metadata(), source.metadata()) {
-        (Ok(e), Ok(s)) => e.modified().ok() >= s.modified().ok(),
+    let headers = source
+        .parent()
+        .and_then(|d| std::fs::read_dir(d).ok())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "h"));
+    let inputs: Option<Vec<_>> = std::iter::once(source.to_path_buf())
+        .chain(headers)
+        .map(|p| p.metadata().and_then(|m| m.modified()).ok())
+        .collect();
+    let fresh = match (exe.metadata().and_then(|m| m.modified()), inputs) {
+        (Ok(e), Some(inputs)) => inputs.iter().all(|i| e >= *i),
         _ => false,
     };
     if !fresh {
