@@ -20,7 +20,7 @@ use crate::usershare::{page_range, UserShare};
 use proto::abi::kfd::{self, alloc_flags, cmd};
 use proto::framing::std_io::UnixTransport;
 use proto::ioctl::UserMemory;
-use proto::payload::{MachineInfo, MmapRequest, MunmapRequest};
+use proto::payload::{MachineInfo, MmapRequest, MunmapRequest, FD_PAGE_SIZE};
 use proto::RpcClient;
 use sim::driver::kfd::DeviceFile;
 use std::cell::RefCell;
@@ -215,7 +215,7 @@ impl OpenKfd for RemoteKfd {
         }
         if request == cmd::ALLOC_MEMORY_OF_GPU {
             let a: kfd::AllocMemoryOfGpuArgs = bytemuck::pod_read_unaligned(args);
-            if a.flags & alloc_flags::USERPTR != 0 && a.mmap_offset.is_multiple_of(4096) && a.size != 0 {
+            if a.flags & alloc_flags::USERPTR != 0 && a.mmap_offset.is_multiple_of(FD_PAGE_SIZE) && a.size != 0 {
                 return self.register_user_memory(&a, args, args_addr, mem);
             }
         }
@@ -252,6 +252,8 @@ impl OpenKfd for RemoteKfd {
     }
 
     fn munmapped(&self, addr: u64, len: u64) {
+        // munmap unmaps whole pages: the last one counts whole.
+        let (addr, len) = page_range(addr, len);
         self.inner.lent.munmapped(addr, len);
         let was_shared = {
             let mut shared = self.inner.shared.lock().unwrap_or_else(|e| e.into_inner());
@@ -277,8 +279,10 @@ impl OpenKfd for RemoteKfd {
         self.inner.lent.session_closed();
     }
 
+    /// The connection, and the memory files lending the application's pages.
     fn owns_fd(&self, fd: std::os::fd::RawFd) -> bool {
-        self.inner.lock_conn().as_ref().is_some_and(|c| c.transport().stream().as_raw_fd() == fd)
+        let connection = self.inner.lock_conn().as_ref().is_some_and(|c| c.transport().stream().as_raw_fd() == fd);
+        connection || self.inner.lent.owns_fd(fd)
     }
 }
 
@@ -321,6 +325,52 @@ impl RemoteKfd {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::usershare::test_support::{needs_uffd, private};
+
+    /// A RemoteKfd with no connection (none of these tests reaches the daemon).
+    fn unconnected() -> RemoteKfd {
+        let driver = RemoteDriver::new(PathBuf::from("/nonexistent/rocjitsu.sock"), MachineInfo::default());
+        RemoteKfd { inner: driver.inner }
+    }
+
+    /// The memory files lending pages are the driver's: the close and dup2
+    /// hooks refuse the application's attempts on them.
+    #[test]
+    fn lent_memory_files_are_owned() {
+        needs_uffd();
+        let kfd = unconnected();
+        let base = private(2 * FD_PAGE_SIZE);
+        let loan = kfd.inner.lent.lend(base, 2 * FD_PAGE_SIZE).unwrap();
+        let fd = loan.descriptors()[0].1.as_raw_fd();
+        assert!(fd >= sim::gpu::memory::arena::INTERNAL_FD_BASE);
+        kfd.inner.lent.registered(loan, 5);
+        assert!(kfd.owns_fd(fd));
+        let other = tempfile::tempfile().unwrap();
+        let high = rustix::io::fcntl_dupfd_cloexec(&other, sim::gpu::memory::arena::INTERNAL_FD_BASE).unwrap();
+        assert!(!kfd.owns_fd(high.as_raw_fd()), "an fd of the application's is not ours");
+        assert!(!kfd.owns_fd(0));
+        kfd.inner.lent.released(5);
+        assert!(!kfd.owns_fd(fd), "the file is gone with its last registration");
+    }
+
+    /// munmap unmaps whole pages: an unmap ending inside a lent page forgets
+    /// all of it, and only it.
+    #[test]
+    fn an_unmap_forgets_whole_pages() {
+        needs_uffd();
+        let kfd = unconnected();
+        let page = FD_PAGE_SIZE;
+        let base = private(3 * page);
+        let loan = kfd.inner.lent.lend(base, 3 * page).unwrap();
+        kfd.inner.lent.registered(loan, 6);
+        // SAFETY: our own test mapping; munmap(base, page + 1) unmaps two pages.
+        unsafe { rustix::mm::munmap(base as *mut _, (page + 1) as usize) }.unwrap();
+        kfd.munmapped(base, page + 1);
+        assert!(!kfd.is_shared_range(base + page, page), "the second page went whole");
+        assert!(kfd.is_shared_range(base + 2 * page, page), "the third page is still lent");
+        kfd.inner.lent.released(6);
+        assert!(!kfd.is_shared_range(base, 3 * page));
+    }
 
     #[test]
     fn shared_ranges_track_overlaps() {

@@ -62,8 +62,8 @@ pub fn parse(maps: &str, start: u64, end: u64) -> Vec<Vma> {
     maps.lines().filter_map(parse_line).filter(|v| v.start < end && v.end > start).collect()
 }
 
-/// The mappings of this process overlapping `[start, end)`.
-pub fn read(start: u64, end: u64) -> std::io::Result<Vec<Vma>> {
+/// The text of this process's maps file.
+fn read_text() -> std::io::Result<String> {
     // Raw syscalls (rustix), never our own hooks.
     let fd = rustix::fs::open(
         "/proc/self/maps",
@@ -79,7 +79,56 @@ pub fn read(start: u64, end: u64) -> std::io::Result<Vec<Vma>> {
         }
         text.extend_from_slice(&chunk[..n]);
     }
-    Ok(parse(&String::from_utf8_lossy(&text), start, end))
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
+/// The mappings of this process overlapping `[start, end)`.
+pub fn read(start: u64, end: u64) -> std::io::Result<Vec<Vma>> {
+    Ok(parse(&read_text()?, start, end))
+}
+
+/// Every mapping of this process, read once for one operation and then kept
+/// up to date with the moves the operation makes itself (so it reads
+/// `/proc/self/maps` once, however many ranges it looks at).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// In address order, not overlapping.
+    vmas: Vec<Vma>,
+}
+
+impl Snapshot {
+    /// Reads this process's mappings.
+    pub fn read() -> std::io::Result<Snapshot> {
+        Ok(Snapshot::parse(&read_text()?))
+    }
+
+    /// The mappings listed in `maps` (the text of a maps file).
+    pub fn parse(maps: &str) -> Snapshot {
+        Snapshot { vmas: parse(maps, 0, u64::MAX) }
+    }
+
+    /// [`cover`] of `[start, end)` by these mappings.
+    pub fn cover(&self, start: u64, end: u64) -> Vec<(u64, u64, Option<Vma>)> {
+        let first = self.vmas.partition_point(|v| v.end <= start);
+        cover(&self.vmas[first..], start, end)
+    }
+
+    /// Records that `[vma.start, vma.end)` is now mapped as `vma` says
+    /// (we just remapped it): what was there is cut away.
+    pub fn replace(&mut self, vma: Vma) {
+        let first = self.vmas.partition_point(|v| v.end <= vma.start);
+        let last = self.vmas.partition_point(|v| v.start < vma.end);
+        let mut new = Vec::with_capacity(3);
+        if let Some(v) = self.vmas[first..last].first().filter(|v| v.start < vma.start) {
+            new.push(Vma { end: vma.start, ..*v });
+        }
+        new.push(vma);
+        if let Some(v) = self.vmas[first..last].last().filter(|v| v.end > vma.end) {
+            let offset = if v.inode != 0 { v.file_offset(vma.end) } else { v.offset };
+            new.push(Vma { start: vma.end, offset, ..*v });
+        }
+        self.vmas.splice(first..last, new);
+    }
 }
 
 /// Splits `[start, end)` by the mappings in `vmas`: each piece with the
@@ -141,11 +190,56 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_covers_ranges_and_follows_our_own_remappings() {
+        let mut snap = Snapshot::parse(MAPS);
+        let c = snap.cover(0x7f00_0000_2000, 0x7f00_0000_4000);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].2.unwrap().inode, 4242);
+        assert!(c[1].2.unwrap().is_private_anonymous());
+        // The middle of the memfd mapping becomes private memory.
+        let private = Vma {
+            start: 0x7f00_0000_1000,
+            end: 0x7f00_0000_2000,
+            prot: ProtFlags::READ,
+            shared: false,
+            offset: 0,
+            inode: 0,
+        };
+        snap.replace(private);
+        let c = snap.cover(0x7f00_0000_0000, 0x7f00_0000_3000);
+        assert_eq!(c.len(), 3);
+        assert_eq!((c[0].0, c[0].1, c[0].2.unwrap().offset), (0x7f00_0000_0000, 0x7f00_0000_1000, 0x2000));
+        assert_eq!(c[1].2, Some(private));
+        let tail = c[2].2.unwrap();
+        assert_eq!(
+            (tail.start, tail.inode, tail.offset),
+            (0x7f00_0000_2000, 4242, 0x4000),
+            "the tail keeps its file offset"
+        );
+        // A replacement across two mappings and a hole.
+        let shared =
+            Vma { start: 0x7f00_0000_2000, end: 0x7f00_0000_5800, shared: true, inode: 9, offset: 0, ..private };
+        snap.replace(shared);
+        let c = snap.cover(0x7f00_0000_2000, 0x7f00_0000_7000);
+        assert_eq!(
+            c.iter().map(|(s, e, v)| (*s, *e, v.map(|v| v.inode))).collect::<Vec<_>>(),
+            vec![
+                (0x7f00_0000_2000, 0x7f00_0000_5800, Some(9)),
+                (0x7f00_0000_5800, 0x7f00_0000_6000, Some(77)),
+                (0x7f00_0000_6000, 0x7f00_0000_7000, None),
+            ]
+        );
+        assert_eq!(snap.cover(0x7f00_0000_5800, 0x7f00_0000_6000)[0].2.unwrap().offset, 0x1800);
+    }
+
+    #[test]
     fn our_own_maps_are_readable() {
         let buf = vec![1u8; 3 << 20];
         let at = buf.as_ptr() as u64;
         let v = read(at, at + 1).unwrap();
         assert_eq!(v.len(), 1);
         assert!(v[0].is_private_anonymous() && v[0].prot.contains(ProtFlags::WRITE));
+        let snap = Snapshot::read().unwrap();
+        assert_eq!(snap.cover(at, at + 1)[0].2, Some(v[0]));
     }
 }

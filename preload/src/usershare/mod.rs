@@ -9,7 +9,8 @@
 //! and the ALLOC request hands the memfd to the daemon. The pages stay in the
 //! file while any registration covers them; when the last one is freed they
 //! move back to private memory, so the application's memory behaves as
-//! before (copy-on-write across `fork`, zero after `MADV_DONTNEED`).
+//! before (copy-on-write across `fork`, zero after `MADV_DONTNEED`), and
+//! the file lets go of them (no memory counted twice).
 //!
 //! Ranges are whole pages, and a page at either end of a buffer is often
 //! shared with its neighbours (malloc's chunk headers, another registered
@@ -27,15 +28,16 @@ pub mod registry;
 pub mod uffd;
 
 use mover::{MoveError, Mover, Part};
-use proto::payload::{fd_access, FdDesc, FdKind, MAX_FDS};
+use proto::payload::{fd_access, FdDesc, FdKind, FD_PAGE_SIZE, MAX_FDS};
 use registry::{Registry, Run};
-use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
-use rustix::fs::{MemfdFlags, SealFlags};
+use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use rustix::fs::{FallocateFlags, MemfdFlags, SealFlags};
 use rustix::mm::ProtFlags;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Once, Weak};
 
-const PAGE: u64 = 4096;
+/// The granularity of everything lent: the protocol's, the pages of x86-64.
+pub(crate) const PAGE: u64 = FD_PAGE_SIZE;
 
 /// A memfd of ours that backs lent pages.
 #[derive(Debug)]
@@ -135,6 +137,39 @@ struct State {
     registry: Registry<FileRef>,
     /// What each live registration was lent, by KFD handle.
     handles: HashMap<u64, Vec<LoanPiece>>,
+    /// Every memory file made (the live ones' fds are ours, not the
+    /// application's to close).
+    files: Vec<Weak<MemFile>>,
+}
+
+/// This process's mappings as one operation sees them: read from
+/// `/proc/self/maps` once, when first needed, then kept up to date with the
+/// operation's own moves.
+enum Maps {
+    Unread,
+    Read(maps::Snapshot),
+    Unreadable(std::io::Error),
+}
+
+impl Maps {
+    fn get(&mut self) -> Result<&mut maps::Snapshot, &std::io::Error> {
+        if let Maps::Unread = self {
+            *self = match maps::Snapshot::read() {
+                Ok(s) => Maps::Read(s),
+                Err(e) => Maps::Unreadable(e),
+            };
+        }
+        match self {
+            Maps::Read(s) => Ok(s),
+            Maps::Unreadable(e) => Err(e),
+            Maps::Unread => unreachable!("just read"),
+        }
+    }
+
+    /// The snapshot, or the error that prevents a registration.
+    fn for_lending(&mut self) -> Result<&mut maps::Snapshot, ShareError> {
+        self.get().map_err(|e| ShareError::Maps(std::io::Error::new(e.kind(), e.to_string())))
+    }
 }
 
 /// The pages this process lends to the daemon.
@@ -169,16 +204,32 @@ impl Default for UserShare {
 /// the pages move back to private memory without write protection. A parent
 /// thread writing to them during the copy can leak into the child's copy:
 /// the one imprecision left, for the microseconds after `fork`.
+///
+/// Only pieces still mapped from their file move (as in the parent): what
+/// the application unmapped or replaced is its own business. The files
+/// keep their pages, which the parent still uses.
 extern "C" fn reclaim_in_child() {
     let _ = std::panic::catch_unwind(|| {
         // try_lock: a parent thread that held these locks does not exist here.
         let Ok(shares) = SHARES.try_lock() else { return };
+        let mut maps = Maps::Unread;
         for state in shares.iter().filter_map(Weak::upgrade) {
             let Ok(mut st) = state.try_lock() else { continue };
-            let runs: Vec<(u64, u64)> = st.registry.pieces().map(|(s, p)| (s, s + p.len)).collect();
-            for (start, end) in runs {
-                if let Ok(vmas) = maps::read(start, end) {
-                    let _ = mover::reclaim_single_threaded(&vmas_parts(&vmas, start, end));
+            // The maps are read once for every share, and only if one lends.
+            if st.registry.pieces().next().is_some() {
+                if let Ok(snapshot) = maps.get() {
+                    for (start, p) in st.registry.pieces() {
+                        let (lent, _) = check_lent(snapshot, start, p.len, &p.file, p.offset);
+                        for (s, e) in lent {
+                            let parts = vmas_parts(snapshot, s, e);
+                            let at = p.offset + (s - start);
+                            if mover::reclaim_single_threaded(&parts, p.file.0.fd.as_fd(), at).is_ok() {
+                                for part in parts {
+                                    snapshot.replace(private_vma(&part));
+                                }
+                            }
+                        }
+                    }
                 }
             }
             *st = State::default();
@@ -195,12 +246,20 @@ impl UserShare {
     /// registration: its pages end up in our memory files, and the loan says
     /// which. Pair with [`Self::registered`] or [`Self::refused`].
     pub fn lend(&self, start: u64, len: u64) -> Result<Loan, ShareError> {
+        self.lend_with(start, len, &mut Maps::Unread)
+    }
+
+    fn lend_with(&self, start: u64, len: u64, maps: &mut Maps) -> Result<Loan, ShareError> {
         let end = start + len;
         let mut st = self.state();
-        forget_stale(&mut st.registry, start, end)?;
-        let private: Vec<(u64, u64)> = st
-            .registry
-            .plan(start, end)
+        forget_stale(&mut st.registry, start, end, maps)?;
+        let plan = st.registry.plan(start, end);
+        // Each run becomes one piece of the loan (a private run is lent from
+        // a new file, whose runs never touch): refuse before moving anything.
+        if plan.len() > MAX_FDS {
+            return Err(ShareError::TooFragmented { pieces: plan.len() });
+        }
+        let private: Vec<(u64, u64)> = plan
             .into_iter()
             .filter_map(|r| match r {
                 Run::Private { start, len } => Some((start, start + len)),
@@ -208,28 +267,37 @@ impl UserShare {
             })
             .collect();
         if !private.is_empty() {
-            let vmas = maps::read(start, end).map_err(ShareError::Maps)?;
+            let snapshot = maps.for_lending()?;
             let runs: Vec<(u64, Vec<Part>)> = private
                 .iter()
-                .map(|&(s, e)| Ok((s, lendable_parts(&vmas, s, e)?)))
+                .map(|&(s, e)| Ok((s, lendable_parts(snapshot, s, e)?)))
                 .collect::<Result<_, ShareError>>()?;
             let file = FileRef(Arc::new(MemFile::new(len).map_err(ShareError::MemFile)?));
+            st.files.retain(|f| f.strong_count() > 0);
+            st.files.push(Arc::downgrade(&file.0));
             for (run_start, parts) in runs {
-                let run_len: u64 = parts.iter().map(|p| p.len).sum();
-                let offset = run_start - start;
-                match self.mover.lend(parts.clone(), file.0.fd.clone(), offset) {
-                    Ok(()) => st.registry.insert(run_start, run_len, file.clone(), offset),
-                    Err(e) => {
-                        // Parts already moved are lent with no user: give them back.
-                        if let MoveError::Failed { moved, .. } = e {
-                            for p in &parts[..moved] {
-                                st.registry.insert(p.start, p.len, file.clone(), p.start - start);
-                            }
-                            let idle = st.registry.idle(start, end);
-                            self.reclaim(&mut st.registry, idle);
-                        }
-                        return Err(e.into());
-                    }
+                let result = self.mover.lend(parts.clone(), file.0.fd.clone(), run_start - start);
+                let moved = match &result {
+                    Ok(()) => parts.len(),
+                    Err(MoveError::Failed { moved, .. }) => *moved,
+                    Err(_) => 0,
+                };
+                for p in &parts[..moved] {
+                    let offset = p.start - start;
+                    st.registry.insert(p.start, p.len, file.clone(), offset);
+                    snapshot.replace(maps::Vma {
+                        start: p.start,
+                        end: p.start + p.len,
+                        prot: p.prot,
+                        shared: true,
+                        offset,
+                        inode: file.0.inode,
+                    });
+                }
+                if let Err(e) = result {
+                    // What moved is lent with no user: give it back.
+                    self.reclaim_idle(&mut st, maps);
+                    return Err(e.into());
                 }
             }
         }
@@ -243,13 +311,8 @@ impl UserShare {
                 Run::Private { .. } => None,
             })
             .collect();
-        let loan = Loan { pieces };
-        if loan.pieces.len() > MAX_FDS {
-            let n = loan.pieces.len();
-            self.give_back(&mut st, loan.pieces);
-            return Err(ShareError::TooFragmented { pieces: n });
-        }
-        Ok(loan)
+        debug_assert!(pieces.len() <= MAX_FDS, "the plan counted the pieces");
+        Ok(Loan { pieces })
     }
 
     /// The daemon accepted the loan as allocation `handle`.
@@ -260,29 +323,35 @@ impl UserShare {
     /// The daemon refused the loan: its pages no longer need lending.
     pub fn refused(&self, loan: Loan) {
         let mut st = self.state();
-        self.give_back(&mut st, loan.pieces);
+        self.give_back(&mut st, loan.pieces, &mut Maps::Unread);
     }
 
     /// Allocation `handle` was freed: pages no registration covers any more
     /// go back to private memory.
     pub fn released(&self, handle: u64) {
+        self.released_with(handle, &mut Maps::Unread);
+    }
+
+    fn released_with(&self, handle: u64, maps: &mut Maps) {
         let mut st = self.state();
         if let Some(pieces) = st.handles.remove(&handle) {
-            self.give_back(&mut st, pieces);
+            self.give_back(&mut st, pieces, maps);
         }
     }
 
     /// Drops one user from each piece (of its own file only) and reclaims
     /// the pages left with none.
-    fn give_back(&self, st: &mut State, pieces: Vec<LoanPiece>) {
+    fn give_back(&self, st: &mut State, pieces: Vec<LoanPiece>, maps: &mut Maps) {
         for p in pieces {
-            let idle = st.registry.add_users_of(p.start, p.start + p.len, -1, Some(&p.file));
-            self.reclaim(&mut st.registry, idle);
+            st.registry.add_users_of(p.start, p.start + p.len, -1, Some(&p.file));
         }
+        self.reclaim_idle(st, maps);
     }
 
-    /// The application unmapped `[start, start + len)`.
+    /// The application unmapped `[start, start + len)` (as `munmap` takes
+    /// it: the last page counts whole).
     pub fn munmapped(&self, start: u64, len: u64) {
+        let (start, len) = page_range(start, len);
         self.state().registry.forget(start, start.saturating_add(len));
     }
 
@@ -291,42 +360,93 @@ impl UserShare {
         self.state().registry.overlaps(start, start.saturating_add(len))
     }
 
-    /// The session ended: registrations are gone with it (the pages stay
-    /// lent until freed or unmapped; nothing more to tell the daemon).
-    pub fn session_closed(&self) {
-        self.state().handles.clear();
+    /// Whether `fd` is one of our memory files, which the application must
+    /// not close (nor `dup2` over): they back its own lent pages.
+    pub fn owns_fd(&self, fd: RawFd) -> bool {
+        // They all live there (and most fds the application closes do not).
+        if fd < sim::gpu::memory::arena::INTERNAL_FD_BASE {
+            return false;
+        }
+        self.state().files.iter().filter_map(Weak::upgrade).any(|f| f.fd.as_raw_fd() == fd)
     }
 
-    /// Moves idle runs back to private memory; what cannot move stays lent
-    /// (correct, only not private) and is reused by later registrations.
-    fn reclaim(&self, registry: &mut Registry<FileRef>, idle: Vec<Run<FileRef>>) {
+    /// The session ended, and its registrations with it: their pages go
+    /// back to private memory (nothing more to tell the daemon).
+    pub fn session_closed(&self) {
+        let mut st = self.state();
+        let pieces: Vec<LoanPiece> = st.handles.drain().flat_map(|(_, pieces)| pieces).collect();
+        self.give_back(&mut st, pieces, &mut Maps::Unread);
+    }
+
+    /// Moves every idle piece (lent, no registration left) back to private
+    /// memory and frees its pages in the file. What cannot move now stays
+    /// lent (correct, only not private): later registrations reuse it, and
+    /// the next operation that gives pages back tries again.
+    fn reclaim_idle(&self, st: &mut State, maps: &mut Maps) {
+        let idle = st.registry.idle(0, u64::MAX);
+        if idle.is_empty() || !mover::can_reclaim() {
+            return;
+        }
+        let snapshot = match maps.get() {
+            Ok(snapshot) => snapshot,
+            Err(e) => {
+                tracing::debug!(
+                    "cannot read /proc/self/maps ({e}): {} idle lent ranges wait for another try",
+                    idle.len()
+                );
+                return;
+            }
+        };
         for run in idle {
-            let (start, end) = (run.start(), run.end());
-            let parts = match maps::read(start, end) {
-                Ok(vmas) if still_lent(&vmas, &run) => vmas_parts(&vmas, start, end),
+            let Run::Lent { start, len, file, offset } = run else { continue };
+            let (lent, stale) = check_lent(snapshot, start, len, &file, offset);
+            for (s, e) in stale {
                 // The application unmapped or replaced it: nothing to move.
-                _ => {
-                    registry.forget(start, end);
-                    continue;
+                st.registry.forget(s, e);
+            }
+            for (s, e) in lent {
+                let parts = vmas_parts(snapshot, s, e);
+                let at = offset + (s - start);
+                let result = self.mover.reclaim(parts.clone(), file.0.fd.clone(), at);
+                let moved = match &result {
+                    Ok(()) => parts.len(),
+                    Err(MoveError::Failed { moved, .. }) => *moved,
+                    Err(_) => 0,
+                };
+                for p in &parts[..moved] {
+                    st.registry.forget(p.start, p.start + p.len);
+                    snapshot.replace(private_vma(p));
+                    release_pages(&file, at + (p.start - s), p.len);
                 }
-            };
-            match self.mover.reclaim(parts.clone()) {
-                Ok(()) => registry.forget(start, end),
-                Err(MoveError::Failed { moved, step, errno }) => {
-                    for p in &parts[..moved] {
-                        registry.forget(p.start, p.start + p.len);
-                    }
-                    tracing::warn!("cannot give {start:#x}..{end:#x} back private memory ({step}: {errno}); it stays shared with the daemon");
+                match result {
+                    Ok(()) => {}
+                    Err(MoveError::Failed { step, errno, .. }) => tracing::warn!(
+                        "cannot give {s:#x}..{e:#x} back private memory ({step}: {errno}); it stays shared with the daemon"
+                    ),
+                    Err(err) => tracing::debug!("{s:#x}..{e:#x} stays shared with the daemon: {err}"),
                 }
-                Err(e) => tracing::debug!("{start:#x}..{end:#x} stays shared with the daemon: {e}"),
             }
         }
     }
 }
 
-/// The parts of `[start, end)` with the protections `vmas` give them.
-fn vmas_parts(vmas: &[maps::Vma], start: u64, end: u64) -> Vec<Part> {
-    maps::cover(vmas, start, end)
+/// Frees `len` bytes of `file` at `offset`, whose pages are private memory
+/// again: the file's copy would only count them twice.
+fn release_pages(file: &FileRef, offset: u64, len: u64) {
+    let punch = FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE;
+    if let Err(e) = rustix::fs::fallocate(&*file.0.fd, punch, offset, len) {
+        tracing::debug!("cannot free {len:#x} bytes of a memory file at {offset:#x}: {e}");
+    }
+}
+
+/// How `part` is mapped once given back private memory.
+fn private_vma(part: &Part) -> maps::Vma {
+    maps::Vma { start: part.start, end: part.start + part.len, prot: part.prot, shared: false, offset: 0, inode: 0 }
+}
+
+/// The parts of `[start, end)` with the protections `maps` give them.
+fn vmas_parts(maps: &maps::Snapshot, start: u64, end: u64) -> Vec<Part> {
+    maps.cover(start, end)
         .into_iter()
         .filter_map(|(s, e, v)| v.map(|v| Part { start: s, len: e - s, prot: v.prot }))
         .collect()
@@ -334,9 +454,9 @@ fn vmas_parts(vmas: &[maps::Vma], start: u64, end: u64) -> Vec<Part> {
 
 /// `[start, end)` as parts that can be lent: all mapped, private anonymous
 /// and readable.
-fn lendable_parts(vmas: &[maps::Vma], start: u64, end: u64) -> Result<Vec<Part>, ShareError> {
+fn lendable_parts(maps: &maps::Snapshot, start: u64, end: u64) -> Result<Vec<Part>, ShareError> {
     let mut parts = Vec::new();
-    for (s, e, v) in maps::cover(vmas, start, end) {
+    for (s, e, v) in maps.cover(start, end) {
         let v = v.ok_or(ShareError::NotMapped { start: s, end: e })?;
         if !v.is_private_anonymous() || !v.prot.contains(ProtFlags::READ) {
             return Err(ShareError::NotAnonymous { start: s, end: e });
@@ -346,31 +466,41 @@ fn lendable_parts(vmas: &[maps::Vma], start: u64, end: u64) -> Result<Vec<Part>,
     Ok(parts)
 }
 
-/// Whether `run` is still mapped from its file at its offsets.
-fn still_lent(vmas: &[maps::Vma], run: &Run<FileRef>) -> bool {
-    let Run::Lent { start, len, file, offset } = run else { return false };
-    maps::cover(vmas, *start, start + len).into_iter().all(|(s, _, v)| {
-        v.is_some_and(|v| v.shared && v.inode == file.0.inode && v.file_offset(s) == offset + (s - start))
-    })
+/// Address ranges `[start, end)`, in order.
+type Stretches = Vec<(u64, u64)>;
+
+/// `[start, start + len)`, lent from `file` at `offset`, split into the
+/// stretches still mapped from the file at those offsets and the stretches
+/// the application unmapped or replaced since: (lent, stale).
+fn check_lent(maps: &maps::Snapshot, start: u64, len: u64, file: &FileRef, offset: u64) -> (Stretches, Stretches) {
+    let (mut lent, mut stale) = (Stretches::new(), Stretches::new());
+    for (s, e, v) in maps.cover(start, start + len) {
+        let ours = v.is_some_and(|v| v.shared && v.inode == file.0.inode && v.file_offset(s) == offset + (s - start));
+        let list = if ours { &mut lent } else { &mut stale };
+        match list.last_mut() {
+            Some(last) if last.1 == s => last.1 = e,
+            _ => list.push((s, e)),
+        }
+    }
+    (lent, stale)
 }
 
-/// Drops pieces overlapping `[start, end)` that the application unmapped or
-/// replaced behind our back (not every way of doing so is hooked).
-fn forget_stale(registry: &mut Registry<FileRef>, start: u64, end: u64) -> Result<(), ShareError> {
+/// Drops the parts of pieces overlapping `[start, end)` that the application
+/// unmapped or replaced behind our back (not every way of doing so is hooked).
+fn forget_stale(registry: &mut Registry<FileRef>, start: u64, end: u64, maps: &mut Maps) -> Result<(), ShareError> {
     let pieces = registry.overlapping(start, end);
-    let (Some(first), Some(last)) = (pieces.first(), pieces.last()) else { return Ok(()) };
-    let (from, to) = (first.0, last.0 + last.1.len);
-    let vmas = maps::read(from, to).map_err(ShareError::Maps)?;
+    if pieces.is_empty() {
+        return Ok(());
+    }
+    let snapshot = maps.for_lending()?;
     for (s, p) in pieces {
-        let run = Run::Lent { start: s, len: p.len, file: p.file.clone(), offset: p.offset };
-        if !still_lent(&vmas, &run) {
+        for (from, to) in check_lent(snapshot, s, p.len, &p.file, p.offset).1 {
             if p.users > 0 {
                 tracing::warn!(
-                    "registered memory {s:#x}..{:#x} was unmapped or replaced by the application while registered",
-                    s + p.len
+                    "registered memory {from:#x}..{to:#x} was unmapped or replaced by the application while registered"
                 );
             }
-            registry.forget(s, s + p.len);
+            registry.forget(from, to);
         }
     }
     Ok(())
@@ -406,19 +536,36 @@ pub(crate) mod test_support {
     pub fn shared(addr: u64) -> bool {
         super::maps::read(addr, addr + 1).unwrap()[0].shared
     }
+
+    /// Fails the test unless this process can have a userfaultfd: moving
+    /// pages needs one, and a test that cannot run must not pass.
+    pub fn needs_uffd() {
+        assert!(
+            super::uffd::support().is_some(),
+            "no userfaultfd here (kernel, seccomp or vm.unprivileged_userfaultfd): this test cannot run"
+        );
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::test_support::{private, shared};
+    use super::test_support::{needs_uffd, private, shared};
     use super::*;
-    use rustix::mm::MapFlags;
+    use rustix::mm::{MapFlags, MprotectFlags};
+
+    /// Bytes of memory `fd`'s file holds.
+    fn allocated(fd: BorrowedFd<'_>) -> u64 {
+        rustix::fs::fstat(fd).unwrap().st_blocks as u64 * 512
+    }
+
+    /// An fd of our own on the file of a loan's first piece.
+    fn file_of(loan: &Loan) -> OwnedFd {
+        rustix::io::dup(loan.descriptors()[0].1).unwrap()
+    }
 
     #[test]
     fn neighbouring_registrations_share_their_boundary_page() {
-        if uffd::support().is_none() {
-            return;
-        }
+        needs_uffd();
         let base = private(6 * PAGE);
         // SAFETY: inside the mapping.
         unsafe { *((base + 2 * PAGE + 8) as *mut u64) = 42 };
@@ -474,9 +621,7 @@ mod tests {
 
     #[test]
     fn pages_unmapped_behind_our_back_are_forgotten() {
-        if uffd::support().is_none() {
-            return;
-        }
+        needs_uffd();
         let base = private(2 * PAGE);
         let share = UserShare::default();
         let loan = share.lend(base, 2 * PAGE).unwrap();
@@ -502,9 +647,7 @@ mod tests {
     /// A forked child gets its own copy of lent pages, as of private memory.
     #[test]
     fn a_forked_child_gets_private_copies() {
-        if uffd::support().is_none() {
-            return;
-        }
+        needs_uffd();
         let base = private(2 * PAGE);
         let share = UserShare::default();
         let loan = share.lend(base, 2 * PAGE).unwrap();
@@ -531,6 +674,218 @@ mod tests {
         assert_eq!(unsafe { word.read_volatile() }, 1, "the child's write stays in the child");
         assert!(shared(base), "the parent's pages are still lent");
         share.released(3);
+    }
+
+    /// A forked child moves back only the pieces still mapped from their
+    /// file: it neither reads a hole the application unmapped nor touches a
+    /// mapping the application put in a piece's place.
+    #[test]
+    fn a_forked_child_reclaims_only_what_is_still_lent() {
+        needs_uffd();
+        let base = private(3 * PAGE);
+        let share = UserShare::default();
+        let loan = share.lend(base, 3 * PAGE).unwrap();
+        share.registered(loan, 11);
+        let (first, third) = ((base + 8) as *mut u64, (base + 2 * PAGE + 8) as *mut u64);
+        // SAFETY: inside the (lent) mapping.
+        unsafe { first.write_volatile(1) };
+        // Behind the hooks' back: a hole, then a shared mapping of another
+        // memory over the third page (which a child shares with its parent).
+        // SAFETY: our own test mapping.
+        unsafe { rustix::mm::munmap((base + PAGE) as *mut _, PAGE as usize) }.unwrap();
+        // SAFETY: a fresh shared mapping over our own test mapping.
+        unsafe {
+            rustix::mm::mmap_anonymous(
+                (base + 2 * PAGE) as *mut _,
+                PAGE as usize,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED | MapFlags::FIXED,
+            )
+        }
+        .unwrap();
+        // SAFETY: the child only checks memory and writes two words, then _exits.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let first_private = maps::read(base, base + 1).is_ok_and(|v| v[0].is_private_anonymous());
+            // SAFETY: inside the child's own mappings.
+            let kept = unsafe { first.read_volatile() } == 1;
+            // SAFETY: as above.
+            unsafe {
+                first.write_volatile(2);
+                third.write_volatile(7);
+            }
+            // SAFETY: ends the child without running the test harness's exit.
+            unsafe { libc::_exit(if first_private && kept { 0 } else { 1 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "child ended with status {status:#x}");
+        // SAFETY: inside the mappings.
+        unsafe {
+            assert_eq!(first.read_volatile(), 1, "the child's write to its copy stays in the child");
+            assert_eq!(third.read_volatile(), 7, "the shared mapping the application made stayed shared");
+        }
+        share.released(11);
+        assert!(!shared(base));
+    }
+
+    /// Pages the application made inaccessible while lent go back private
+    /// (read from the file: reading them through the application's mapping
+    /// would kill the mover thread) and stay inaccessible.
+    #[test]
+    fn inaccessible_lent_pages_go_back_private() {
+        needs_uffd();
+        let base = private(2 * PAGE);
+        // SAFETY: inside the mapping.
+        unsafe { *((base + PAGE + 8) as *mut u64) = 33 };
+        let share = UserShare::default();
+        let loan = share.lend(base, 2 * PAGE).unwrap();
+        share.registered(loan, 12);
+        // SAFETY: our own test mapping.
+        unsafe { rustix::mm::mprotect(base as *mut _, 2 * PAGE as usize, MprotectFlags::empty()) }.unwrap();
+        share.released(12);
+        let v = maps::read(base, base + 2 * PAGE).unwrap();
+        assert!(v.len() == 1 && v[0].is_private_anonymous() && v[0].prot.is_empty(), "{v:?}");
+        assert!(!share.overlaps(base, 2 * PAGE));
+        // SAFETY: our own test mapping.
+        unsafe { rustix::mm::mprotect(base as *mut _, 2 * PAGE as usize, MprotectFlags::READ) }.unwrap();
+        // SAFETY: inside the mapping, readable again.
+        assert_eq!(unsafe { *((base + PAGE + 8) as *const u64) }, 33);
+    }
+
+    /// Once reclaimed, pages are freed in the memory file: the memory is not
+    /// counted twice.
+    #[test]
+    fn reclaimed_pages_leave_the_file() {
+        needs_uffd();
+        let base = private(4 * PAGE);
+        for page in 0..4 {
+            // SAFETY: inside the mapping.
+            unsafe { *((base + page * PAGE) as *mut u64) = page + 1 };
+        }
+        let share = UserShare::default();
+        let loan = share.lend(base, 4 * PAGE).unwrap();
+        let file = file_of(&loan);
+        assert_eq!(allocated(file.as_fd()), 4 * PAGE);
+        share.registered(loan, 13);
+        share.released(13);
+        assert!(!shared(base));
+        assert_eq!(allocated(file.as_fd()), 0, "the file let go of the pages");
+        for page in 0..4 {
+            // SAFETY: inside the mapping.
+            assert_eq!(unsafe { *((base + page * PAGE) as *const u64) }, page + 1);
+        }
+    }
+
+    /// When a session ends, its registrations' pages go back to private
+    /// memory with their contents.
+    #[test]
+    fn a_closed_session_gives_its_pages_back() {
+        needs_uffd();
+        let base = private(3 * PAGE);
+        // SAFETY: inside the mapping.
+        unsafe { *((base + 2 * PAGE) as *mut u64) = 44 };
+        let share = UserShare::default();
+        let a = share.lend(base, 2 * PAGE).unwrap();
+        share.registered(a, 14);
+        let b = share.lend(base + PAGE, 2 * PAGE).unwrap();
+        share.registered(b, 15);
+        assert!(shared(base) && shared(base + 2 * PAGE));
+        share.session_closed();
+        assert!(!shared(base) && !shared(base + PAGE) && !shared(base + 2 * PAGE));
+        assert!(!share.overlaps(base, 3 * PAGE));
+        // SAFETY: inside the mapping.
+        assert_eq!(unsafe { *((base + 2 * PAGE) as *const u64) }, 44);
+        // The handles went with the session: releasing one later is a no-op.
+        share.released(14);
+    }
+
+    /// Pages that cannot be given back because the maps cannot be read stay
+    /// lent, and the next operation that gives pages back moves them.
+    #[test]
+    fn pages_stay_lent_until_the_maps_can_be_read() {
+        needs_uffd();
+        let base = private(4 * PAGE);
+        // SAFETY: inside the mapping.
+        unsafe { *((base + 8) as *mut u64) = 55 };
+        let share = UserShare::default();
+        let a = share.lend(base, 2 * PAGE).unwrap();
+        share.registered(a, 16);
+        let b = share.lend(base + 2 * PAGE, 2 * PAGE).unwrap();
+        share.registered(b, 17);
+        share.released_with(16, &mut Maps::Unreadable(std::io::Error::other("injected")));
+        assert!(shared(base), "nothing moved");
+        assert!(share.overlaps(base, 2 * PAGE), "and nothing was forgotten");
+        // A registration of the same range reuses the lent pages.
+        let again = share.lend(base, 2 * PAGE).unwrap();
+        assert_eq!(again.descriptors().len(), 1);
+        share.refused(again);
+        assert!(!shared(base), "the retry moved them");
+        assert!(!share.overlaps(base, 2 * PAGE));
+        // SAFETY: inside the mapping.
+        assert_eq!(unsafe { *((base + 8) as *const u64) }, 55);
+        assert!(shared(base + 2 * PAGE), "B's pages are untouched");
+        share.released(17);
+        assert!(!shared(base + 2 * PAGE));
+    }
+
+    /// An unmap forgets the pages `munmap` unmaps: whole pages, the last one
+    /// included when the length ends inside it.
+    #[test]
+    fn an_unmap_forgets_whole_pages() {
+        needs_uffd();
+        let base = private(3 * PAGE);
+        let share = UserShare::default();
+        let loan = share.lend(base, 3 * PAGE).unwrap();
+        share.registered(loan, 18);
+        // SAFETY: our own test mapping; a length of one page and a byte unmaps two pages.
+        unsafe { rustix::mm::munmap(base as *mut _, (PAGE + 1) as usize) }.unwrap();
+        share.munmapped(base, PAGE + 1);
+        assert!(!share.overlaps(base, 2 * PAGE));
+        assert!(share.overlaps(base + 2 * PAGE, PAGE));
+        share.released(18);
+        assert!(!share.overlaps(base, 3 * PAGE));
+        assert!(!shared(base + 2 * PAGE), "the page left went back private");
+    }
+
+    /// A registration that would need more memory files than a request
+    /// carries is refused before any page moves.
+    #[test]
+    fn too_fragmented_is_refused_before_moving() {
+        needs_uffd();
+        let base = private(5 * PAGE);
+        let share = UserShare::default();
+        // Pages 0, 2 and 4 lent from three files: pages 1 and 3 would need a fourth, five pieces in all.
+        for (page, handle) in [(0, 20), (2, 21), (4, 22)] {
+            let loan = share.lend(base + page * PAGE, PAGE).unwrap();
+            share.registered(loan, handle);
+        }
+        let files_before = share.state().files.len();
+        let e = share.lend(base, 5 * PAGE).unwrap_err();
+        assert!(matches!(e, ShareError::TooFragmented { pieces: 5 }), "{e}");
+        assert_eq!(e.errno(), libc::ENOMEM);
+        assert_eq!(share.state().files.len(), files_before, "no memory file was made");
+        assert!(!shared(base + PAGE) && !shared(base + 3 * PAGE), "the gaps never moved");
+        assert!(!share.overlaps(base + PAGE, PAGE) && !share.overlaps(base + 3 * PAGE, PAGE));
+        for handle in [20, 21, 22] {
+            share.released(handle);
+        }
+        assert!(!share.overlaps(base, 5 * PAGE));
+    }
+
+    /// One operation reads the maps once and then trusts what it read (and
+    /// its own moves): a registration checks the snapshot it was given.
+    #[test]
+    fn a_registration_uses_the_maps_it_read() {
+        let base = private(PAGE);
+        // The snapshot says a file is mapped there (the kernel says otherwise).
+        let text = format!("{base:x}-{:x} rw-p 00000000 fd:01 77 /some/file\n", base + PAGE);
+        let share = UserShare::default();
+        let e = share.lend_with(base, PAGE, &mut Maps::Read(maps::Snapshot::parse(&text))).unwrap_err();
+        assert!(matches!(e, ShareError::NotAnonymous { .. }), "{e}");
+        let e = share.lend_with(base, PAGE, &mut Maps::Unreadable(std::io::Error::other("injected"))).unwrap_err();
+        assert!(matches!(e, ShareError::Maps(_)), "{e}");
     }
 
     #[test]

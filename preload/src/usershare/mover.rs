@@ -6,7 +6,9 @@
 //! five steps:
 //! 1. write-protect the range with userfaultfd: from now on every thread that
 //!    writes to it sleeps in the kernel (reads go on);
-//! 2. copy the contents (nothing can change them any more);
+//! 2. copy the contents (nothing can change them any more) — from the
+//!    application's pages when lending, from the memory file when giving
+//!    back (the application may have made its pages unreadable since);
 //! 3. atomically replace the mapping (`mmap(MAP_FIXED)` of the memfd, or
 //!    `mremap` of the private copy) — one system call, under the kernel's
 //!    mmap lock, so no access ever sees a hole;
@@ -25,13 +27,13 @@
 //! can wait on the protection it holds.
 
 use super::uffd::{self, WriteProtect};
+use super::PAGE;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::SeekFrom;
 use rustix::io::Errno;
 use rustix::mm::{MapFlags, MprotectFlags, MremapFlags, ProtFlags};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
-
-const PAGE: u64 = 4096;
 
 /// A page range of the application with one protection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,8 +64,8 @@ pub enum MoveError {
 enum Task {
     /// Private memory → `fd` at `offset` (the offset of the first part's start).
     Lend { parts: Vec<Part>, fd: Arc<OwnedFd>, offset: u64 },
-    /// A memory file's mapping → private memory.
-    Reclaim { parts: Vec<Part> },
+    /// `fd`'s mapping (at `offset` for the first part's start) → private memory.
+    Reclaim { parts: Vec<Part>, fd: Arc<OwnedFd>, offset: u64 },
 }
 
 struct Job {
@@ -89,10 +91,11 @@ impl Mover {
         self.run(Task::Lend { parts, fd, offset })
     }
 
-    /// Gives `parts` (contiguous, mapped shared from a memory file) back
-    /// private memory with the same contents.
-    pub fn reclaim(&self, parts: Vec<Part>) -> Result<(), MoveError> {
-        self.run(Task::Reclaim { parts })
+    /// Gives `parts` (contiguous, mapped shared from `fd`, `parts[0].start`
+    /// at `offset`) back private memory with the same contents, read from
+    /// the file.
+    pub fn reclaim(&self, parts: Vec<Part>, fd: Arc<OwnedFd>, offset: u64) -> Result<(), MoveError> {
+        self.run(Task::Reclaim { parts, fd, offset })
     }
 
     fn run(&self, task: Task) -> Result<(), MoveError> {
@@ -121,7 +124,7 @@ fn serve(rx: Receiver<Job>) {
     while let Ok(job) = rx.recv() {
         let result = match &job.task {
             Task::Lend { parts, fd, offset } => lend(parts, fd.as_fd(), *offset),
-            Task::Reclaim { parts } => reclaim(parts),
+            Task::Reclaim { parts, fd, offset } => reclaim(parts, fd.as_fd(), *offset),
         };
         let _ = job.done.send(result);
     }
@@ -218,12 +221,18 @@ fn lend(parts: &[Part], fd: BorrowedFd<'_>, offset: u64) -> Result<(), MoveError
     result
 }
 
-fn reclaim(parts: &[Part]) -> Result<(), MoveError> {
+/// Whether this kernel lets pages be given back private memory while other
+/// threads run (write protection of shared memory).
+pub fn can_reclaim() -> bool {
+    uffd::support().is_some_and(|s| s.features & uffd::FEATURE_WP_SHMEM != 0)
+}
+
+fn reclaim(parts: &[Part], fd: BorrowedFd<'_>, offset: u64) -> Result<(), MoveError> {
     let support = uffd::support().ok_or(MoveError::NoUserfaultfd)?;
     if support.features & uffd::FEATURE_WP_SHMEM == 0 {
         return Err(MoveError::NoSharedWriteProtect);
     }
-    move_to_private(parts, || {
+    move_to_private(parts, fd, offset, || {
         let wp = WriteProtect::new(support, uffd::FEATURE_WP_SHMEM).map_err(failed("open a userfaultfd", 0))?;
         let (start, len) = span(parts);
         wp.protect(start, len).map_err(failed("write-protect the pages", 0))?;
@@ -231,17 +240,59 @@ fn reclaim(parts: &[Part]) -> Result<(), MoveError> {
     })
 }
 
-/// Gives `parts` private memory with the same contents in a process with a
-/// single thread (a child right after `fork`), where no other thread can
-/// write while they move: no write protection needed.
-pub fn reclaim_single_threaded(parts: &[Part]) -> Result<(), MoveError> {
-    move_to_private(parts, || Ok(None))
+/// Gives `parts` (mapped from `fd` as for [`Mover::reclaim`]) private
+/// memory with the same contents in a process with a single thread (a child
+/// right after `fork`), where no other thread can write while they move: no
+/// write protection needed.
+pub fn reclaim_single_threaded(parts: &[Part], fd: BorrowedFd<'_>, offset: u64) -> Result<(), MoveError> {
+    move_to_private(parts, fd, offset, || Ok(None))
+}
+
+/// Copies the data of `fd` in `[offset, offset + len)` to `dst` (which
+/// reads as zero): holes are skipped, so untouched memory stays unallocated
+/// (and reading a hole allocates nothing in the file either).
+///
+/// Makes no allocation (it runs with the application's memory protected).
+///
+/// # Safety
+/// `[dst, dst + len)` must be our own writable mapping.
+unsafe fn copy_file_data(fd: BorrowedFd<'_>, offset: u64, dst: u64, len: u64) -> Result<(), Errno> {
+    let end = offset + len;
+    let mut at = offset;
+    while at < end {
+        let data = match rustix::fs::seek(fd, SeekFrom::Data(at)) {
+            Ok(data) => data,
+            // No data at or after `at`.
+            Err(Errno::NXIO) => break,
+            Err(e) => return Err(e),
+        };
+        if data >= end {
+            break;
+        }
+        let hole = rustix::fs::seek(fd, SeekFrom::Hole(data))?.min(end);
+        let mut pos = data;
+        while pos < hole {
+            // SAFETY: `[pos, hole)` lies inside `[offset, end)`, so the slice
+            // lies inside the caller's writable mapping.
+            let buf =
+                unsafe { std::slice::from_raw_parts_mut((dst + (pos - offset)) as *mut u8, (hole - pos) as usize) };
+            match rustix::io::pread(fd, buf, pos)? {
+                // The file is sealed at its size, so never: stop rather than spin.
+                0 => return Err(Errno::IO),
+                n => pos += n as u64,
+            }
+        }
+        at = hole;
+    }
+    Ok(())
 }
 
 /// The steps of [`reclaim`] around `protect`, which returns the protection
 /// to hold while the pages move (if any).
 fn move_to_private(
     parts: &[Part],
+    fd: BorrowedFd<'_>,
+    offset: u64,
     protect: impl FnOnce() -> Result<Option<WriteProtect>, MoveError>,
 ) -> Result<(), MoveError> {
     let (start, len) = span(parts);
@@ -258,8 +309,9 @@ fn move_to_private(
     let mut moved = 0;
     let result = protect().and_then(|wp| {
         // From here until `wp` drops: no allocation, no lock, no logging.
-        // SAFETY: the shared range is mapped readable; `staging` is ours.
-        unsafe { copy_nonzero_pages(start, staging, len) };
+        // The file, not the application's mapping, which may be unreadable.
+        // SAFETY: `staging` is our own writable mapping of `len` bytes.
+        unsafe { copy_file_data(fd, offset, staging, len) }.map_err(failed("read the memory file", 0))?;
         for p in parts {
             let from = staging + (p.start - start);
             if p.prot != ProtFlags::READ | ProtFlags::WRITE {
@@ -297,7 +349,7 @@ fn move_to_private(
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{private, shared};
+    use super::super::test_support::{needs_uffd, private, shared};
     use super::*;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -315,10 +367,7 @@ mod tests {
     /// and reclaimed, over and over: every increment must be there at the end.
     #[test]
     fn no_write_is_lost_while_pages_move_back_and_forth() {
-        if uffd::support().is_none() {
-            eprintln!("no userfaultfd here: nothing to test");
-            return;
-        }
+        needs_uffd();
         let pages = 4u64;
         let len = pages * PAGE;
         let base = private(len);
@@ -346,7 +395,7 @@ mod tests {
         for _ in 0..200 {
             mover.lend(vec![rw(base, len)], fd.clone(), 0).unwrap();
             assert!(shared(base));
-            mover.reclaim(vec![rw(base, len)]).unwrap();
+            mover.reclaim(vec![rw(base, len)], fd.clone(), 0).unwrap();
             assert!(!shared(base));
         }
         stop.store(true, Ordering::Relaxed);
@@ -365,26 +414,23 @@ mod tests {
     /// caller's own stack moves without deadlock.
     #[test]
     fn the_callers_own_stack_can_move() {
-        if uffd::support().is_none() {
-            return;
-        }
+        needs_uffd();
         let local = [7u8; 3 * 4096];
         let start = (local.as_ptr() as u64) & !(PAGE - 1);
         let end = (local.as_ptr() as u64 + local.len() as u64).div_ceil(PAGE) * PAGE;
         let mover = Mover::default();
         let counter = AtomicU64::new(0);
-        mover.lend(vec![rw(start, end - start)], memfd(end - start), 0).unwrap();
+        let fd = memfd(end - start);
+        mover.lend(vec![rw(start, end - start)], fd.clone(), 0).unwrap();
         counter.fetch_add(1, Ordering::SeqCst);
-        mover.reclaim(vec![rw(start, end - start)]).unwrap();
+        mover.reclaim(vec![rw(start, end - start)], fd, 0).unwrap();
         assert_eq!(std::hint::black_box(local)[4096], 7);
         assert_eq!(counter.load(Ordering::SeqCst), 1);
     }
 
     #[test]
     fn contents_and_protections_survive_and_untouched_pages_stay_empty() {
-        if uffd::support().is_none() {
-            return;
-        }
+        needs_uffd();
         let base = private(3 * PAGE);
         // SAFETY: inside the mapping; page 1 stays untouched.
         unsafe {
@@ -405,9 +451,34 @@ mod tests {
         // Only the two pages with data were allocated in the file.
         let st = rustix::fs::fstat(&fd).unwrap();
         assert_eq!(st.st_blocks as u64 * 512, 2 * PAGE);
-        Mover::default().reclaim(parts).unwrap();
+        Mover::default().reclaim(parts, fd, 4 * PAGE).unwrap();
         // SAFETY: inside the mapping.
         unsafe { assert_eq!((*(base as *const u8), *((base + 2 * PAGE + 9) as *const u8)), (5, 6)) };
         assert!(!shared(base));
+    }
+
+    /// Pages the application made inaccessible after they were lent move
+    /// back (read from the file, not through the application's mapping) and
+    /// stay inaccessible.
+    #[test]
+    fn inaccessible_pages_move_back_with_their_contents() {
+        needs_uffd();
+        let base = private(2 * PAGE);
+        // SAFETY: inside the mapping.
+        unsafe { *((base + PAGE + 3) as *mut u8) = 9 };
+        let fd = memfd(2 * PAGE);
+        let mover = Mover::default();
+        mover.lend(vec![rw(base, 2 * PAGE)], fd.clone(), 0).unwrap();
+        // SAFETY: our own test mapping.
+        unsafe { rustix::mm::mprotect(base as *mut _, 2 * PAGE as usize, MprotectFlags::empty()) }.unwrap();
+        let none = Part { start: base, len: 2 * PAGE, prot: ProtFlags::empty() };
+        mover.reclaim(vec![none], fd, 0).unwrap();
+        let vmas = super::super::maps::read(base, base + 2 * PAGE).unwrap();
+        assert_eq!(vmas.len(), 1);
+        assert!(vmas[0].is_private_anonymous() && vmas[0].prot.is_empty(), "{vmas:?}");
+        // SAFETY: our own test mapping.
+        unsafe { rustix::mm::mprotect(base as *mut _, 2 * PAGE as usize, MprotectFlags::READ) }.unwrap();
+        // SAFETY: inside the mapping, readable again.
+        assert_eq!(unsafe { *((base + PAGE + 3) as *const u8) }, 9);
     }
 }
