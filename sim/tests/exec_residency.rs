@@ -7,7 +7,7 @@ use sim::testing::{kernargs, opencl_kernels};
 use sim::Machine;
 
 /// Polls before a kernel's wait gives up: far more than any correct schedule needs.
-const BOUND: u64 = 20_000_000;
+const BOUND: u64 = 2_000_000;
 
 fn code_object() -> Vec<u8> {
     opencl_kernels("clang-15", "gfx90a", "spin.cl")

@@ -146,6 +146,8 @@ pub fn run(args: &[String]) -> Result<()> {
         |src: &str, name: &str, libs: &[&str]| compile("hipcc", &["--offload-arch=gfx90a", "-O2"], src, name, libs);
     let bench_hip = hip("bench_hip.hip", "bench_hip", &[])?;
     let bench_rocrand = hip("bench_rocrand.hip", "bench_rocrand", &["-lhiprand", "-lrocrand"])?;
+    let bench_streams = hip("bench_streams.hip", "bench_streams", &[])?;
+    let long_kernel = hip("long_kernel.hip", "long_kernel", &[])?;
     let ioctl_rate = compile("gcc", &["-O2"], "ioctl_rate.c", "ioctl_rate", &[])?;
     let idle = compile("gcc", &["-O2"], "idle_runtime.c", "idle_runtime", &["-lhsa-runtime64"])?;
 
@@ -178,6 +180,26 @@ pub fn run(args: &[String]) -> Result<()> {
     rows.extend(figures("local: ", rocjitsu(&[], &bench_hip, &[]))?);
     rows.extend(figures("daemon: ", rocjitsu(&["--daemon"], &bench_hip, &[]))?);
     rows.extend(figures("local: ", rocjitsu(&[], &bench_rocrand, &[]))?);
+    rows.extend(figures("local: ", rocjitsu(&[], &bench_streams, &["throughput"]))?);
+    {
+        // Client B's small kernels while client A's long kernel holds the GPU.
+        let d = Daemon::start()?;
+        rows.extend(figures("daemon, idle GPU: ", d.attach(&bench_streams, &["latency", "300"]))?);
+        let mut a = d.attach(&long_kernel, &["2000000000"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn()?;
+        let mut launched = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(a.stdout.as_mut().context("client A's stdout")?),
+            &mut launched,
+        )?;
+        if launched.trim() != "launched" {
+            bail!("client A did not launch its long kernel: {launched:?}");
+        }
+        let beside =
+            figures("daemon, beside another client's long kernel: ", d.attach(&bench_streams, &["latency", "300"]));
+        a.kill()?;
+        a.wait()?;
+        rows.extend(beside?);
+    }
 
     rows.extend(figures("local: KFD ", rocjitsu(&[], &ioctl_rate, &["1000000"]))?);
     {

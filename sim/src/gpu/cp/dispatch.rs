@@ -52,14 +52,15 @@ pub type Wake = Arc<dyn Fn() + Send + Sync>;
 pub struct DispatchTicket {
     outcome: OnceLock<Result<(), DispatchError>>,
     wake: Option<Wake>,
-    /// For callers that block on the outcome ([`DispatchTicket::wait_for`]).
-    ended: Mutex<bool>,
+    /// For callers that block on the outcome ([`DispatchTicket::wait_for`]): whether it
+    /// ended, and how many wait (a notification is a system call, made only for them).
+    ended: Mutex<(bool, usize)>,
     cond: Condvar,
 }
 
 impl DispatchTicket {
     pub fn new(wake: Option<Wake>) -> Arc<DispatchTicket> {
-        Arc::new(DispatchTicket { outcome: OnceLock::new(), wake, ended: Mutex::new(false), cond: Condvar::new() })
+        Arc::new(DispatchTicket { outcome: OnceLock::new(), wake, ended: Mutex::new((false, 0)), cond: Condvar::new() })
     }
 
     /// Records the outcome (the first one counts) and wakes whoever waits for it.
@@ -67,8 +68,12 @@ impl DispatchTicket {
         if self.outcome.set(outcome).is_err() {
             return;
         }
-        *self.ended.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.cond.notify_all();
+        let mut ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
+        ended.0 = true;
+        if ended.1 > 0 {
+            self.cond.notify_all();
+        }
+        drop(ended);
         if let Some(wake) = &self.wake {
             wake();
         }
@@ -81,9 +86,11 @@ impl DispatchTicket {
 
     /// Blocks until the dispatch ends or `timeout` passes.
     pub fn wait_for(&self, timeout: Duration) {
-        let ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
-        if !*ended {
-            drop(self.cond.wait_timeout(ended, timeout).unwrap_or_else(|e| e.into_inner()));
+        let mut ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
+        if !ended.0 {
+            ended.1 += 1;
+            ended = self.cond.wait_timeout(ended, timeout).unwrap_or_else(|e| e.into_inner()).0;
+            ended.1 -= 1;
         }
     }
 }

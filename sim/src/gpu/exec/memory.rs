@@ -224,6 +224,66 @@ impl Span {
     }
 }
 
+impl Span {
+    /// For each lane set in `mask`: the u64 at `addr[l] + delta` into `lo[l]` (low half) and
+    /// `hi[l]`, 0 outside the span. An 8-byte-aligned access is one 64-bit load, as on the
+    /// hardware: LLVM lowers 64-bit atomic loads to `global_load_dwordx2`, and a reader must
+    /// never see half of another wave's 64-bit store (a look-back scan's flag and value).
+    #[inline]
+    pub fn gather_u64(&self, addr: &[u64; LANES], mask: u64, delta: u64, lo: &mut [u32; LANES], hi: &mut [u32; LANES]) {
+        let len = self.end - self.start;
+        for_each_lane(mask, |l| {
+            let off = addr[l].wrapping_add(delta).wrapping_sub(self.start);
+            let v = if len >= 8 && off <= len - 8 { load_u64(self.host + off as usize) } else { 0 };
+            lo[l] = v as u32;
+            hi[l] = (v >> 32) as u32;
+        });
+    }
+}
+
+/// Calls `f` for each lane set in `mask`, in increasing order.
+#[inline]
+fn for_each_lane(mask: u64, mut f: impl FnMut(usize)) {
+    if mask == u64::MAX {
+        for l in 0..LANES {
+            f(l);
+        }
+    } else {
+        let mut m = mask;
+        while m != 0 {
+            f(m.trailing_zeros() as usize);
+            m &= m - 1;
+        }
+    }
+}
+
+/// One 64-bit load from host address `at`: a single atomic access when aligned.
+#[inline]
+fn load_u64(at: usize) -> u64 {
+    if at.is_multiple_of(8) {
+        // SAFETY: the caller checked that [at, at + 8) lies inside a live mapping; it is
+        // aligned, and other threads only access this memory atomically or with plain
+        // accesses of at most this size (the simulated GPU's memory model).
+        unsafe { std::sync::atomic::AtomicU64::from_ptr(at as *mut u64) }.load(std::sync::atomic::Ordering::Relaxed)
+    } else {
+        // SAFETY: as above; unaligned accesses are not single-copy atomic on the hardware
+        // either.
+        unsafe { std::ptr::read_unaligned(at as *const u64) }
+    }
+}
+
+/// One 64-bit store to host address `at`: a single atomic access when aligned.
+#[inline]
+fn store_u64(at: usize, v: u64) {
+    if at.is_multiple_of(8) {
+        // SAFETY: as in `load_u64`, for a mapping translated for writing.
+        unsafe { std::sync::atomic::AtomicU64::from_ptr(at as *mut u64) }.store(v, std::sync::atomic::Ordering::Relaxed)
+    } else {
+        // SAFETY: as above.
+        unsafe { std::ptr::write_unaligned(at as *mut u64, v) }
+    }
+}
+
 /// A [`Span`] that may be written.
 #[derive(Debug, Clone, Copy)]
 pub struct WriteSpan(Span);
@@ -254,6 +314,21 @@ impl WriteSpan {
                 m &= m - 1;
             }
         }
+    }
+
+    /// For each lane set in `mask`: writes `lo[l] | hi[l] << 32` at `addr[l] + delta`
+    /// (outside the span: skipped); an 8-byte-aligned store is one 64-bit access (see
+    /// [`Span::gather_u64`]).
+    #[inline]
+    pub fn scatter_u64(&self, addr: &[u64; LANES], mask: u64, delta: u64, lo: &[u32; LANES], hi: &[u32; LANES]) {
+        let s = self.0;
+        let len = s.end - s.start;
+        for_each_lane(mask, |l| {
+            let off = addr[l].wrapping_add(delta).wrapping_sub(s.start);
+            if len >= 8 && off <= len - 8 {
+                store_u64(s.host + off as usize, lo[l] as u64 | (hi[l] as u64) << 32);
+            }
+        });
     }
 
     #[inline]
@@ -416,5 +491,42 @@ mod tlb_tests {
         assert!(mem.translate(0x40000 + 8, 4, true).is_err());
         assert!(mem.translate(0x10000 + 4094, 4, false).is_err());
         assert!(mem.translate(0x70000, 4, false).is_err(), "unmapped");
+    }
+
+    /// Aligned 64-bit accesses are single-copy atomic: a reader on another thread sees
+    /// either the old or the new value of a wave's store, never half of each.
+    #[test]
+    fn aligned_64_bit_lanes_are_never_torn() {
+        let mut buf = vec![0u64; 512];
+        let host = buf.as_mut_ptr() as usize;
+        let mut vm = GpuVm::new();
+        vm.map(VmRange { start: 0x10000, len: 4096, host, writable: true, handle: 1 }).unwrap();
+        // Lane l works on its own 8-byte word.
+        let addr: [u64; LANES] = std::array::from_fn(|l| 0x10000 + 8 * l as u64);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let m = WaveMem::new(&vm);
+                let span = m.span_mut(0x10000, 0x10000 + 8 * LANES as u64).unwrap();
+                for k in 1..=20_000u32 {
+                    let v = [k; LANES];
+                    span.scatter_u64(&addr, u64::MAX, 0, &v, &v);
+                }
+                stop.store(true, std::sync::atomic::Ordering::Release);
+            });
+            let m = WaveMem::new(&vm);
+            let span = m.span(0x10000, 0x10000 + 8 * LANES as u64).unwrap();
+            let (mut lo, mut hi) = ([0; LANES], [0; LANES]);
+            while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                span.gather_u64(&addr, u64::MAX, 0, &mut lo, &mut hi);
+                assert_eq!(lo, hi, "a 64-bit load saw halves of two stores");
+            }
+        });
+        let m = WaveMem::new(&vm);
+        let span = m.span(0x10000, 0x10000 + 8 * LANES as u64).unwrap();
+        let (mut lo, mut hi) = ([0; LANES], [0; LANES]);
+        span.gather_u64(&addr, 0b101, 0, &mut lo, &mut hi);
+        assert_eq!((lo[0], hi[2], lo[1]), (20_000, 20_000, 0), "only lanes in the mask are read");
+        drop(buf);
     }
 }

@@ -46,6 +46,11 @@ use std::time::Duration;
 /// holds a worker for well under a millisecond per wave.
 pub const TURN_ROUNDS: usize = 16;
 
+/// Rounds in a turn run by a thread that [helps](ComputeUnits::help): the command processor
+/// returns to its queues after it, so a short turn keeps packet latency low for every other
+/// queue while a long kernel runs.
+pub const HELP_ROUNDS: usize = 2;
+
 /// VGPRs per SIMD lane on gfx90a/gfx94x/gfx950 (architected and accumulation registers
 /// share one file of 512).
 const VGPRS_PER_SIMD: u32 = 512;
@@ -463,18 +468,18 @@ impl ComputeUnits {
                 // Another thread helps at the same time (two embedding-API callers):
                 // decode afresh rather than wait.
                 own = WorkerCaches::new();
-                return self.one_turn(&mut own);
+                return self.one_turn(&mut own, HELP_ROUNDS);
             }
         };
-        self.one_turn(&mut caches)
+        self.one_turn(&mut caches, HELP_ROUNDS)
     }
 
-    fn one_turn(&self, caches: &mut WorkerCaches) -> bool {
+    fn one_turn(&self, caches: &mut WorkerCaches, rounds: usize) -> bool {
         let mut ended = Vec::new();
         let turn = self.lock().pick(&mut ended);
         report(ended);
         let Some(mut turn) = turn else { return false };
-        let result = play(&mut turn, caches);
+        let result = play(&mut turn, caches, rounds);
         let mut ended = Vec::new();
         {
             let mut units = self.lock();
@@ -540,7 +545,7 @@ impl ComputeUnits {
             };
             report(ended);
             let mut turn = turn;
-            let result = play(&mut turn, &mut caches);
+            let result = play(&mut turn, &mut caches, TURN_ROUNDS);
             done = Some((turn, result));
         }
     }
@@ -560,7 +565,7 @@ impl ComputeUnits {
 }
 
 /// Runs one turn of a workgroup.
-fn play(turn: &mut Turn, caches: &mut WorkerCaches) -> Result<TurnEnd, GroupError> {
+fn play(turn: &mut Turn, caches: &mut WorkerCaches, rounds: usize) -> Result<TurnEnd, GroupError> {
     let info = &*turn.info;
     if turn.fresh {
         info.init_workgroup(turn.state.index, &mut turn.state);
@@ -571,7 +576,7 @@ fn play(turn: &mut Turn, caches: &mut WorkerCaches) -> Result<TurnEnd, GroupErro
     let mem = WaveMem::new(&vm);
     let code = caches.for_dispatch(turn.serial, info.target);
     let (failed, queue) = (&turn.failed, turn.queue.as_deref());
-    workgroup::run_turn(info, code, &mut turn.state, &mem, TURN_ROUNDS, || stop_requested(failed, info, queue))
+    workgroup::run_turn(info, code, &mut turn.state, &mem, rounds, || stop_requested(failed, info, queue))
 }
 
 /// Tells the owners of ended dispatches (outside the lock: waking the command processor

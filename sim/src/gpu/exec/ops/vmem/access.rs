@@ -124,6 +124,16 @@ fn all_global(lo: u64, hi: u64) -> bool {
     miss(SHARED_APERTURE_BASE) && miss(PRIVATE_APERTURE_BASE)
 }
 
+/// Copies the lanes of `src` set in `mask` into `dst`.
+#[inline]
+pub fn merge_lanes(dst: &mut [u32; LANES], src: &[u32; LANES], mask: u64) {
+    if mask == u64::MAX {
+        *dst = *src;
+    } else {
+        for_lanes(mask, |l| dst[l] = src[l]);
+    }
+}
+
 /// Calls `f` for each set bit of `mask`, lowest first.
 #[inline]
 pub fn for_lanes(mut mask: u64, mut f: impl FnMut(usize)) {
@@ -183,8 +193,15 @@ pub fn load(ctx: &mut Ctx<'_>, acc: &Access, exec: u64, bytes: u64, out: &mut Da
             1 => for_lanes(exec, |l| out[0][l] = span.read::<u8>(a[l]).unwrap_or(0) as u32),
             2 => for_lanes(exec, |l| out[0][l] = span.read::<u16>(a[l]).unwrap_or(0) as u32),
             _ => {
-                for (d, o) in out.iter_mut().enumerate().take(dwords) {
-                    span.gather_u32(a, exec, 4 * d as u64, o);
+                // 64-bit halves in one access each (single-copy atomic when aligned).
+                let mut d = 0;
+                while d + 1 < dwords {
+                    let (lo, hi) = out.split_at_mut(d + 1);
+                    span.gather_u64(a, exec, 4 * d as u64, &mut lo[d], &mut hi[0]);
+                    d += 2;
+                }
+                if d < dwords {
+                    span.gather_u32(a, exec, 4 * d as u64, &mut out[d]);
                 }
             }
         }
@@ -241,8 +258,13 @@ pub fn store(ctx: &mut Ctx<'_>, acc: &Access, exec: u64, bytes: u64, data: &Data
                 span.write(a[l], data[0][l] as u16);
             }),
             _ => {
-                for (d, v) in data.iter().enumerate().take(dwords) {
-                    span.scatter_u32(a, exec, 4 * d as u64, v);
+                let mut d = 0;
+                while d + 1 < dwords {
+                    span.scatter_u64(a, exec, 4 * d as u64, &data[d], &data[d + 1]);
+                    d += 2;
+                }
+                if d < dwords {
+                    span.scatter_u32(a, exec, 4 * d as u64, &data[d]);
                 }
             }
         }

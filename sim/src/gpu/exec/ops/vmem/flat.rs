@@ -86,7 +86,17 @@ pub fn run(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>, kind: Kind, acc: &Acces
         Kind::Load(ld) if ld.bytes >= 4 => {
             // Fast path: straight from memory into the destination registers.
             if let Some(span) = acc.span(ctx, exec, ld.bytes as u64) {
-                for d in 0..ld.regs() {
+                let regs = ld.regs();
+                let mut d = 0;
+                // Whole 64-bit halves in one access each (single-copy atomic when aligned).
+                while d + 1 < regs {
+                    let (mut lo, mut hi) = ([0; LANES], [0; LANES]);
+                    span.gather_u64(&acc.addr, exec, 4 * d as u64, &mut lo, &mut hi);
+                    access::merge_lanes(w.vreg_mut(inst.dst[0], d)?, &lo, exec);
+                    access::merge_lanes(w.vreg_mut(inst.dst[0], d + 1)?, &hi, exec);
+                    d += 2;
+                }
+                if d < regs {
                     span.gather_u32(&acc.addr, exec, 4 * d as u64, w.vreg_mut(inst.dst[0], d)?);
                 }
                 return Ok(());
@@ -125,7 +135,19 @@ pub fn run(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>, kind: Kind, acc: &Acces
         }
         Kind::Store(st) if st.bytes >= 4 => {
             if let Some(span) = acc.span_mut(ctx, exec, st.bytes as u64) {
-                for d in 0..st.regs() {
+                let regs = st.regs();
+                let mut d = 0;
+                while d + 1 < regs {
+                    span.scatter_u64(
+                        &acc.addr,
+                        exec,
+                        4 * d as u64,
+                        w.vreg(inst.src[1], d)?,
+                        w.vreg(inst.src[1], d + 1)?,
+                    );
+                    d += 2;
+                }
+                if d < regs {
                     span.scatter_u32(&acc.addr, exec, 4 * d as u64, w.vreg(inst.src[1], d)?);
                 }
                 return Ok(());
