@@ -304,3 +304,34 @@ fn store_then_load_round_trip() {
         assert_eq!(h.wave.vgpr[1][l], !(l as u32));
     }
 }
+
+// llvm-mc-15 -mcpu=gfx90a: a callee's stack frame, addressed through the wave-scaled
+// stack pointer s32 and frame pointer s33.
+const FRAME_STORE: [u32; 2] = [0xe070_0004, 0x2000_0100]; // buffer_store_dword v1, off, s[0:3], s32 offset:4
+const FRAME_LOAD_ABS: [u32; 2] = [0xe050_0044, 0x8000_0200]; // buffer_load_dword v2, off, s[0:3], 0 offset:68
+const FRAME_LOAD_FP: [u32; 2] = [0xe050_0008, 0x2100_0300]; // buffer_load_dword v3, off, s[0:3], s33 offset:8
+
+/// SOFFSET in a private-segment access is a byte offset in the wave's interleaved scratch
+/// (the stack pointer is a per-lane offset times 64): s32 = 0x1000 is 0x40 bytes into each
+/// lane's memory, so the store at s32+4 is lane offset 0x44 — inside a 0xe0-byte segment,
+/// where taking 0x1000 per lane would fault (device-side assert's call frame, issue 18).
+#[test]
+fn a_wave_scaled_stack_pointer_reaches_the_lanes_frame() {
+    let mut h = Harness::new();
+    h.private = sim::gpu::exec::memory::PrivateMem::new(0xe0);
+    h.wave.sgpr[0] = PRIVATE_BUFFER_BASE as u32;
+    h.wave.sgpr[1] = (PRIVATE_BUFFER_BASE >> 32) as u32 | 1 << 31;
+    h.wave.sgpr[2] = u32::MAX;
+    h.wave.sgpr[3] = 0x0002_7fac | 3 << 21 | 1 << 23;
+    h.wave.sgpr[32] = 0x1000;
+    h.wave.sgpr[33] = 0x1000 - 0x100; // a frame pointer 4 bytes per lane lower
+    h.wave.vgpr[1] = std::array::from_fn(|l| 0x5000 + l as u32);
+    h.run(&FRAME_STORE).unwrap();
+    let mut b = [0u8; 4];
+    h.private.read(17, 0x44, &mut b).unwrap();
+    assert_eq!(u32::from_le_bytes(b), 0x5000 + 17);
+    h.run(&FRAME_LOAD_ABS).unwrap();
+    assert_eq!(h.wave.vgpr[2], h.wave.vgpr[1]);
+    h.run(&FRAME_LOAD_FP).unwrap();
+    assert_eq!(h.wave.vgpr[3], h.wave.vgpr[1], "s33 + 8 is the same lane offset 0x44");
+}

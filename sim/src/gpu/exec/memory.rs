@@ -367,17 +367,28 @@ pub struct PrivateMem {
     data: Vec<u8>,
 }
 
+/// Private segments up to this size (per wave) are zeroed in place between waves.
+const REUSED_PRIVATE_BYTES: usize = 256 * 1024;
+
 impl PrivateMem {
     /// Private memory of `per_lane` bytes per lane, zeroed.
     pub fn new(per_lane: usize) -> Self {
         PrivateMem { per_lane, data: vec![0; per_lane * super::LANES] }
     }
 
-    /// Resizes and zeroes (reuse between waves).
+    /// Resizes and zeroes (reuse between waves). A large segment (a kernel with calls and
+    /// a stack limit of many KiB per lane) is allocated afresh instead: the allocator hands
+    /// out zero pages that become real only where the wave's stack reaches, where zeroing
+    /// in place would touch every byte of every wave.
     pub fn reset(&mut self, per_lane: usize) {
         self.per_lane = per_lane;
-        self.data.clear();
-        self.data.resize(per_lane * super::LANES, 0);
+        let bytes = per_lane * super::LANES;
+        if bytes <= REUSED_PRIVATE_BYTES {
+            self.data.clear();
+            self.data.resize(bytes, 0);
+        } else {
+            self.data = vec![0; bytes];
+        }
     }
 
     pub fn per_lane(&self) -> usize {

@@ -13,8 +13,9 @@
 //!
 //! A descriptor whose base lies in the private buffer window
 //! ([`PRIVATE_BUFFER_BASE`], the private segment buffer of s[0:3]) reaches
-//! each lane's private memory at the lane's offset without the per-lane
-//! (add_tid) term: private memory is per lane already.
+//! each lane's private memory: the swizzled, wave-interleaved scratch address
+//! (SOFFSET is wave-scaled) is folded back to the lane's own offset
+//! ([`private_lane_offset`]).
 
 use super::access::{self, Access, Data, Space};
 use super::format::{self, DataFormat, Format, NumFormat};
@@ -109,7 +110,7 @@ pub fn addresses(w: &Wave, inst: &Inst, v: &Vsharp) -> Result<Access, ExecError>
             0
         };
         acc.addr[l] = match private {
-            Some(p) => p + soffset + offset + vi * stride,
+            Some(p) => private_lane_offset(p + soffset, offset, l) + vi * stride,
             None if v.swizzle && stride != 0 => {
                 let is = v.index_stride as u64;
                 let (imsb, ilsb) = (index / is, index % is);
@@ -121,6 +122,21 @@ pub fn addresses(w: &Wave, inst: &Inst, v: &Vsharp) -> Result<Access, ExecError>
     }
     acc.avail = Some(avail);
     Ok(acc)
+}
+
+/// Lane `lane`'s offset in its private memory for a private-segment buffer access at
+/// `offset` from the wave's scratch byte offset `wave_base` (V# base + SOFFSET).
+///
+/// The private segment buffer is swizzled with 4-byte elements and an index stride of 64
+/// (ADD_TID): the wave's scratch interleaves its lanes' dwords, lane `l`'s byte `o` sitting
+/// at `(o / 4) * 256 + l * 4 + o % 4`. SOFFSET and the base are byte offsets in that
+/// interleaved space — the compiler's stack and frame pointers are wave-scaled (a per-lane
+/// offset times 64), so a callee's frame at s32 = 0x1000 starts 0x40 bytes into each lane's
+/// memory. The simulator keeps each lane's private memory apart, so the interleaved address
+/// is folded back to the lane's own offset.
+fn private_lane_offset(wave_base: u64, offset: u64, lane: usize) -> u64 {
+    let interleaved = wave_base + (offset / 4) * 256 + lane as u64 * 4 + offset % 4;
+    (interleaved / 256) * 4 + interleaved % 4
 }
 
 /// Makes a lane's access all-or-nothing for `bytes` bytes.
