@@ -14,11 +14,12 @@
 //! grid the occupancy API calls co-resident is co-resident here, and a workgroup waiting
 //! for one that has not started yet cannot starve it while room is left.
 //!
-//! Which turn comes next: the running dispatches (at most one per queue, since a queue's
-//! packets complete in order) are served round robin, each getting `1 + priority / 4`
-//! consecutive turns (queue priorities 0–15, from `hipStreamCreateWithPriority`). Within a
-//! dispatch, a new workgroup is admitted first if one fits; otherwise the resident
-//! workgroup that waited longest runs. A workgroup is never pre-empted in the middle of a
+//! Which turn comes next: processes take turns (round robin), and within a process its
+//! running dispatches do — at most one per queue, since a queue's packets complete in
+//! order — each getting `1 + priority / 4` consecutive turns (queue priorities 0–15, from
+//! `hipStreamCreateWithPriority`). A process with eight busy streams thus gets the share of
+//! a process with one. Within a dispatch, a new workgroup is admitted first if one fits;
+//! otherwise the resident workgroup that waited longest runs. A workgroup is never pre-empted in the middle of a
 //! turn, so a turn is the unit of both fairness and latency.
 //!
 //! Threads: `workers - 1` pool threads per GPU, plus whoever calls
@@ -186,6 +187,11 @@ impl Running {
     fn has_work(&self) -> bool {
         !self.should_stop() && (self.admitted < self.total || !self.parked.is_empty())
     }
+
+    /// Which process the dispatch belongs to (the address of its context).
+    fn process_key(&self) -> usize {
+        Arc::as_ptr(&self.info.process) as *const () as usize
+    }
 }
 
 fn stop_requested(failed: &AtomicBool, info: &DispatchInfo, queue: Option<&Queue>) -> bool {
@@ -215,9 +221,13 @@ struct Ended {
 struct Units {
     cus: Cus,
     running: Vec<Running>,
-    /// The dispatch being served, and how many of its consecutive turns are left.
-    next: usize,
-    turns_left: u32,
+    /// The dispatch being served (serial number) and how many more consecutive turns it
+    /// gets (its priority weight).
+    current: Option<(u64, u32)>,
+    /// The process served last (its context's address) and, per process, its dispatch
+    /// served last: processes take turns, and within a process its queues do.
+    last_process: usize,
+    last_of_process: Vec<(usize, u64)>,
     spare: Vec<GroupState>,
     idle_workers: usize,
     serial: u64,
@@ -227,15 +237,32 @@ impl Units {
     /// The next turn, if anything can run.
     fn pick(&mut self, ended: &mut Vec<Ended>) -> Option<Turn> {
         self.retire_stopped(ended);
-        let n = self.running.len();
-        for k in 0..n {
-            let i = (self.next + k) % n;
-            let Some(turn) = self.take(i) else { continue };
-            if k != 0 || self.turns_left == 0 {
-                self.turns_left = self.running[i].weight;
+        if let Some((serial, left)) = self.current {
+            if left > 0 {
+                if let Some(i) = self.running.iter().position(|r| r.serial == serial) {
+                    if let Some(turn) = self.take(i) {
+                        self.current = Some((serial, left - 1));
+                        return Some(turn);
+                    }
+                }
             }
-            self.turns_left -= 1;
-            self.next = if self.turns_left == 0 { (i + 1) % n } else { i };
+        }
+        if self.running.len() == 1 {
+            let turn = self.take(0)?;
+            self.current = Some((turn.serial, self.running[0].weight - 1));
+            return Some(turn);
+        }
+        let keys: Vec<(usize, u64)> = self.running.iter().map(|r| (r.process_key(), r.serial)).collect();
+        self.last_of_process.retain(|(p, _)| keys.iter().any(|(k, _)| k == p));
+        for i in turn_order(&keys, self.last_process, &self.last_of_process) {
+            let Some(turn) = self.take(i) else { continue };
+            let process = keys[i].0;
+            self.last_process = process;
+            match self.last_of_process.iter_mut().find(|(p, _)| *p == process) {
+                Some(entry) => entry.1 = turn.serial,
+                None => self.last_of_process.push((process, turn.serial)),
+            }
+            self.current = Some((turn.serial, self.running[i].weight - 1));
             return Some(turn);
         }
         None
@@ -325,14 +352,6 @@ impl Units {
         for resident in r.parked {
             self.cus.release(resident.cu, r.cost);
         }
-        if self.next > i {
-            self.next -= 1;
-        } else if self.next == i {
-            self.turns_left = 0;
-        }
-        if self.next >= self.running.len() {
-            self.next = 0;
-        }
         let outcome = match r.failure {
             None if r.finished == r.total => Ok(()),
             None | Some(GroupError::Aborted) => Err(DispatchError::Aborted),
@@ -345,6 +364,29 @@ impl Units {
     fn has_work(&self) -> bool {
         self.running.iter().any(Running::has_work)
     }
+}
+
+/// The order in which to try the running dispatches, given as (process, serial) in
+/// admission order: processes in order of their oldest running dispatch, starting after
+/// `last_process`; within a process, its dispatches starting after the one it was last
+/// served (`last_of_process`). Every process gets a turn before any gets a second.
+fn turn_order(keys: &[(usize, u64)], last_process: usize, last_of_process: &[(usize, u64)]) -> Vec<usize> {
+    let mut processes: Vec<usize> = Vec::new();
+    for &(p, _) in keys {
+        if !processes.contains(&p) {
+            processes.push(p);
+        }
+    }
+    let first = processes.iter().position(|&p| p == last_process).map_or(0, |k| k + 1);
+    let mut order = Vec::with_capacity(keys.len());
+    for k in 0..processes.len() {
+        let process = processes[(first + k) % processes.len()];
+        let mine: Vec<usize> = (0..keys.len()).filter(|&i| keys[i].0 == process).collect();
+        let last = last_of_process.iter().find(|(p, _)| *p == process).map(|&(_, s)| s);
+        let after = mine.iter().position(|&i| Some(keys[i].1) == last).map_or(0, |j| j + 1);
+        order.extend((0..mine.len()).map(|j| mine[(after + j) % mine.len()]));
+    }
+    order
 }
 
 /// A worker's decode caches, one per recent dispatch: code may be rewritten between
@@ -407,8 +449,9 @@ impl ComputeUnits {
             units: Mutex::new(Units {
                 cus: Cus::new(shape),
                 running: Vec::new(),
-                next: 0,
-                turns_left: 0,
+                current: None,
+                last_process: 0,
+                last_of_process: Vec::new(),
                 spare: Vec::new(),
                 idle_workers: 0,
                 serial: 0,
@@ -632,6 +675,30 @@ mod tests {
         let huge = GroupCost { waves: 16, vgprs: 16 * 512, lds: 0 };
         assert_eq!(cus.place(huge), Some(0));
         assert_eq!(cus.place(GroupCost { waves: 1, vgprs: 8, lds: 0 }), None);
+    }
+
+    #[test]
+    fn processes_take_turns_before_their_queues_do() {
+        // Process 1 has three running dispatches (serials 1, 2, 4), process 2 one (3).
+        let keys = [(1, 1), (1, 2), (2, 3), (1, 4)];
+        assert_eq!(turn_order(&keys, 0, &[]), vec![0, 1, 3, 2], "nobody served yet: oldest first");
+        // Process 1 was served last with dispatch 1: process 2 is next, then process 1's
+        // dispatch after 1.
+        assert_eq!(turn_order(&keys, 1, &[(1, 1)]), vec![2, 1, 3, 0]);
+        // Then process 1 again, from the dispatch after the one it had last.
+        assert_eq!(turn_order(&keys, 2, &[(1, 1), (2, 3)]), vec![1, 3, 0, 2]);
+        // Simulating picks: over 8 turns process 2 gets 4, process 1's three queues the rest.
+        let (mut last, mut last_of): (usize, Vec<(usize, u64)>) = (0, vec![]);
+        let mut served = vec![];
+        for _ in 0..8 {
+            let i = turn_order(&keys, last, &last_of)[0];
+            let (p, serial) = keys[i];
+            last = p;
+            last_of.retain(|(q, _)| *q != p);
+            last_of.push((p, serial));
+            served.push(serial);
+        }
+        assert_eq!(served, vec![1, 3, 2, 3, 4, 3, 1, 3]);
     }
 
     #[test]
