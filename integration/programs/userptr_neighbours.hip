@@ -12,12 +12,15 @@
 //     the main thread registers malloc'd buffers among them; every block keeps its
 //     pattern and malloc never reports corruption.
 //
-// ROUNDS (environment) sets the number of registrations per part (default 200);
-// arguments name the parts to run (default: both).
+// Each part prints how much the other thread did and during how many registrations it made
+// progress ("overlapped by writes"): the test requires enough of both, or the race it is
+// about may not have happened. ROUNDS (environment) sets the number of registrations per
+// part (default 200); arguments name the parts to run (default: both).
 #include "check.h"
 #include <atomic>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <vector>
 
@@ -27,6 +30,29 @@ __global__ void scale_add(int* buf, int n, int round) {
 }
 
 static std::atomic<bool> stop{false};
+// The other thread's loop count so far, for the main thread to see it run.
+static std::atomic<uint64_t> progress{0};
+
+// Starts `body` on another thread and returns once it is running.
+static pthread_t start_neighbour(void* (*body)(void*)) {
+  stop = false;
+  progress = 0;
+  pthread_t t;
+  pthread_create(&t, nullptr, body, nullptr);
+  while (progress.load(std::memory_order_relaxed) == 0) sched_yield();
+  return t;
+}
+
+// Runs one registration round once the other thread is seen running (so that it is likely
+// to write during the registration); true if it made progress meanwhile.
+template <typename F>
+static bool overlapped(F round) {
+  uint64_t before = progress.load(std::memory_order_relaxed);
+  while (progress.load(std::memory_order_relaxed) == before) sched_yield();
+  before = progress.load(std::memory_order_relaxed);
+  round();
+  return progress.load(std::memory_order_relaxed) != before;
+}
 
 // Counters before and after the buffer, in the pages the registration covers.
 static const int COUNTERS = 8;
@@ -42,6 +68,7 @@ static void* increment_counters(void*) {
       after_buf[k] = after_buf[k] + 1;
     }
     n++;
+    progress.store(n, std::memory_order_relaxed);
   }
   increments = n;
   return nullptr;
@@ -72,10 +99,10 @@ static void neighbour_counters(int rounds) {
   int* buf = (int*)(region + 256);
   int n = (int)((region_bytes - 512) / sizeof(int));
   after_buf = (volatile uint64_t*)(region + region_bytes - 128);
-  pthread_t t;
-  stop = false;
-  pthread_create(&t, nullptr, increment_counters, nullptr);
-  for (int round = 0; round < rounds; round++) use_registered(buf, n, round, "neighbour_counters");
+  pthread_t t = start_neighbour(increment_counters);
+  int during = 0;
+  for (int round = 0; round < rounds; round++)
+    during += overlapped([&] { use_registered(buf, n, round, "neighbour_counters"); });
   stop = true;
   pthread_join(t, nullptr);
   for (int k = 0; k < COUNTERS; k++) {
@@ -83,8 +110,8 @@ static void neighbour_counters(int rounds) {
       fail("neighbour_counters", "counter %d: %llu before and %llu after the buffer, want %llu (increments lost)", k,
            (unsigned long long)before_buf[k], (unsigned long long)after_buf[k], (unsigned long long)increments);
   }
-  printf("neighbour_counters: %d registrations, %llu increments of each counter\n", rounds,
-         (unsigned long long)increments);
+  printf("neighbour_counters: %d registrations, %llu increments of each counter, %d overlapped by writes\n", rounds,
+         (unsigned long long)increments, during);
   munmap(region, region_bytes);
   pass("neighbour_counters");
 }
@@ -96,8 +123,9 @@ static std::atomic<int> bad_block{0};
 static void* churn_malloc(void*) {
   std::vector<std::pair<uint32_t*, uint32_t>> live;
   uint32_t serial = 1, seed = 12345;
-  uint64_t checked = 0;
+  uint64_t checked = 0, steps = 0;
   while (!stop.load(std::memory_order_relaxed)) {
+    progress.store(++steps, std::memory_order_relaxed);
     seed = seed * 1664525u + 1013904223u;
     if (live.size() < 64 && (seed >> 28) < 10) {
       size_t words = 4 + (seed >> 8) % 60;
@@ -130,21 +158,20 @@ static void malloc_neighbours(int rounds) {
   // One arena for every thread, so the other thread's blocks are the registered
   // buffers' neighbours (by default each thread would get its own heap).
   mallopt(M_ARENA_MAX, 1);
-  pthread_t t;
-  stop = false;
-  pthread_create(&t, nullptr, churn_malloc, nullptr);
+  pthread_t t = start_neighbour(churn_malloc);
+  int during = 0;
   for (int round = 0; round < rounds; round++) {
     // Sizes that land in malloc's heap, between the other thread's blocks.
     int n = 200 + (round * 37) % 3000;
     int* buf = (int*)malloc(n * sizeof(int));
-    use_registered(buf, n, round, "malloc_neighbours");
+    during += overlapped([&] { use_registered(buf, n, round, "malloc_neighbours"); });
     free(buf);
   }
   stop = true;
   pthread_join(t, nullptr);
   if (bad_block) fail("malloc_neighbours", "a block of the other thread lost its contents");
-  printf("malloc_neighbours: %d registrations, %llu blocks checked\n", rounds,
-         (unsigned long long)checked_blocks.load());
+  printf("malloc_neighbours: %d registrations, %llu blocks checked, %d overlapped by writes\n", rounds,
+         (unsigned long long)checked_blocks.load(), during);
   pass("malloc_neighbours");
 }
 

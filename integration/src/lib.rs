@@ -4,7 +4,7 @@
 
 pub mod stack;
 
-pub use stack::Stack;
+pub use stack::{Mode, Stack};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -36,14 +36,6 @@ pub fn bin_dir() -> PathBuf {
     );
 }
 
-/// A command running the launcher.
-pub fn rocjitsu() -> Command {
-    let mut c = Command::new(bin_dir().join("rocjitsu"));
-    // Each test gets the default log level unless the caller overrides it.
-    c.env_remove("ROCJITSU_LOG").env_remove("ROCJITSU_CONFIG");
-    c
-}
-
 /// The path of a file under `configs/`.
 pub fn config(name: &str) -> PathBuf {
     root().join("configs").join(name)
@@ -57,9 +49,10 @@ fn out_dir() -> PathBuf {
     d
 }
 
-/// Runs `cmd` to build `exe` from `source`, unless `exe` is newer than it and than the headers
-/// next to it (`check.h`, …) (one compiler at a time).
-pub(crate) fn compile(source: &Path, exe: &Path, mut cmd: Command) -> PathBuf {
+/// Runs `cmd` to build `exe` from `source`, unless `exe` is newer than it, than the headers
+/// next to it (`check.h`, …) and than `also` (a Debian root's marker: a rebuilt root has new
+/// headers and libraries) (one compiler at a time).
+pub(crate) fn compile(source: &Path, also: Option<&Path>, exe: &Path, mut cmd: Command) -> PathBuf {
     let _lock = COMPILE.lock().unwrap_or_else(|e| e.into_inner());
     let headers = source
         .parent()
@@ -70,6 +63,7 @@ pub(crate) fn compile(source: &Path, exe: &Path, mut cmd: Command) -> PathBuf {
         .filter(|p| p.extension().is_some_and(|x| x == "h"));
     let inputs: Option<Vec<_>> = std::iter::once(source.to_path_buf())
         .chain(headers)
+        .chain(also.map(Path::to_path_buf))
         .map(|p| p.metadata().and_then(|m| m.modified()).ok())
         .collect();
     let fresh = match (exe.metadata().and_then(|m| m.modified()), inputs) {
@@ -92,7 +86,7 @@ pub(crate) fn compile(source: &Path, exe: &Path, mut cmd: Command) -> PathBuf {
 /// Compiles `integration/programs/<name>.hip` for gfx90a with the host's ROCm 5.2 hipcc
 /// (once per run).
 pub fn hip_program(name: &str) -> PathBuf {
-    hip_program_with(name, &[])
+    Stack::Host.hip_program(name, "gfx90a", &[])
 }
 
 /// A gfx90a code object (`hipcc --genco`) of `integration/programs/<name>.hip`, for
@@ -102,17 +96,12 @@ pub fn hip_code_object(name: &str) -> PathBuf {
     let out = out_dir().join(format!("{name}.co"));
     let mut cmd = Command::new("hipcc");
     cmd.args(["--offload-arch=gfx90a", "-O2", "--genco", "-o"]).arg(&out).arg(&source);
-    compile(&source, &out, cmd)
+    compile(&source, None, &out, cmd)
 }
 
 /// A file of `integration/programs` (scripts run as they are).
 pub fn program_file(name: &str) -> PathBuf {
     root().join("integration/programs").join(name)
-}
-
-/// [`hip_program`] linked with extra libraries (`-l<lib>` each).
-pub fn hip_program_with(name: &str, libs: &[&str]) -> PathBuf {
-    Stack::Host.hip_program(name, "gfx90a", libs)
 }
 
 /// Compiles `integration/programs/<name>.c` with gcc, linking `libs`.
@@ -124,7 +113,7 @@ pub fn c_program(name: &str, libs: &[&str]) -> PathBuf {
     for l in libs {
         cmd.arg(format!("-l{l}"));
     }
-    compile(&source, &exe, cmd)
+    compile(&source, None, &exe, cmd)
 }
 
 /// What a finished command did.
@@ -154,6 +143,30 @@ impl Outcome {
             self.stderr
         );
         self
+    }
+
+    /// Panics unless the program exited 0, printed no `FAIL` and printed a `PASS <p>` line for
+    /// every `p` of `passes` (the test programs' convention, `programs/check.h`); `what` names
+    /// the run in the message, which has everything the program printed.
+    pub fn assert_passes(&self, what: &str, passes: &[&str]) -> &Self {
+        let missing: Vec<String> = passes.iter().map(|p| format!("PASS {p}")).filter(|l| !self.has_line(l)).collect();
+        let failed = self.stdout.contains("FAIL");
+        assert!(
+            self.status.success() && !failed && missing.is_empty(),
+            "{what} failed ({}, after {:.1} s{}{}):\nstdout:\n{}\nstderr:\n{}",
+            self.status,
+            self.wall.as_secs_f64(),
+            if failed { ", printed FAIL" } else { "" },
+            if missing.is_empty() { String::new() } else { format!(", no `{}`", missing.join("`, `")) },
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// Whether stdout has exactly this line.
+    pub fn has_line(&self, line: &str) -> bool {
+        self.stdout.lines().any(|l| l == line)
     }
 
     pub fn code(&self) -> Option<i32> {
@@ -251,6 +264,7 @@ pub fn field_lines<'a>(text: &'a str, key: &str) -> Vec<&'a str> {
 
 /// A daemon-only instance (`rocjitsu --daemon`) on a socket in its own
 /// runtime directory, stopped with SIGTERM when dropped.
+#[derive(Debug)]
 pub struct Daemon {
     child: std::process::Child,
     pub dir: tempfile::TempDir,
@@ -292,11 +306,9 @@ impl Daemon {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// A command running `rocjitsu --attach` against this daemon.
+    /// A command running `rocjitsu --attach` against this daemon (on the host's stack).
     pub fn attach(&self) -> Command {
-        let mut c = rocjitsu();
-        c.arg("--attach").arg("--socket").arg(&self.socket).env("ROCJITSU_RUNTIME_DIR", self.dir.path());
-        c
+        Stack::Host.rocjitsu_in(Mode::Attach(self))
     }
 
     /// Open fds of the daemon.

@@ -22,10 +22,10 @@
 //! killed (with everything it started) after [`DEADLINE`] and the test fails saying so.
 //! Local mode and a private `--daemon`, under the host's ROCm 5.2 and sid's ROCm 6.4.
 
-use integration::{Daemon, Outcome, Stack};
+use integration::{Daemon, Mode, Outcome, Stack};
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -37,23 +37,6 @@ const TIMEOUT: &str = "30";
 /// After this the test kills a program and everything it started. The programs end
 /// themselves within two phases of TIMEOUT plus 20 s of grace each.
 const DEADLINE: Duration = Duration::from_secs(150);
-
-/// Where a program runs.
-#[derive(Clone, Copy, Debug)]
-enum Mode {
-    Local,
-    /// A private daemon (`rocjitsu --daemon`).
-    Daemon,
-}
-
-impl Mode {
-    fn name(self) -> &'static str {
-        match self {
-            Mode::Local => "local",
-            Mode::Daemon => "--daemon",
-        }
-    }
-}
 
 /// A started command: its process group, and its output as it comes.
 struct Running {
@@ -163,39 +146,17 @@ impl Drop for Running {
     }
 }
 
-/// Runs `cmd` to its end (bounded by [`DEADLINE`]).
-fn run(cmd: Command, what: String) -> Outcome {
-    Running::spawn(cmd, what).finish()
+/// Runs `cmd` in `stack` to its end (bounded by [`DEADLINE`]); a failure's stderr ends with
+/// what the exit status means and the stack's package versions.
+fn run(stack: Stack, cmd: Command, what: String) -> Outcome {
+    explain(stack, Running::spawn(cmd, what).finish())
 }
 
-/// Exit 0, no FAIL, and every `PASS <line>`.
-fn check(stack: Stack, what: &str, o: &Outcome, passes: &[&str]) {
-    let versions = || if stack == Stack::Host { String::new() } else { stack.versions() };
-    assert!(
-        o.status.success() && !o.stdout.contains("FAIL"),
-        "{what} failed ({}, after {:.1} s):\nstdout:\n{}\nstderr:\n{}\n{}",
-        describe(o.status),
-        o.wall.as_secs_f64(),
-        o.stdout,
-        o.stderr,
-        versions()
-    );
-    for pass in passes {
-        assert!(
-            o.stdout.lines().any(|l| l == format!("PASS {pass}")),
-            "{what}: no `PASS {pass}`:\nstdout:\n{}\nstderr:\n{}",
-            o.stdout,
-            o.stderr
-        );
+fn explain(stack: Stack, mut o: Outcome) -> Outcome {
+    if o.code() == Some(3) {
+        o.stderr.push_str("\n[exit 3: its watchdog ended it, a kernel was stuck even after being told to give up]\n");
     }
-}
-
-fn describe(status: ExitStatus) -> String {
-    match status.code() {
-        Some(3) => "exit 3: its watchdog ended it, a kernel was stuck even after being told to give up".into(),
-        Some(c) => format!("exit {c}"),
-        None => format!("{status}"),
-    }
+    stack.note_versions(o)
 }
 
 /// `integration/programs/<name>.hip` built by `stack`'s hipcc for the MI210.
@@ -206,14 +167,10 @@ fn program(stack: Stack, name: &str) -> std::path::PathBuf {
 /// Runs `name args…` under `rocjitsu` in `mode` and checks its PASS lines.
 fn run_program(stack: Stack, mode: Mode, name: &str, args: &[&str], passes: &[&str]) {
     let exe = program(stack, name);
-    let mut cmd = stack.rocjitsu();
-    if let Mode::Daemon = mode {
-        cmd.arg("--daemon");
-    }
+    let mut cmd = stack.rocjitsu_in(mode);
     cmd.arg("--").arg(&exe).args(args);
     let what = format!("{name} {} ({}, {})", args.join(" "), mode.name(), stack.name());
-    let o = run(cmd, what.clone());
-    check(stack, &what, &o, passes);
+    run(stack, cmd, what.clone()).assert_passes(&what, passes);
 }
 
 fn flag_handoff(stack: Stack, mode: Mode, groups: u32) {
@@ -247,8 +204,7 @@ fn two_daemon_clients(stack: Stack) {
     let shared = daemon.dir.path().join("shared");
     std::fs::write(&shared, [0u8; 4096]).expect("the shared file");
     let attach = |role: &str| {
-        let mut c = stack.rocjitsu();
-        c.arg("--attach").arg("--socket").arg(&daemon.socket).env("ROCJITSU_RUNTIME_DIR", daemon.dir.path());
+        let mut c = stack.rocjitsu_in(Mode::Attach(&daemon));
         c.arg("--").arg(&exe).arg(role).arg(&shared).arg(TIMEOUT);
         c
     };
@@ -256,8 +212,8 @@ fn two_daemon_clients(stack: Stack) {
     let b_what = format!("cross_client producer (--attach, {})", stack.name());
     let a = Running::spawn(attach("waiter"), a_what.clone());
     let spinning = a.wait_for_line("spinning", Duration::from_secs(60));
-    let b = spinning.then(|| run(attach("producer"), b_what.clone()));
-    let a = a.finish();
+    let b = spinning.then(|| run(stack, attach("producer"), b_what.clone()));
+    let a = explain(stack, a.finish());
     assert!(
         spinning,
         "{a_what}: its kernel never got going (no `spinning`):\nstdout:\n{}\nstderr:\n{}\ndaemon log:\n{}",
@@ -265,9 +221,8 @@ fn two_daemon_clients(stack: Stack) {
         a.stderr,
         daemon.log()
     );
-    let b = b.expect("started");
-    check(stack, &b_what, &b, &["cross_client_producer"]);
-    check(stack, &a_what, &a, &["cross_client_waiter"]);
+    b.expect("started").assert_passes(&b_what, &["cross_client_producer"]);
+    a.assert_passes(&a_what, &["cross_client_waiter"]);
 }
 
 /// The tests above, once per stack and mode.

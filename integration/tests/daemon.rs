@@ -1,7 +1,7 @@
 //! Daemon mode: one rocjitsud serves many real ROCm processes; clients that
 //! crash or misbehave affect nobody else.
 
-use integration::{c_program, eventually, rocjitsu, run, spawn_until_ready, Daemon};
+use integration::{c_program, eventually, run, spawn_until_ready, Daemon, Mode, Outcome, Stack};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::process::{Command, Stdio};
@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(120);
 
-fn expect_lines(stdout: &str, lines: &[&str]) {
+fn expect_lines(o: &Outcome, lines: &[&str]) {
     for line in lines {
-        assert!(stdout.lines().any(|l| l == *line), "missing {line:?} in:\n{stdout}");
+        assert!(o.has_line(line), "missing {line:?} in:\n{}", o.stdout);
     }
 }
 
@@ -20,31 +20,28 @@ const ENGINE_LINES: &[&str] =
 
 #[test]
 fn rocminfo_output_is_identical_in_local_daemon_and_attach_modes() {
-    let mut local = rocjitsu();
-    local.args(["--", "rocminfo"]);
-    let local = run(local, DEADLINE);
-    local.assert_success();
-    let mut private = rocjitsu();
-    private.args(["--daemon", "--", "rocminfo"]);
-    let private = run(private, DEADLINE);
-    private.assert_success();
-    assert_eq!(private.stdout, local.stdout);
     let d = Daemon::start("mi210");
-    let mut attached = d.attach();
-    attached.args(["--", "rocminfo"]);
-    let attached = run(attached, DEADLINE);
-    attached.assert_success();
-    assert_eq!(attached.stdout, local.stdout);
+    let rocminfo = |mode: Mode| {
+        let mut c = Stack::Host.rocjitsu_in(mode);
+        c.args(["--", "rocminfo"]);
+        let o = run(c, DEADLINE);
+        o.assert_success_of(&format!("rocminfo ({})", mode.name()));
+        o.stdout
+    };
+    let local = rocminfo(Mode::Local);
+    for mode in [Mode::Daemon, Mode::Attach(&d)] {
+        assert_eq!(rocminfo(mode), local, "{} and local mode differ", mode.name());
+    }
 }
 
 #[test]
 fn queues_signals_and_sdma_through_a_private_daemon() {
     let exe = c_program("aql_sdma", &["hsa-runtime64"]);
-    let mut cmd = rocjitsu();
-    cmd.arg("--daemon").arg("--").arg(&exe);
+    let mut cmd = Stack::Host.rocjitsu_in(Mode::Daemon);
+    cmd.arg("--").arg(&exe);
     let o = run(cmd, DEADLINE);
     o.assert_success();
-    expect_lines(&o.stdout, ENGINE_LINES);
+    expect_lines(&o, ENGINE_LINES);
 }
 
 // Device fds, unknown ioctls and fork in daemon mode: `local_boot.rs`
@@ -79,7 +76,7 @@ fn eight_clients_at_once_on_one_daemon() {
     for c in children {
         let o = c.join().unwrap();
         o.assert_success();
-        expect_lines(&o.stdout, ENGINE_LINES);
+        expect_lines(&o, ENGINE_LINES);
     }
     let log = d.log();
     assert_eq!(log.matches("connected").count(), 8, "{log}");
@@ -179,7 +176,7 @@ fn malformed_frames_close_only_their_connection() {
     c.arg("--").arg(&exe);
     let o = run(c, DEADLINE);
     o.assert_success();
-    expect_lines(&o.stdout, ENGINE_LINES);
+    expect_lines(&o, ENGINE_LINES);
     let log = d.log();
     assert!(log.matches("refused frame").count() >= 4, "each bad frame is logged:\n{log}");
 }
@@ -187,7 +184,7 @@ fn malformed_frames_close_only_their_connection() {
 #[test]
 fn attach_without_a_daemon_fails_clearly() {
     let dir = tempfile::tempdir().unwrap();
-    let mut c = rocjitsu();
+    let mut c = Stack::Host.rocjitsu();
     c.args(["--attach", "--socket"]).arg(dir.path().join("none.sock")).args(["--", "true"]);
     let o = run(c, DEADLINE);
     assert_eq!(o.code(), Some(1));
@@ -214,7 +211,7 @@ fn socket_activation_and_other_users_are_refused() {
         .stderr(std::fs::File::create(&log).unwrap());
     let mut activator = activator.spawn().expect("systemd-socket-activate (Debian's systemd package)");
     assert!(eventually(Duration::from_secs(5), || socket.exists()));
-    let mut c = rocjitsu();
+    let mut c = Stack::Host.rocjitsu();
     c.args(["--attach", "--socket"]).arg(&socket).args(["--", "rocminfo"]);
     let o = run(c, DEADLINE);
     o.assert_success();

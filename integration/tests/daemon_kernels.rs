@@ -3,7 +3,7 @@
 //! middle of a long kernel.
 
 use integration::{
-    bin_dir, eventually, hip_code_object, hip_program, program_file, rocjitsu, run, spawn_until_ready, Daemon, Outcome,
+    bin_dir, eventually, hip_code_object, hip_program, program_file, run, spawn_until_ready, Daemon, Mode, Stack,
 };
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -11,16 +11,12 @@ use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(300);
 
-fn passes(o: &Outcome, line: &str) -> bool {
-    o.stdout.lines().any(|l| l == line)
-}
-
 /// `rocjitsu --attach` to `d` without address-space randomisation, so that every client
 /// gets the same virtual addresses (and so the same GPU VAs for different buffers).
 fn attach_without_aslr(d: &Daemon) -> Command {
     let mut c = Command::new("setarch");
-    c.args(["x86_64", "-R"]).arg(bin_dir().join("rocjitsu")).arg("--attach").arg("--socket").arg(&d.socket);
-    c.env("ROCJITSU_RUNTIME_DIR", d.dir.path());
+    c.args(["x86_64", "-R"]).arg(bin_dir().join("rocjitsu"));
+    Mode::Attach(d).apply(&mut c);
     c
 }
 
@@ -38,8 +34,7 @@ fn eight_processes_run_verified_kernels_at_overlapping_gpu_addresses() {
     let mut buffers = Vec::new();
     for c in clients {
         let (rank, o) = c.join().unwrap();
-        o.assert_success();
-        assert!(passes(&o, &format!("PASS rank {rank}")), "{}\n{}", o.stdout, o.stderr);
+        o.assert_passes(&format!("rank_vadd, rank {rank}"), &[&format!("rank {rank}")]);
         let line = o.stdout.lines().find(|l| l.starts_with(&format!("rank {rank} buffers "))).unwrap().to_string();
         buffers.push(line.split_once(" buffers ").unwrap().1.to_string());
     }
@@ -53,11 +48,10 @@ fn eight_processes_run_verified_kernels_at_overlapping_gpu_addresses() {
 #[test]
 fn spawn_pattern_four_workers_load_modules_through_ctypes() {
     let co = hip_code_object("module_kernels");
-    let mut cmd = rocjitsu();
-    cmd.arg("--daemon").arg("--").arg("python3").arg(program_file("spawn_workers.py")).arg(&co);
+    let mut cmd = Stack::Host.rocjitsu_in(Mode::Daemon);
+    cmd.arg("--").arg("python3").arg(program_file("spawn_workers.py")).arg(&co);
     let o = run(cmd, DEADLINE);
-    o.assert_success();
-    assert!(passes(&o, "PASS spawn workers"), "{}\n{}", o.stdout, o.stderr);
+    o.assert_passes("spawn_workers.py (--daemon)", &["spawn workers"]);
     assert_eq!(o.stdout.matches(": 0 wrong").count(), 4, "{}", o.stdout);
 }
 
@@ -68,8 +62,7 @@ fn spawn_pattern_attached_to_a_shared_daemon() {
     let mut cmd = d.attach();
     cmd.arg("--").arg("python3").arg(program_file("spawn_workers.py")).arg(&co);
     let o = run(cmd, DEADLINE);
-    o.assert_success();
-    assert!(passes(&o, "PASS spawn workers"), "{}\n{}", o.stdout, o.stderr);
+    o.assert_passes("spawn_workers.py (--attach)", &["spawn workers"]);
     // The four spawned workers are clients of the one daemon (the parent never opens
     // the GPU).
     assert_eq!(d.log().matches("connected").count(), 4, "{}", d.log());
@@ -78,13 +71,10 @@ fn spawn_pattern_attached_to_a_shared_daemon() {
 #[test]
 fn torchrun_pattern_four_ranks() {
     let exe = hip_program("rank_vadd");
-    let mut cmd = rocjitsu();
-    cmd.arg("--daemon").arg("--").arg("python3").arg(program_file("torchrun_launcher.py")).arg("4").arg(&exe);
+    let mut cmd = Stack::Host.rocjitsu_in(Mode::Daemon);
+    cmd.arg("--").arg("python3").arg(program_file("torchrun_launcher.py")).arg("4").arg(&exe);
     let o = run(cmd, DEADLINE);
-    o.assert_success();
-    for rank in 0..4 {
-        assert!(passes(&o, &format!("PASS rank {rank}")), "{}\n{}", o.stdout, o.stderr);
-    }
+    o.assert_passes("torchrun_launcher.py 4 (--daemon)", &["rank 0", "rank 1", "rank 2", "rank 3"]);
     assert!(o.stdout.contains("ranks exited with [0, 0, 0, 0]"), "{}", o.stdout);
 }
 
@@ -154,7 +144,6 @@ fn killing_clients_in_the_middle_of_a_long_kernel() {
     // A new client still runs to completion.
     let mut c = d.attach();
     c.arg("--").arg(&worker);
-    let o = run(c, DEADLINE);
-    assert!(o.status.success() && passes(&o, "PASS rank 0"), "{}\n{}", o.stdout, o.stderr);
+    run(c, DEADLINE).assert_passes("rank_vadd after the kills", &["rank 0"]);
     assert_eq!(d.stop().code(), Some(0));
 }

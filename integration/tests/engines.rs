@@ -2,13 +2,13 @@
 //! kernels: AQL barrier packets, completion signals woken through KFD events,
 //! and SDMA copies in both directions.
 
-use integration::{c_program, rocjitsu, run};
+use integration::{c_program, run, Stack};
 use std::time::Duration;
 
 #[test]
 fn barriers_signals_and_sdma_copies() {
     let exe = c_program("aql_sdma", &["hsa-runtime64"]);
-    let mut cmd = rocjitsu();
+    let mut cmd = Stack::Host.rocjitsu();
     cmd.arg("--").arg(&exe);
     let o = run(cmd, Duration::from_secs(120));
     o.assert_success();
@@ -20,7 +20,7 @@ fn barriers_signals_and_sdma_copies() {
         "copy_done=0",
         "copy_mismatches=0",
     ] {
-        assert!(o.stdout.lines().any(|l| l == line), "missing {line:?} in:\n{}\nstderr:\n{}", o.stdout, o.stderr);
+        assert!(o.has_line(line), "missing {line:?} in:\n{}\nstderr:\n{}", o.stdout, o.stderr);
     }
     assert!(!o.stderr.contains("leak"), "{}", o.stderr);
 }

@@ -3,7 +3,7 @@
 //! shared one, under each ROCm stack (the host's 5.2, trixie's, sid's 6.4); each program
 //! compares every result with a host reference (issue "Real ROCm libraries run …").
 
-use integration::{Daemon, Outcome, Stack};
+use integration::{Daemon, Mode, Stack};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(900);
@@ -44,42 +44,17 @@ const PROGRAMS: &[(&str, &[&str], &[&str])] = &[
     ),
 ];
 
-fn check(stack: Stack, name: &str, how: &str, passes: &[&str], o: &Outcome) {
-    let how = format!("{how}, {}", stack.name());
-    assert!(o.status.success(), "{name} ({how}) failed with {}:\n{}\n{}", o.status, o.stdout, o.stderr);
-    assert!(!o.stdout.contains("FAIL"), "{name} ({how}):\n{}\n{}", o.stdout, o.stderr);
-    for p in passes {
-        assert!(
-            o.stdout.lines().any(|l| l == format!("PASS {p}")),
-            "{name} ({how}): no `PASS {p}`:\n{}\n{}",
-            o.stdout,
-            o.stderr
-        );
-    }
-}
-
 /// Every library program under `stack`, in local mode, with a private daemon and attached
 /// to a shared one.
 fn run_all(stack: Stack) {
     let daemon = Daemon::start("mi210");
     for (name, libs, passes) in PROGRAMS {
         let exe = stack.hip_program(name, "gfx90a", libs);
-        for mode in ["local", "--daemon", "--attach"] {
-            let mut cmd = stack.rocjitsu();
-            match mode {
-                "--daemon" => {
-                    cmd.arg("--daemon");
-                }
-                "--attach" => {
-                    cmd.arg("--attach")
-                        .arg("--socket")
-                        .arg(&daemon.socket)
-                        .env("ROCJITSU_RUNTIME_DIR", daemon.dir.path());
-                }
-                _ => {}
-            }
+        for mode in [Mode::Local, Mode::Daemon, Mode::Attach(&daemon)] {
+            let mut cmd = stack.rocjitsu_in(mode);
             cmd.arg("--").arg(&exe);
-            check(stack, name, mode, passes, &stack.run(cmd, DEADLINE));
+            let what = format!("{name} ({}, {})", mode.name(), stack.name());
+            stack.run(cmd, DEADLINE).assert_passes(&what, passes);
         }
     }
 }

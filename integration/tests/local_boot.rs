@@ -1,14 +1,14 @@
 //! Local mode: the unmodified Debian ROCm 5.2 stack boots on the simulated
 //! GPU (issue "Local mode: … boots on a simulated MI210").
 
-use integration::{c_program, check_mi210_rocminfo, config, hip_program, rocjitsu, run};
+use integration::{c_program, check_mi210_rocminfo, config, hip_program, run, Mode, Stack};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(120);
 
 #[test]
 fn rocminfo_on_the_default_config() {
-    let mut cmd = rocjitsu();
+    let mut cmd = Stack::Host.rocjitsu();
     cmd.args(["--", "rocminfo"]);
     let o = run(cmd, DEADLINE);
     o.assert_success();
@@ -17,7 +17,7 @@ fn rocminfo_on_the_default_config() {
 
 #[test]
 fn rocminfo_with_an_explicit_config_file() {
-    let mut cmd = rocjitsu();
+    let mut cmd = Stack::Host.rocjitsu();
     cmd.arg("--config").arg(config("gfx90a_mi210_kmd.json")).args(["--", "rocminfo"]);
     let o = run(cmd, DEADLINE);
     o.assert_success();
@@ -29,7 +29,7 @@ fn rocminfo_with_an_explicit_config_file() {
 #[test]
 fn hip_device_query_matches_the_config() {
     let exe = hip_program("device_query");
-    let mut cmd = rocjitsu();
+    let mut cmd = Stack::Host.rocjitsu();
     cmd.arg("--").arg(&exe);
     let o = run(cmd, DEADLINE);
     o.assert_success();
@@ -44,19 +44,19 @@ fn hip_device_query_matches_the_config() {
         "device=0 sharedMemPerBlock=65536",
     ];
     for line in expect {
-        assert!(o.stdout.lines().any(|l| l == line), "missing {line:?} in:\n{}", o.stdout);
+        assert!(o.has_line(line), "missing {line:?} in:\n{}", o.stdout);
     }
 }
 
 #[test]
 fn hip_sees_both_gpus_of_a_two_gpu_config() {
     let exe = hip_program("device_query");
-    let mut cmd = rocjitsu();
+    let mut cmd = Stack::Host.rocjitsu();
     cmd.args(["--config", "mi210-2gpu", "--"]).arg(&exe);
     let o = run(cmd, DEADLINE);
     o.assert_success();
     for line in ["hipGetDeviceCount=2", "device=0 multiProcessorCount=104", "device=1 name=AMD Instinct MI210"] {
-        assert!(o.stdout.lines().any(|l| l == line), "missing {line:?} in:\n{}", o.stdout);
+        assert!(o.has_line(line), "missing {line:?} in:\n{}", o.stdout);
     }
     // Distinct PCI locations: 0x300 and 0x400 (bus 3 and 4).
     let buses: Vec<&str> = o.stdout.lines().filter_map(|l| l.split_once("pciBusID=").map(|(_, v)| v)).collect();
@@ -66,7 +66,7 @@ fn hip_sees_both_gpus_of_a_two_gpu_config() {
 #[test]
 fn init_and_shutdown_200_times_leak_nothing() {
     let exe = c_program("init_loop", &["hsa-runtime64"]);
-    let mut cmd = rocjitsu();
+    let mut cmd = Stack::Host.rocjitsu();
     cmd.arg("--").arg(&exe).arg("200");
     let o = run(cmd, DEADLINE);
     o.assert_success();
@@ -81,7 +81,7 @@ fn init_and_shutdown_200_times_leak_nothing() {
 #[test]
 fn the_runtime_event_thread_sleeps_while_idle() {
     let exe = c_program("idle_runtime", &["hsa-runtime64"]);
-    let mut cmd = rocjitsu();
+    let mut cmd = Stack::Host.rocjitsu();
     cmd.arg("--").arg(&exe);
     let o = run(cmd, DEADLINE);
     o.assert_success();
@@ -99,9 +99,9 @@ fn the_runtime_event_thread_sleeps_while_idle() {
 #[test]
 fn device_fds_unknown_ioctls_and_fork() {
     let exe = c_program("kfd_probe", &[]);
-    for mode in [&[][..], &["--daemon"][..]] {
-        let mut cmd = rocjitsu();
-        cmd.args(mode).arg("--").arg(&exe);
+    for mode in Mode::OWN {
+        let (mut cmd, m) = (Stack::Host.rocjitsu_in(mode), mode.name());
+        cmd.arg("--").arg(&exe);
         let o = run(cmd, DEADLINE);
         o.assert_success();
         for line in [
@@ -121,18 +121,19 @@ fn device_fds_unknown_ioctls_and_fork() {
             "child_exit=0",
             "parent_after_fork=0 major=1",
         ] {
-            assert!(o.stdout.lines().any(|l| l == line), "{mode:?}: missing {line:?} in:\n{}", o.stdout);
+            assert!(o.has_line(line), "{m}: missing {line:?} in:\n{}", o.stdout);
         }
         // Each refused request is named in exactly one warning line.
         let warnings: Vec<&str> = o.stderr.lines().filter(|l| l.contains("unsupported")).collect();
-        assert_eq!(warnings.len(), 3, "{mode:?}: {}", o.stderr);
+        assert_eq!(warnings.len(), 3, "{m}: {}", o.stderr);
         assert!(warnings[0].contains("0xc0084b7f") && warnings[0].contains("/dev/kfd"), "{}", warnings[0]);
         assert!(warnings[1].contains("0xc0404b02") && warnings[1].contains("size 64"), "{}", warnings[1]);
+        assert!(warnings[2].contains("0x00005401") && warnings[2].contains("/dev/kfd"), "{}", warnings[2]);
     }
 }
 
 fn topology_file(config_name: &str, path: &str) -> String {
-    let mut cmd = rocjitsu();
+    let mut cmd = Stack::Host.rocjitsu();
     cmd.args(["--config", config_name, "--", "cat", path]);
     let o = run(cmd, DEADLINE);
     o.assert_success();
@@ -159,7 +160,7 @@ fn gfx942_and_gfx950_topologies_through_the_redirection() {
 
 #[test]
 fn two_gpu_topology() {
-    let mut cmd = rocjitsu();
+    let mut cmd = Stack::Host.rocjitsu();
     cmd.args(["--config", "mi350x-2gpu", "--", "ls", "/sys/class/kfd/kfd/topology/nodes"]);
     let o = run(cmd, DEADLINE);
     o.assert_success();

@@ -3,7 +3,7 @@
 //! for gfx942 by sid's clang running on the MI300X config, each checked against a CPU
 //! reference. The every-program, every-mode runs are in `hip_kernels.rs` and `libraries.rs`.
 
-use integration::{check_mi210_rocminfo, field_lines, gpu_agent_block, Outcome, Stack};
+use integration::{check_mi210_rocminfo, field_lines, gpu_agent_block, Mode, Outcome, Stack};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(300);
@@ -70,19 +70,10 @@ fn hip_for_gfx942_runs_on_the_mi300x() {
     ];
     for (name, passes) in programs {
         let exe = Stack::Sid.hip_program(name, "gfx942", &[]);
-        for mode in [&[][..], &["--daemon"][..]] {
-            let mut cmd = Stack::Sid.rocjitsu();
-            cmd.args(mode).args(["--config", "mi300x", "--"]).arg(&exe);
-            let o = Stack::Sid.run(cmd, DEADLINE);
-            o.assert_success();
-            for p in passes {
-                assert!(
-                    o.stdout.lines().any(|l| l == format!("PASS {p}")),
-                    "{name} {mode:?}: no `PASS {p}`:\n{}\n{}",
-                    o.stdout,
-                    o.stderr
-                );
-            }
+        for mode in Mode::OWN {
+            let mut cmd = Stack::Sid.rocjitsu_in(mode);
+            cmd.args(["--config", "mi300x", "--"]).arg(&exe);
+            Stack::Sid.run(cmd, DEADLINE).assert_passes(&format!("{name} ({}, sid, mi300x)", mode.name()), passes);
         }
     }
 }

@@ -45,10 +45,11 @@ fn installed(pkg: &str) -> bool {
 }
 
 /// Installs the missing packages, then builds (or completes) the Debian roots of the newer
-/// ROCm stacks.
+/// ROCm stacks (for `deps`, `test` and `bench`, which run programs in them; `demo` needs only
+/// [`install_host_packages`]).
 pub fn install() -> Result<()> {
     install_host_packages()?;
-    let dir = crate::rootfs::roots_dir();
+    let dir = integration::stack::roots_dir();
     for flavor in &crate::rootfs::FLAVORS {
         crate::rootfs::ensure(flavor, &dir)?;
     }
@@ -56,7 +57,7 @@ pub fn install() -> Result<()> {
 }
 
 /// Installs the missing host packages with apt-get (through sudo when not root).
-fn install_host_packages() -> Result<()> {
+pub fn install_host_packages() -> Result<()> {
     let missing: Vec<&str> = PACKAGES.iter().copied().filter(|p| !installed(p)).collect();
     if missing.is_empty() {
         eprintln!("xtask deps: all {} packages present", PACKAGES.len());

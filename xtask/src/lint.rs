@@ -2,9 +2,11 @@
 //! modules, nor between the modules of each layer (`driver::*`, `gpu::*`). A cycle means
 //! two parts cannot be understood or tested apart; the layers exist to prevent that.
 //!
-//! It reads the sources as text: every `crate::…`, `super::…` and `self::…` path (in `use`
-//! items and in code, outside comments) is an edge from the module of the file to the module
-//! the path names. Written here rather than with a crate: the few dependency-graph tools
+//! It reads the sources as text, without comments and literals: every path a `use` item
+//! imports (groups in braces expanded, over any number of lines: `use crate::{a::b, c}` names
+//! `crate::a::b` and `crate::c`) and every `crate::…`, `super::…` and `self::…` path in code
+//! is an edge from the module of the file to the module the path names. A `use` it cannot
+//! parse fails the lint, naming the file and line, rather than being skipped. Written here rather than with a crate: the few dependency-graph tools
 //! for Rust work on whole crates, not on modules within one.
 
 use anyhow::{bail, Result};
@@ -71,36 +73,274 @@ fn resolve(from: &[String], segments: &[&str]) -> Option<Vec<String>> {
     Some(base)
 }
 
-/// Removes `//` comments (doc comments included) from a line, leaving strings alone enough
-/// for our purpose (paths never appear inside string literals in this crate).
-fn code_part(line: &str) -> &str {
-    line.find("//").map_or(line, |i| &line[..i])
+/// `text` with comments (line, block, doc), string literals and character literals blanked
+/// out, newlines kept, so that offsets and line numbers still match the source.
+fn code_only(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for c in &mut out[from..to.min(b.len())] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    };
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                let end = text[i..].find('\n').map_or(b.len(), |e| i + e);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                // Block comments nest.
+                let (mut depth, mut j) = (0usize, i);
+                while j < b.len() {
+                    if b[j..].starts_with(b"/*") {
+                        depth += 1;
+                        j += 2;
+                    } else if b[j..].starts_with(b"*/") {
+                        depth -= 1;
+                        j += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        j += 1;
+                    }
+                }
+                blank(&mut out, i, j);
+                i = j;
+            }
+            b'r' if starts_word(b, i) && raw_string_hashes(&b[i + 1..]).is_some() => {
+                // r"…", r#"…"#, br"…": no escapes, ends at the quote followed by as many #.
+                let hashes = raw_string_hashes(&b[i + 1..]).unwrap_or(0);
+                let body = i + 2 + hashes;
+                let close: Vec<u8> = std::iter::once(b'"').chain(std::iter::repeat_n(b'#', hashes)).collect();
+                let end = (body..b.len()).find(|&j| b[j..].starts_with(&close)).map_or(b.len(), |j| j + close.len());
+                blank(&mut out, i, end);
+                i = end;
+            }
+            b'"' => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                blank(&mut out, i, j + 1);
+                i = j + 1;
+            }
+            b'\'' => {
+                // A character literal ('x', '\n', '\u{…}', '"'), else a lifetime or label.
+                let end = if b.get(i + 1) == Some(&b'\\') {
+                    (i + 3..b.len()).find(|&j| b[j] == b'\'').map(|j| j + 1)
+                } else {
+                    let c = text[i + 1..].chars().next().map_or(0, char::len_utf8);
+                    (b.get(i + 1 + c) == Some(&b'\'')).then_some(i + 2 + c)
+                };
+                match end {
+                    Some(end) => {
+                        blank(&mut out, i, end);
+                        i = end;
+                    }
+                    None => i += 1,
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    String::from_utf8(out).unwrap_or_default()
 }
 
-/// Every path starting with `crate`, `super` or `self` in `line`, split into segments.
-fn paths_in(line: &str) -> Vec<Vec<&str>> {
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Whether `b[i]` starts a word, or is the `r` of a `br` prefix.
+fn starts_word(b: &[u8], i: usize) -> bool {
+    let not_ident_at = |j: Option<usize>| j.is_none_or(|j| !is_ident(b[j]));
+    not_ident_at(i.checked_sub(1)) || (b[i - 1] == b'b' && not_ident_at(i.checked_sub(2)))
+}
+
+/// The number of `#` of a raw string starting right after its `r` (`"…"` → 0, `#"…"#` → 1).
+fn raw_string_hashes(rest: &[u8]) -> Option<usize> {
+    let hashes = rest.iter().take_while(|&&c| c == b'#').count();
+    (rest.get(hashes) == Some(&b'"')).then_some(hashes)
+}
+
+/// Every path starting with `crate`, `super` or `self` outside `use` items in `code` (see
+/// [`code_only`]), split into segments, with its offset.
+fn paths_in(code: &str) -> Vec<(Vec<&str>, usize)> {
     let mut out = Vec::new();
-    let bytes = line.as_bytes();
+    let bytes = code.as_bytes();
     for key in ["crate::", "super::", "self::"] {
         let mut at = 0;
-        while let Some(i) = line[at..].find(key) {
+        while let Some(i) = code[at..].find(key) {
             let start = at + i;
             at = start + key.len();
             // A whole word: not `xsuper::`.
-            if start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
+            if start > 0 && is_ident(bytes[start - 1]) {
                 continue;
             }
             // Count only the first key of a path (`super::super::x` once).
-            if start >= 2 && &line[start - 2..start] == "::" {
+            if start >= 2 && &code[start - 2..start] == "::" {
                 continue;
             }
-            let end = line[start..]
+            let end = code[start..]
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
-                .map_or(line.len(), |e| start + e);
-            out.push(line[start..end].split("::").filter(|s| !s.is_empty()).collect());
+                .map_or(code.len(), |e| start + e);
+            out.push((code[start..end].split("::").filter(|s| !s.is_empty()).collect(), start));
         }
     }
     out
+}
+
+/// One token of a `use` item.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Token<'a> {
+    Ident(&'a str),
+    PathSep,
+    Open,
+    Close,
+    Comma,
+    Star,
+}
+
+/// The `use` items of `code` (see [`code_only`]): for each, every path it imports, its braces
+/// expanded (`use crate::{a::b, c}` → `crate::a::b`, `crate::c`), with the offset of its last
+/// segment; and `code` with the items blanked out, for [`paths_in`]. An item it cannot parse
+/// is an error naming its offset, never silently skipped.
+#[allow(clippy::type_complexity)]
+fn use_items(code: &str) -> Result<(Vec<(Vec<&str>, usize)>, String), (usize, String)> {
+    let b = code.as_bytes();
+    let mut paths = Vec::new();
+    let mut rest = code.as_bytes().to_vec();
+    let mut at = 0;
+    while let Some(i) = code[at..].find("use") {
+        let start = at + i;
+        at = start + 3;
+        let word_start = start == 0 || !(is_ident(b[start - 1]) || b[start - 1] == b'#');
+        if !word_start || !b.get(start + 3).is_some_and(|c| c.is_ascii_whitespace()) {
+            continue;
+        }
+        let end = code[start..].find(';').map(|e| start + e).ok_or((start, "a `use` without `;`".to_string()))?;
+        let tokens = tokenize(&code[start + 3..end], start + 3).map_err(|e| (start, e))?;
+        let mut pos = 0;
+        parse_tree(&tokens, &mut pos, Vec::new(), &mut paths).map_err(|e| (start, e))?;
+        if pos != tokens.len() {
+            return Err((start, format!("unexpected {:?} in `{}`", tokens[pos].0, code[start..=end].trim())));
+        }
+        for c in &mut rest[start..=end] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+        at = end + 1;
+    }
+    Ok((paths, String::from_utf8(rest).unwrap_or_default()))
+}
+
+fn tokenize(text: &str, base: usize) -> Result<Vec<(Token<'_>, usize)>, String> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let token = match c {
+            c if c.is_ascii_whitespace() => {
+                i += 1;
+                continue;
+            }
+            b':' if b.get(i + 1) == Some(&b':') => {
+                i += 2;
+                Token::PathSep
+            }
+            b'{' | b'}' | b',' | b'*' => {
+                i += 1;
+                match c {
+                    b'{' => Token::Open,
+                    b'}' => Token::Close,
+                    b',' => Token::Comma,
+                    _ => Token::Star,
+                }
+            }
+            // `$crate` in a macro is this crate.
+            c if is_ident(c) || c == b'$' => {
+                let start = i;
+                i += 1;
+                while i < b.len() && is_ident(b[i]) {
+                    i += 1;
+                }
+                let word = text[start..i].trim_start_matches('$');
+                let word = word.strip_prefix("r#").unwrap_or(word);
+                out.push((Token::Ident(word), base + start));
+                continue;
+            }
+            _ => return Err(format!("cannot read `{}` in a `use`", &text[i..].chars().next().unwrap_or(' '))),
+        };
+        out.push((token, base + i - 1));
+    }
+    Ok(out)
+}
+
+/// Parses one use tree at `tokens[*pos]` under `prefix`, pushing each path it imports.
+fn parse_tree<'a>(
+    tokens: &[(Token<'a>, usize)],
+    pos: &mut usize,
+    mut prefix: Vec<&'a str>,
+    out: &mut Vec<(Vec<&'a str>, usize)>,
+) -> Result<(), String> {
+    let next = |pos: &usize| tokens.get(*pos).map(|t| t.0);
+    if next(pos) == Some(Token::PathSep) {
+        // `use ::std::…`: an extern crate, nothing of ours.
+        *pos += 1;
+        prefix.push("");
+    }
+    loop {
+        match tokens.get(*pos) {
+            Some(&(Token::Ident(name), offset)) => {
+                *pos += 1;
+                prefix.push(name);
+                match next(pos) {
+                    Some(Token::PathSep) => *pos += 1,
+                    Some(Token::Ident("as")) => {
+                        *pos += 1;
+                        match next(pos) {
+                            Some(Token::Ident(_)) => *pos += 1,
+                            t => return Err(format!("expected a name after `as`, found {t:?}")),
+                        }
+                        out.push((prefix, offset));
+                        return Ok(());
+                    }
+                    _ => {
+                        out.push((prefix, offset));
+                        return Ok(());
+                    }
+                }
+            }
+            Some(&(Token::Star, offset)) => {
+                *pos += 1;
+                out.push((prefix, offset));
+                return Ok(());
+            }
+            Some(&(Token::Open, _)) => {
+                *pos += 1;
+                loop {
+                    if next(pos) == Some(Token::Close) {
+                        *pos += 1;
+                        return Ok(());
+                    }
+                    parse_tree(tokens, pos, prefix.clone(), out)?;
+                    match next(pos) {
+                        Some(Token::Comma) => *pos += 1,
+                        Some(Token::Close) => {}
+                        t => return Err(format!("expected `,` or `}}` in a use group, found {t:?}")),
+                    }
+                }
+            }
+            t => return Err(format!("expected a path, `*` or `{{`, found {:?}", t.map(|t| t.0))),
+        }
+    }
 }
 
 /// The edges between the children of `scope` (the top level when empty).
@@ -112,17 +352,20 @@ fn edges(src: &Path, scope: &[String]) -> Result<Edges> {
             continue;
         }
         let from_child = from[scope.len()].clone();
-        let text = std::fs::read_to_string(&file)?;
-        for (n, line) in text.lines().enumerate() {
-            for segments in paths_in(code_part(line)) {
-                let Some(target) = resolve(&from, &segments) else { continue };
-                if target.len() <= scope.len() || target[..scope.len()] != *scope {
-                    continue;
-                }
-                let to_child = target[scope.len()].clone();
-                if to_child != from_child {
-                    edges.entry((from_child.clone(), to_child)).or_insert((file.clone(), n + 1));
-                }
+        let code = code_only(&std::fs::read_to_string(&file)?);
+        let line_of = |offset: usize| code[..offset].matches('\n').count() + 1;
+        let (mut paths, rest) = use_items(&code).map_err(|(offset, e)| {
+            anyhow::anyhow!("{}:{}: {e} (xtask lint cannot follow this `use`)", file.display(), line_of(offset))
+        })?;
+        paths.extend(paths_in(&rest));
+        for (segments, offset) in paths {
+            let Some(target) = resolve(&from, &segments) else { continue };
+            if target.len() <= scope.len() || target[..scope.len()] != *scope {
+                continue;
+            }
+            let to_child = target[scope.len()].clone();
+            if to_child != from_child {
+                edges.entry((from_child.clone(), to_child)).or_insert((file.clone(), line_of(offset)));
             }
         }
     }
@@ -207,9 +450,95 @@ mod tests {
         assert_eq!(resolve(&from, &["super", "super", "exec"]).unwrap(), ["gpu", "exec"]);
         assert_eq!(resolve(&from, &["crate", "driver", "kfd"]).unwrap(), ["driver", "kfd"]);
         assert_eq!(resolve(&from, &["std", "sync"]), None);
-        let found = paths_in("use super::super::exec::gws; x = crate::clock::now(); // crate::machine");
-        assert_eq!(found.len(), 3, "{found:?}");
-        assert_eq!(paths_in(code_part("let a = 1; // crate::machine")).len(), 0);
+        let found = paths_in("x = super::super::exec::gws::f(); y = crate::clock::now();");
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].0, ["crate", "clock", "now"]);
+        assert_eq!(found[1].0, ["super", "super", "exec", "gws", "f"]);
+    }
+
+    /// The paths `use` items import in `src`, as `a::b` strings, and what is left of `src`.
+    fn imports(src: &str) -> (Vec<String>, String) {
+        let code = code_only(src);
+        let (paths, rest) = use_items(&code).unwrap_or_else(|(at, e)| panic!("at {at}: {e}"));
+        (paths.into_iter().map(|(p, _)| p.join("::")).collect(), rest)
+    }
+
+    #[test]
+    fn use_groups_are_expanded() {
+        let (paths, _) = imports("use crate::{a::b, c};");
+        assert_eq!(paths, ["crate::a::b", "crate::c"]);
+        let (paths, _) = imports("pub(crate) use super::{self, x::{y as z, *}, w};");
+        assert_eq!(paths, ["super::self", "super::x::y", "super::x", "super::w"]);
+        let (paths, _) = imports("use crate::gpu::{};\nuse ::std::sync::Arc;\nuse std::{fmt, io::Read};");
+        assert_eq!(paths, ["::std::sync::Arc", "std::fmt", "std::io::Read"]);
+        // Resolved, `self` inside a group is the group's own path.
+        let from: Vec<String> = ["gpu", "cp"].map(String::from).to_vec();
+        assert_eq!(resolve(&from, &["super", "self"]).unwrap(), ["gpu"]);
+    }
+
+    #[test]
+    fn multi_line_uses_and_their_lines() {
+        let src = "//! doc: use crate::nothing;\nuse crate::{\n    driver::kfd, // crate::not_this\n    gpu::{\n        exec::Wave,\n        cp,\n    },\n};\n\nfn f() { crate::clock::now(); }\n";
+        let code = code_only(src);
+        let (paths, rest) = use_items(&code).unwrap();
+        let named: Vec<(String, usize)> =
+            paths.iter().map(|(p, at)| (p.join("::"), code[..*at].matches('\n').count() + 1)).collect();
+        assert_eq!(
+            named,
+            [
+                ("crate::driver::kfd".to_string(), 3),
+                ("crate::gpu::exec::Wave".to_string(), 5),
+                ("crate::gpu::cp".to_string(), 6)
+            ]
+        );
+        // What is left: the code path, on its own line still.
+        let left = paths_in(&rest);
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert_eq!(left[0].0, ["crate", "clock", "now"]);
+        assert_eq!(rest[..left[0].1].matches('\n').count() + 1, 10);
+    }
+
+    #[test]
+    fn comments_and_literals_are_not_code() {
+        let src = "let s = \"use crate::a; // crate::b\"; /* crate::c /* nested */ crate::d */ let c = '\"';\nlet r = r#\"crate::e\"#; let l: &'static str = crate::f::G; let q = '\\'';";
+        let code = code_only(src);
+        assert_eq!(code.len(), src.len());
+        let found: Vec<String> = paths_in(&code).into_iter().map(|(p, _)| p.join("::")).collect();
+        assert_eq!(found, ["crate::f::G"]);
+        assert!(use_items(&code).unwrap().0.is_empty());
+    }
+
+    #[test]
+    fn a_use_it_cannot_read_fails_loudly() {
+        for bad in
+            ["use crate::{a, b;", "use crate::a::{b c};", "use crate::a as;", "use crate::a\n", "use crate::a::<T>;"]
+        {
+            assert!(use_items(&code_only(bad)).is_err(), "{bad:?} was accepted");
+        }
+        // `use` inside another word, or as a field of a macro, is not an item.
+        let (paths, _) = imports("fn reuse() {} let use_x = 1; #[macro_use] extern crate x;");
+        assert!(paths.is_empty(), "{paths:?}");
+    }
+
+    #[test]
+    fn a_hidden_edge_closes_a_cycle() {
+        // a.rs reaches b only through a multi-line group; b uses a plainly.
+        let dir = tempfile_dir();
+        std::fs::write(dir.join("lib.rs"), "mod a;\nmod b;\n").unwrap();
+        std::fs::write(dir.join("a.rs"), "use crate::{\n    b::Thing,\n};\n").unwrap();
+        std::fs::write(dir.join("b.rs"), "use crate::a::Other;\n").unwrap();
+        let e = edges(&dir, &[]).unwrap();
+        let c = find_cycle(&e).expect("a -> b -> a");
+        assert_eq!(c.len(), 3, "{c:?}");
+        assert_eq!(e[&("a".to_string(), "b".to_string())].1, 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("xtask-lint-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! - `lint`:  no import cycle between `sim`'s modules (its layering).
 //! - `build`: build the launcher and the preload library (release).
 //! - `test`:  deps + build + every test of the workspace.
-//! - `demo`:  deps + build + rocminfo and a HIP device query on the default config.
+//! - `demo`:  the host's packages (no Debian roots) + build + rocminfo and a HIP device query on
+//!   the default config.
 //! - `install`: binaries, library and systemd user units into a prefix (default ~/.local).
 //! - `bench`: end-to-end measurements (median of N runs), printed as a table.
 //! - `isa-vectors [--target gfx90a|gfx942|all]`: probe LLVM's AMDGPU disassembler, regenerate the
@@ -66,7 +67,7 @@ fn print_usage() {
          lint    check that sim's modules import in layers, without cycles\n  \
          build   build rocjitsu and librocjitsu.so (release)\n  \
          test    deps + build + all tests (extra arguments go to cargo test)\n  \
-         demo    deps + build + run rocminfo and a HIP device query on the default config\n  \
+         demo    host packages + build + run rocminfo and a HIP device query on the default config\n  \
          isa-coverage [--missing]  implemented / total instructions per ISA coverage list\n  \
          install [--prefix DIR]  install rocjitsu, librocjitsu.so and the systemd user units (default ~/.local)\n  \
          bench   end-to-end measurements, printed as a table (optional argument: runs, default 10)\n  \

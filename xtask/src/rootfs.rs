@@ -10,9 +10,11 @@
 //! versions); a root without one is a half-built root from an interrupted run and is built
 //! again. Roots live in `$ROCJITSU_ROOTS_DIR`, else `target/roots/<name>`. Commands enter them
 //! with `bwrap`, whose mounts last only as long as the process: nothing stays mounted inside a
-//! directory that `cargo clean` may delete.
+//! directory that `cargo clean` may delete. Where roots live, the marker's name and the `bwrap`
+//! command line are the tests' own (`integration::stack`), so both always agree.
 
 use anyhow::{bail, Context, Result};
+use integration::stack::{self, MARKER};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -40,19 +42,9 @@ pub const FLAVORS: [Flavor; 2] = [
     Flavor { name: "sid", suite: "sid", packages: ROCM_PACKAGES },
 ];
 
-/// The marker a complete root carries: the packages and versions it was built with.
-pub const MARKER: &str = ".rocjitsu-root";
-
-/// Where roots live.
-pub fn roots_dir() -> PathBuf {
-    std::env::var_os("ROCJITSU_ROOTS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::tasks::target_dir().join("roots"))
-}
-
 pub fn run(args: &[String]) -> Result<()> {
     let mut names = Vec::new();
-    let mut dir = roots_dir();
+    let mut dir = stack::roots_dir();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -77,8 +69,7 @@ pub fn run(args: &[String]) -> Result<()> {
 /// Builds (or completes) the root of `flavor` under `dir`; returns its path.
 pub fn ensure(flavor: &Flavor, dir: &Path) -> Result<PathBuf> {
     let root = dir.join(flavor.name);
-    let marker = root.join(MARKER);
-    if let Ok(text) = std::fs::read_to_string(&marker) {
+    if let Some(text) = stack::marker_text(&root) {
         let missing: Vec<&str> = flavor
             .packages
             .iter()
@@ -178,18 +169,11 @@ fn mirror_in(text: &str) -> Option<String> {
 
 /// A command in `root`, through bubblewrap (as root: apt inside needs it).
 fn in_root(root: &Path, cmd: &[&str]) -> Result<()> {
-    let mut args: Vec<std::ffi::OsString> = vec!["bwrap".into(), "--bind".into(), root.into(), "/".into()];
-    for a in
-        ["--dev", "/dev", "--proc", "/proc", "--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf", "--die-with-parent"]
-    {
-        args.push(a.into());
-    }
-    args.extend(
-        ["env", "DEBIAN_FRONTEND=noninteractive", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"].map(Into::into),
-    );
-    args.extend(cmd.iter().map(Into::into));
-    let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-    privileged(&[], &refs)
+    let mut c = stack::bwrap(root);
+    c.arg("--").args(["env", "DEBIAN_FRONTEND=noninteractive", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"]);
+    c.args(cmd);
+    let args: Vec<&std::ffi::OsStr> = std::iter::once(c.get_program()).chain(c.get_args()).collect();
+    privileged(&[], &args)
 }
 
 fn apt_install(root: &Path, packages: &[&str]) -> Result<()> {

@@ -1,6 +1,7 @@
 //! build / test / demo.
 
 use anyhow::{bail, Context, Result};
+use integration::stack;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -24,14 +25,9 @@ fn run(mut cmd: Command) -> Result<()> {
     Ok(())
 }
 
-/// Cargo's target directory.
-pub fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
-}
-
 /// Where release binaries land.
 pub fn bin_dir() -> PathBuf {
-    target_dir().join("release")
+    stack::target_dir().join("release")
 }
 
 pub fn build() -> Result<()> {
@@ -45,8 +41,8 @@ pub fn test(extra: &[String]) -> Result<()> {
     crate::deps::install()?;
     // What the tests run against (Debian sid moves: a failure starts with these lines).
     for flavor in &crate::rootfs::FLAVORS {
-        let marker = crate::rootfs::roots_dir().join(flavor.name).join(crate::rootfs::MARKER);
-        eprintln!("xtask test: {}", std::fs::read_to_string(marker).unwrap_or_default().trim_end());
+        let text = stack::marker_text(&stack::roots_dir().join(flavor.name)).unwrap_or_default();
+        eprintln!("xtask test: {}", text.trim_end());
     }
     build()?;
     let mut c = cargo();
@@ -55,7 +51,8 @@ pub fn test(extra: &[String]) -> Result<()> {
 }
 
 pub fn demo() -> Result<()> {
-    crate::deps::install()?;
+    // The demo runs on the host's ROCm 5.2 only: no Debian roots.
+    crate::deps::install_host_packages()?;
     build()?;
     let rocjitsu = bin_dir().join("rocjitsu");
     let mut c = Command::new(&rocjitsu);
