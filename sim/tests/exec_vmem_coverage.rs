@@ -9,8 +9,6 @@ use sim::isa::OpClass;
 
 /// Memory mnemonics left out on purpose (the last test keeps this list honest).
 const NOT_IMPLEMENTED: &[&str] = &[
-    // Needs samplers; no blit kernel samples.
-    "image_sample",
     // Packed image forms without format conversion, used by no ROCm library.
     "image_load_pck",
     "image_load_pck_sgn",

@@ -11,8 +11,8 @@
 //! mip level 0 exists. All non-compressed data formats with every number
 //! format, sRGB included. Out-of-range coordinates load 0 and drop stores.
 //!
-//! Not implemented: `image_sample` (needs samplers; no blit kernel uses
-//! it) and the `_pck` forms (no ROCm 5.2 library uses them).
+//! `image_sample` lives in [`super::sample`]. Not implemented: the `_pck` forms (no ROCm
+//! library uses them).
 
 use super::vmem::access::{self, Access, Data, Space};
 use super::vmem::atomic::Rmw;
@@ -104,7 +104,7 @@ impl Tsharp {
     }
 
     /// Number of address coordinates (before a mip level).
-    fn coords(&self) -> usize {
+    pub(super) fn coords(&self) -> usize {
         match self.ty {
             ImageType::D1 => 1,
             ImageType::D2 | ImageType::D1Array => 2,
@@ -124,21 +124,21 @@ impl Tsharp {
     }
 
     /// Byte address of texel (x, y, slice).
-    fn address(&self, [x, y, z]: [u32; 3]) -> u64 {
+    pub(super) fn address(&self, [x, y, z]: [u32; 3]) -> u64 {
         let bpp = self.format.data.bytes as u64;
         let rows = if matches!(self.ty, ImageType::D1 | ImageType::D1Array) { 1 } else { self.height as u64 };
         self.base + ((z as u64 * rows + y as u64) * self.pitch as u64 + x as u64) * bpp
     }
 }
 
-fn mimg(inst: &Inst) -> Result<Mimg, ExecError> {
+pub(super) fn mimg(inst: &Inst) -> Result<Mimg, ExecError> {
     match inst.ext {
         Ext::Mimg(m) => Ok(m),
         _ => Err(ExecError::Invalid(format!("{} without MIMG fields", inst.op))),
     }
 }
 
-fn descriptor(w: &Wave, inst: &Inst) -> Result<Tsharp, ExecError> {
+pub(super) fn descriptor(w: &Wave, inst: &Inst) -> Result<Tsharp, ExecError> {
     let mut d = [0u32; 8];
     w.read_sgprs(inst.src[2], &mut d)?;
     Tsharp::parse(&d)
@@ -185,7 +185,7 @@ fn addresses(w: &Wave, inst: &Inst, t: &Tsharp) -> Result<Access, ExecError> {
 }
 
 /// Positions (register index, component) of the dmask components.
-fn dmask_components(dmask: u8) -> impl Iterator<Item = usize> {
+pub(super) fn dmask_components(dmask: u8) -> impl Iterator<Item = usize> {
     (0..4).filter(move |c| dmask >> c & 1 != 0)
 }
 

@@ -8,6 +8,7 @@ pub mod gws;
 pub mod image;
 pub mod mfma;
 pub mod salu;
+pub mod sample;
 pub mod smem;
 pub mod sopp;
 pub mod valu;
@@ -31,6 +32,7 @@ fn find(op: Op) -> Option<Handler> {
         .or_else(|| gws::handler(op))
         .or_else(|| vmem::handler(op))
         .or_else(|| image::handler(op))
+        .or_else(|| sample::handler(op))
 }
 
 /// Whether the simulator implements `op` (for coverage reports).

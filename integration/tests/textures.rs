@@ -1,0 +1,37 @@
+//! Texture sampling and surfaces (issue 18): `programs/textures.hip` checks 2D float textures
+//! with every address mode, point and linear filtering, normalized and unnormalized
+//! coordinates, a uchar4 texture read as normalized floats, a 3D texture, a layered texture,
+//! `tex1Dfetch` on linear memory and a surface round trip against a CPU implementation of
+//! the filter — ROCm 5.2 and sid, local and `--daemon`.
+
+use integration::{Mode, Stack};
+use std::time::Duration;
+
+const PASSES: [&str; 6] = [
+    "2D float textures: every address mode, point and linear, normalized and not",
+    "uchar4 texture read as normalized floats",
+    "3D texture, point sampling",
+    "layered 2D texture",
+    "tex1Dfetch on linear memory",
+    "surface written then read",
+];
+
+fn textures(stack: Stack) {
+    let exe = stack.hip_program("textures", "gfx90a", &[]);
+    for mode in Mode::OWN {
+        let mut cmd = stack.rocjitsu_in(mode);
+        cmd.arg("--").arg(&exe);
+        let o = stack.run(cmd, Duration::from_secs(300));
+        o.assert_passes(&format!("textures ({}, {})", stack.name(), mode.name()), &PASSES);
+    }
+}
+
+#[test]
+fn textures_on_rocm52() {
+    textures(Stack::Host);
+}
+
+#[test]
+fn textures_on_sid() {
+    textures(Stack::Sid);
+}
