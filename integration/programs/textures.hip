@@ -146,20 +146,16 @@ int main() {
       }
   pass("2D float textures: every address mode, point and linear, normalized and not");
 
-  // uchar4 read as normalized floats, linear, clamped.
+  // uchar4 read as normalized floats, in every mode.
   std::vector<uchar4> rgba(w * h);
   for (int i = 0; i < w * h; i++) rgba[i] = make_uchar4(i * 2, 255 - i, (i * 37) & 255, 128);
   hipChannelFormatDesc cd4 = hipCreateChannelDesc<uchar4>();
   hipArray_t arr4;
   HIP_CHECK(hipMallocArray(&arr4, &cd4, w, h));
   HIP_CHECK(hipMemcpy2DToArray(arr4, 0, 0, rgba.data(), w * 4, w * 4, h, hipMemcpyHostToDevice));
-  hipTextureObject_t t4 = texture_of(arr4, CLAMP, true, false, true);
   float4* d_out4;
   HIP_CHECK(hipMalloc(&d_out4, n * sizeof(float4)));
-  hipLaunchKernelGGL(sample_uchar4, dim3((n + 255) / 256), dim3(256), 0, 0, t4, d_at, d_out4, n);
-  HIP_CHECK(hipGetLastError());
   std::vector<float4> out4(n);
-  HIP_CHECK(hipMemcpy(out4.data(), d_out4, n * sizeof(float4), hipMemcpyDeviceToHost));
   // HIP 5.2 creates a uchar4 texture read as normalized floats with an SNORM8 descriptor
   // (its T# says number format 1), so the hardware reads the bytes as signed; HIP 6 says
   // UNORM8. The reference follows the descriptor the runtime wrote.
@@ -167,17 +163,32 @@ int main() {
   auto normalized_byte = [&](unsigned char b) {
     return snorm ? fmaxf((signed char)b / 127.0f, -1.0f) : b / 255.0f;
   };
+  std::vector<float> chans[4];
   for (int c = 0; c < 4; c++) {
-    std::vector<float> chan(w * h);
+    chans[c].resize(w * h);
     for (int i = 0; i < w * h; i++)
-      chan[i] = normalized_byte(c == 0 ? rgba[i].x : c == 1 ? rgba[i].y : c == 2 ? rgba[i].z : rgba[i].w);
-    for (int i = 0; i < n; i++) {
-      float got = c == 0 ? out4[i].x : c == 1 ? out4[i].y : c == 2 ? out4[i].z : out4[i].w;
-      close_enough("uchar4 normalized float, linear", i, got,
-                   reference_2d(chan, w, h, coords[i].x, coords[i].y, CLAMP, true, false), 2.0f);
-    }
+      chans[c][i] = normalized_byte(c == 0 ? rgba[i].x : c == 1 ? rgba[i].y : c == 2 ? rgba[i].z : rgba[i].w);
   }
-  pass("uchar4 texture read as normalized floats");
+  for (int m = WRAP; m <= BORDER; m++)
+    for (int linear = 0; linear < 2; linear++)
+      for (int normalized = 0; normalized < 2; normalized++) {
+        if (!normalized && (m == WRAP || m == MIRROR)) continue;
+        hipTextureObject_t t4 = texture_of(arr4, (Mode)m, linear, normalized, true);
+        hipLaunchKernelGGL(sample_uchar4, dim3((n + 255) / 256), dim3(256), 0, 0, t4, normalized ? d_norm : d_at, d_out4, n);
+        HIP_CHECK(hipGetLastError());
+        HIP_CHECK(hipMemcpy(out4.data(), d_out4, n * sizeof(float4), hipMemcpyDeviceToHost));
+        char what[96];
+        snprintf(what, sizeof what, "uchar4 as normalized float, %s, %s, %s", names[m], linear ? "linear" : "point",
+                 normalized ? "normalized" : "unnormalized");
+        for (int c = 0; c < 4; c++)
+          for (int i = 0; i < n; i++) {
+            float got = c == 0 ? out4[i].x : c == 1 ? out4[i].y : c == 2 ? out4[i].z : out4[i].w;
+            float x = normalized ? norm[i].x : coords[i].x, y = normalized ? norm[i].y : coords[i].y;
+            close_enough(what, i, got, reference_2d(chans[c], w, h, x, y, (Mode)m, linear, normalized), 2.0f);
+          }
+        HIP_CHECK(hipDestroyTextureObject(t4));
+      }
+  pass("uchar4 textures read as normalized floats: every address mode, point and linear, normalized and not");
 
   // 3D: point sampling, normalized, clamped (HIP 6 refuses linear filtering of 3D images
   // on gfx90a: "doesn't support 3D linear filter").

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 const PASSES: [&str; 6] = [
     "2D float textures: every address mode, point and linear, normalized and not",
-    "uchar4 texture read as normalized floats",
+    "uchar4 textures read as normalized floats: every address mode, point and linear, normalized and not",
     "3D texture, point sampling",
     "layered 2D texture",
     "tex1Dfetch on linear memory",
