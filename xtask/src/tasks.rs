@@ -47,7 +47,13 @@ pub fn test(extra: &[String]) -> Result<()> {
     build()?;
     let mut c = cargo();
     c.args(["test", "--release", "--workspace"]).args(extra).env("ROCJITSU_BIN_DIR", bin_dir());
-    run(c)
+    run(c)?;
+    // Two minutes of the soak (issue "Nothing lost, nobody in"): random programs, kills
+    // mid-kernel and malformed connections against one daemon. A failure prints its seed.
+    if extra.is_empty() {
+        crate::soak::run(&["--minutes".into(), "2".into(), "--clients".into(), "3".into()])?;
+    }
+    Ok(())
 }
 
 pub fn demo() -> Result<()> {
