@@ -95,6 +95,11 @@ fn step(
     in_flight: &mut Option<InFlight>,
     wake: &Wake,
 ) -> Result<Option<bool>, GpuFault> {
+    // A dispatch still running holds the queue: nothing to read until it ends (this is the
+    // scheduler thread's loop while a long kernel runs).
+    if in_flight.as_ref().is_some_and(|f| f.ticket.outcome().is_none()) {
+        return Ok(Some(false));
+    }
     let write = mem.atomic_u64(q.write_ptr, false)?.load(Ordering::Acquire);
     let read_index = mem.atomic_u64(q.read_ptr, true)?;
     let read = read_index.load(Ordering::Acquire);

@@ -200,7 +200,7 @@ impl Span {
     #[inline]
     pub fn gather_u32(&self, addr: &[u64; LANES], mask: u64, delta: u64, out: &mut [u32; LANES]) {
         let len = self.end - self.start;
-        let one = |l: usize, out: &mut [u32; LANES]| {
+        for_each_lane(mask, |l| {
             let off = addr[l].wrapping_add(delta).wrapping_sub(self.start);
             out[l] = if len >= 4 && off <= len - 4 {
                 // SAFETY: [off, off + 4) lies inside the span, which
@@ -209,18 +209,7 @@ impl Span {
             } else {
                 0
             };
-        };
-        if mask == u64::MAX {
-            for l in 0..LANES {
-                one(l, out);
-            }
-        } else {
-            let mut m = mask;
-            while m != 0 {
-                one(m.trailing_zeros() as usize, out);
-                m &= m - 1;
-            }
-        }
+        });
     }
 }
 
@@ -241,9 +230,10 @@ impl Span {
     }
 }
 
-/// Calls `f` for each lane set in `mask`, in increasing order.
+/// Calls `f` for each lane set in `mask`, in increasing order (a full mask as a plain loop,
+/// which the compiler can unroll and vectorize).
 #[inline]
-fn for_each_lane(mask: u64, mut f: impl FnMut(usize)) {
+pub fn for_each_lane(mask: u64, mut f: impl FnMut(usize)) {
     if mask == u64::MAX {
         for l in 0..LANES {
             f(l);
@@ -295,25 +285,14 @@ impl WriteSpan {
     pub fn scatter_u32(&self, addr: &[u64; LANES], mask: u64, delta: u64, data: &[u32; LANES]) {
         let s = self.0;
         let len = s.end - s.start;
-        let one = |l: usize| {
+        for_each_lane(mask, |l| {
             let off = addr[l].wrapping_add(delta).wrapping_sub(s.start);
             if len >= 4 && off <= len - 4 {
                 // SAFETY: [off, off + 4) lies inside the span, translated
                 // for writing as one live mapping.
                 unsafe { std::ptr::write_unaligned((s.host + off as usize) as *mut u32, data[l]) };
             }
-        };
-        if mask == u64::MAX {
-            for l in 0..LANES {
-                one(l);
-            }
-        } else {
-            let mut m = mask;
-            while m != 0 {
-                one(m.trailing_zeros() as usize);
-                m &= m - 1;
-            }
-        }
+        });
     }
 
     /// For each lane set in `mask`: writes `lo[l] | hi[l] << 32` at `addr[l] + delta`

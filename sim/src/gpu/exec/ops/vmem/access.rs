@@ -135,14 +135,7 @@ pub fn merge_lanes(dst: &mut [u32; LANES], src: &[u32; LANES], mask: u64) {
 }
 
 /// Calls `f` for each set bit of `mask`, lowest first.
-#[inline]
-pub fn for_lanes(mut mask: u64, mut f: impl FnMut(usize)) {
-    while mask != 0 {
-        let l = mask.trailing_zeros() as usize;
-        mask &= mask - 1;
-        f(l);
-    }
-}
+pub use crate::gpu::exec::memory::for_each_lane as for_lanes;
 
 fn lds_range(lds: &[u8], off: u32, len: usize) -> Option<std::ops::Range<usize>> {
     let s = off as usize;
