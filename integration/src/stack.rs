@@ -205,6 +205,24 @@ impl Stack {
         compile(&source, marker.as_deref(), &exe, cmd)
     }
 
+    /// Runs `exe` with `args` under `rocjitsu` in `mode` (within `deadline`), this stack's
+    /// package versions added to a failure's output.
+    pub fn run_program(self, mode: Mode, exe: &Path, args: &[&str], deadline: Duration) -> Outcome {
+        let mut cmd = self.rocjitsu_in(mode);
+        cmd.arg("--").arg(exe).args(args);
+        self.run(cmd, deadline)
+    }
+
+    /// Compiles `integration/programs/<name>.hip` for gfx90a and runs it in local and
+    /// `--daemon` mode; each run must print every `PASS <p>` of `passes` and nothing failing.
+    pub fn assert_program_passes(self, name: &str, passes: &[&str]) {
+        let exe = self.hip_program(name, "gfx90a", &[]);
+        for mode in Mode::OWN {
+            let o = self.run_program(mode, &exe, &[], Duration::from_secs(300));
+            o.assert_passes(&format!("{name} ({}, {})", self.name(), mode.name()), passes);
+        }
+    }
+
     /// Runs `cmd` (built with [`Self::rocjitsu`] or [`Self::command`]) and adds this stack's
     /// package versions to the output, so that a failure says what it ran against.
     pub fn run(self, cmd: Command, deadline: Duration) -> Outcome {

@@ -17,14 +17,12 @@ fn calls(stack: Stack) {
         "recursion 200 frames deep with a 96 KiB stack limit"
     };
     for mode in Mode::OWN {
-        let mut cmd = stack.rocjitsu_in(mode);
-        cmd.arg("--").arg(&exe);
-        let o = stack.run(cmd, DEADLINE);
+        let o = stack.run_program(mode, &exe, &[], DEADLINE);
         let what = format!("device_calls ({}, {})", stack.name(), mode.name());
         o.assert_passes(&what, &["recursion, virtual calls and a deep call chain", deep]);
         // printf from a called function, for every 97th thread: thread 0 computes
-        // fib(0) + area(0) + chain(0, 0) = 0, the values are checked
-        // by the program; here the lines themselves.
+        // fib(0) + area(0) + chain(0, 0) = 0; the values are checked by the program; here the
+        // lines themselves.
         assert!(o.has_line("thread 0 computed 0"), "{what}:\n{}", o.stdout);
         let printed = o.stdout.lines().filter(|l| l.starts_with("thread ")).count();
         assert_eq!(printed, (0..2048).filter(|t| t % 97 == 0).count(), "{what}:\n{}", o.stdout);
@@ -35,9 +33,7 @@ fn assertion(stack: Stack) {
     let exe = stack.hip_program("device_assert", "gfx90a", &[]);
     for mode in Mode::OWN {
         let what = format!("device_assert ({}, {})", stack.name(), mode.name());
-        let mut cmd = stack.rocjitsu_in(mode);
-        cmd.arg("--").arg(&exe);
-        let o = stack.run(cmd, DEADLINE);
+        let o = stack.run_program(mode, &exe, &[], DEADLINE);
         assert!(!o.status.success(), "{what}: the application survived its failed assertion:\n{}", o.stdout);
         assert!(!o.stdout.contains("survived"), "{what}:\n{}", o.stdout);
         assert!(
@@ -46,9 +42,9 @@ fn assertion(stack: Stack) {
             o.stderr
         );
         // The next run, with nothing failing, works.
-        let mut cmd = stack.rocjitsu_in(mode);
-        cmd.arg("--").arg(&exe).arg("pass");
-        stack.run(cmd, DEADLINE).assert_passes(&format!("{what}, second run"), &["kernel with an assert that holds"]);
+        stack
+            .run_program(mode, &exe, &["pass"], DEADLINE)
+            .assert_passes(&format!("{what}, second run"), &["kernel with an assert that holds"]);
     }
 }
 

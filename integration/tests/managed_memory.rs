@@ -2,8 +2,7 @@
 //! prefetch and advice, and the host and a kernel on different halves at once
 //! (`programs/managed_memory.hip`) — ROCm 5.2 and sid, local and `--daemon`.
 
-use integration::{Mode, Stack};
-use std::time::Duration;
+use integration::Stack;
 
 const PASSES: [&str; 3] = [
     "host writes, kernel increments, host reads",
@@ -12,13 +11,7 @@ const PASSES: [&str; 3] = [
 ];
 
 fn managed(stack: Stack) {
-    let exe = stack.hip_program("managed_memory", "gfx90a", &[]);
-    for mode in Mode::OWN {
-        let mut cmd = stack.rocjitsu_in(mode);
-        cmd.arg("--").arg(&exe);
-        let o = stack.run(cmd, Duration::from_secs(300));
-        o.assert_passes(&format!("managed_memory ({}, {})", stack.name(), mode.name()), &PASSES);
-    }
+    stack.assert_program_passes("managed_memory", &PASSES);
 }
 
 #[test]

@@ -4,8 +4,7 @@
 //! `tex1Dfetch` on linear memory and a surface round trip against a CPU implementation of
 //! the filter — ROCm 5.2 and sid, local and `--daemon`.
 
-use integration::{Mode, Stack};
-use std::time::Duration;
+use integration::Stack;
 
 const PASSES: [&str; 6] = [
     "2D float textures: every address mode, point and linear, normalized and not",
@@ -17,13 +16,7 @@ const PASSES: [&str; 6] = [
 ];
 
 fn textures(stack: Stack) {
-    let exe = stack.hip_program("textures", "gfx90a", &[]);
-    for mode in Mode::OWN {
-        let mut cmd = stack.rocjitsu_in(mode);
-        cmd.arg("--").arg(&exe);
-        let o = stack.run(cmd, Duration::from_secs(300));
-        o.assert_passes(&format!("textures ({}, {})", stack.name(), mode.name()), &PASSES);
-    }
+    stack.assert_program_passes("textures", &PASSES);
 }
 
 #[test]
