@@ -200,8 +200,17 @@ impl Span {
     #[inline]
     pub fn gather_u32(&self, addr: &[u64; LANES], mask: u64, delta: u64, out: &mut [u32; LANES]) {
         let len = self.end - self.start;
+        // Lanes of one instruction that name the same address get one value, as from the
+        // hardware's one memory transaction: the compiler treats a load from a uniform
+        // address as uniform (a spin loop branches on it for the whole wave), so a host store
+        // landing between two lanes' reads must not split them.
+        let mut last = (u64::MAX, 0u32);
         for_each_lane(mask, |l| {
             let off = addr[l].wrapping_add(delta).wrapping_sub(self.start);
+            if off == last.0 {
+                out[l] = last.1;
+                return;
+            }
             out[l] = if len >= 4 && off <= len - 4 {
                 // SAFETY: [off, off + 4) lies inside the span, which
                 // `WaveMem::span` translated as one live mapping.
@@ -209,6 +218,7 @@ impl Span {
             } else {
                 0
             };
+            last = (off, out[l]);
         });
     }
 }
@@ -221,9 +231,18 @@ impl Span {
     #[inline]
     pub fn gather_u64(&self, addr: &[u64; LANES], mask: u64, delta: u64, lo: &mut [u32; LANES], hi: &mut [u32; LANES]) {
         let len = self.end - self.start;
+        let mut last = (u64::MAX, 0u64);
         for_each_lane(mask, |l| {
             let off = addr[l].wrapping_add(delta).wrapping_sub(self.start);
-            let v = if len >= 8 && off <= len - 8 { load_u64(self.host + off as usize) } else { 0 };
+            // One value per address per instruction (see `gather_u32`).
+            let v = if off == last.0 {
+                last.1
+            } else if len >= 8 && off <= len - 8 {
+                load_u64(self.host + off as usize)
+            } else {
+                0
+            };
+            last = (off, v);
             lo[l] = v as u32;
             hi[l] = (v >> 32) as u32;
         });
@@ -517,6 +536,38 @@ mod tlb_tests {
         let (mut lo, mut hi) = ([0; LANES], [0; LANES]);
         span.gather_u64(&addr, 0b101, 0, &mut lo, &mut hi);
         assert_eq!((lo[0], hi[2], lo[1]), (20_000, 20_000, 0), "only lanes in the mask are read");
+        drop(buf);
+    }
+
+    /// Lanes loading one address in one instruction see one value, even while another
+    /// thread stores to it (the compiler branches on such a load for the whole wave).
+    #[test]
+    fn lanes_loading_one_address_see_one_value() {
+        let mut buf = vec![0u32; 1024];
+        let host = buf.as_mut_ptr() as usize;
+        let mut vm = GpuVm::new();
+        vm.map(VmRange { start: 0x10000, len: 4096, host, writable: true, handle: 1 }).unwrap();
+        let addr = [0x10040u64; LANES];
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let m = WaveMem::new(&vm);
+                let span = m.span_mut(0x10000, 0x11000).unwrap();
+                for k in 1..=5_000_000u32 {
+                    span.scatter_u32(&[0x10040; LANES], 1, 0, &[k; LANES]);
+                }
+                stop.store(true, std::sync::atomic::Ordering::Release);
+            });
+            let m = WaveMem::new(&vm);
+            let span = m.span(0x10000, 0x11000).unwrap();
+            let (mut out, mut lo, mut hi) = ([0; LANES], [0; LANES], [0; LANES]);
+            while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                span.gather_u32(&addr, u64::MAX, 0, &mut out);
+                assert!(out.iter().all(|&v| v == out[0]), "one address, two values: {out:?}");
+                span.gather_u64(&addr, u64::MAX, 0, &mut lo, &mut hi);
+                assert!(lo.iter().all(|&v| v == lo[0]), "one address, two values: {lo:?}");
+            }
+        });
         drop(buf);
     }
 }
