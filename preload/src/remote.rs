@@ -12,6 +12,10 @@
 //!   daemon the application's own pages: they move into memfds of ours
 //!   without losing a write ([`crate::usershare`]), which the ALLOC request
 //!   carries; they move back to private memory when freed.
+//! - HIP IPC on ROCm 6.x: EXPORT_DMABUF's reply carries the dmabuf, which
+//!   becomes an ordinary fd of the application (ROCR passes it to the
+//!   importer over a socket of its own); GET_DMABUF_INFO and IMPORT_DMABUF
+//!   carry the fd the application names back to the daemon.
 //! - A lost daemon or a broken stream fails every later call with an error
 //!   (the RPC client is poisoned); nothing waits forever on a dead peer.
 
@@ -20,12 +24,12 @@ use crate::usershare::{page_range, UserShare};
 use proto::abi::kfd::{self, alloc_flags, cmd};
 use proto::framing::std_io::UnixTransport;
 use proto::ioctl::UserMemory;
-use proto::payload::{MachineInfo, MmapRequest, MunmapRequest, FD_PAGE_SIZE};
+use proto::payload::{FdDesc, FdKind, MachineInfo, MmapRequest, MunmapRequest, FD_PAGE_SIZE};
 use proto::RpcClient;
 use sim::driver::kfd::DeviceFile;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, BorrowedFd, IntoRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -219,6 +223,12 @@ impl OpenKfd for RemoteKfd {
                 return self.register_user_memory(&a, args, args_addr, mem);
             }
         }
+        if request == cmd::GET_DMABUF_INFO || request == cmd::IMPORT_DMABUF {
+            return self.name_dmabuf(request, args, args_addr, mem);
+        }
+        if request == cmd::EXPORT_DMABUF {
+            return self.export_dmabuf(args, args_addr, mem);
+        }
         let out =
             self.inner.with_conn(|c| c.ioctl(DeviceFile::Kfd, request, args, args_addr, mem).map_err(rpc_errno))?;
         if out.result < 0 {
@@ -287,6 +297,53 @@ impl OpenKfd for RemoteKfd {
 }
 
 impl RemoteKfd {
+    /// EXPORT_DMABUF: the dmabuf the daemon sends becomes the application's
+    /// `dmabuf_fd`, an ordinary fd (low number, close-on-exec as asked).
+    fn export_dmabuf(&self, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory) -> Result<(), Errno> {
+        let flags = bytemuck::pod_read_unaligned::<kfd::ExportDmabufArgs>(args).flags as i32;
+        let out = self
+            .inner
+            .with_conn(|c| c.ioctl(DeviceFile::Kfd, cmd::EXPORT_DMABUF, args, args_addr, mem).map_err(rpc_errno))?;
+        if out.result < 0 {
+            return Err(-out.result);
+        }
+        let (_, file) = out.fds.into_iter().find(|(d, _)| d.kind == FdKind::Dmabuf).ok_or(libc::EIO)?;
+        let fd = application_fd(file, flags & libc::O_CLOEXEC != 0)?;
+        let mut a: kfd::ExportDmabufArgs = bytemuck::pod_read_unaligned(args);
+        a.dmabuf_fd = fd as u32;
+        args.copy_from_slice(bytemuck::bytes_of(&a));
+        Ok(())
+    }
+
+    /// GET_DMABUF_INFO / IMPORT_DMABUF: sends the dmabuf the application names
+    /// with the request (the daemon knows a dmabuf by its file, not by a
+    /// number in this process).
+    fn name_dmabuf(&self, request: u32, args: &mut [u8], args_addr: u64, mem: &dyn UserMemory) -> Result<(), Errno> {
+        let number = if request == cmd::GET_DMABUF_INFO {
+            bytemuck::pod_read_unaligned::<kfd::GetDmabufInfoArgs>(args).dmabuf_fd
+        } else {
+            bytemuck::pod_read_unaligned::<kfd::ImportDmabufArgs>(args).dmabuf_fd
+        };
+        let number = i32::try_from(number).map_err(|_| libc::EBADF)?;
+        // SAFETY: the fd is only borrowed for this call, during which the
+        // application (which passed it to a blocking ioctl) keeps it open; fstat
+        // below fails cleanly if it is not open at all.
+        let fd = unsafe { BorrowedFd::borrow_raw(number) };
+        let st = rustix::fs::fstat(fd).map_err(|e| e.raw_os_error())?;
+        if st.st_size <= 0 {
+            // No dmabuf of ours is empty: this is some other file.
+            return Err(libc::EINVAL);
+        }
+        let desc = FdDesc { kind: FdKind::Dmabuf, access: 0, offset: 0, length: st.st_size as u64 };
+        let out = self
+            .inner
+            .with_conn(|c| c.ioctl_with_memory(request, args, args_addr, mem, &[(desc, fd)]).map_err(rpc_errno))?;
+        if out.result < 0 {
+            return Err(-out.result);
+        }
+        Ok(())
+    }
+
     /// ALLOC_MEMORY_OF_GPU of USERPTR memory: lends the daemon the pages of
     /// the registered range along with the request.
     fn register_user_memory(
@@ -320,6 +377,17 @@ impl RemoteKfd {
             }
         }
     }
+}
+
+/// Makes a file received from the daemon an ordinary fd of the application:
+/// the lowest free number from 3 (as a kernel-made fd would be), with
+/// close-on-exec as asked.
+fn application_fd(file: OwnedFd, cloexec: bool) -> Result<i32, Errno> {
+    let fd = rustix::io::fcntl_dupfd_cloexec(&file, 3).map_err(|e| e.raw_os_error())?;
+    if !cloexec {
+        rustix::io::fcntl_setfd(&fd, rustix::io::FdFlags::empty()).map_err(|e| e.raw_os_error())?;
+    }
+    Ok(fd.into_raw_fd())
 }
 
 #[cfg(test)]

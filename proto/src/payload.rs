@@ -375,10 +375,16 @@ pub enum FdKind {
     Events = 4,
     /// The MMIO remap page (HDP flush registers).
     Mmio = 5,
+    /// A dmabuf (HIP IPC on ROCm 6.x): in an EXPORT_DMABUF reply, the file the
+    /// application gets as `dmabuf_fd`; in a GET_DMABUF_INFO or IMPORT_DMABUF
+    /// request, the file the application named there. A name, never mapped:
+    /// access 0, offset 0, length the buffer's size.
+    Dmabuf = 6,
 }
 
 impl FdKind {
-    pub const ALL: [FdKind; 5] = [FdKind::Allocation, FdKind::Userptr, FdKind::Doorbell, FdKind::Events, FdKind::Mmio];
+    pub const ALL: [FdKind; 6] =
+        [FdKind::Allocation, FdKind::Userptr, FdKind::Doorbell, FdKind::Events, FdKind::Mmio, FdKind::Dmabuf];
 
     fn from_u16(v: u16) -> Option<FdKind> {
         FdKind::ALL.into_iter().find(|k| *k as u16 == v)
@@ -558,7 +564,9 @@ impl DeviceFile {
 /// The trailer is empty except for an ALLOC_MEMORY_OF_GPU of USERPTR memory:
 /// there the client hands over the memory it registers, as
 /// [`FdKind::Userptr`] descriptors of memfds that back its pages, in address
-/// order; their lengths add up to the allocation's size in whole pages.
+/// order; their lengths add up to the allocation's size in whole pages. And
+/// GET_DMABUF_INFO and IMPORT_DMABUF carry the dmabuf they name, as one
+/// [`FdKind::Dmabuf`] descriptor.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IoctlRequest {
     pub cmd: u32,
@@ -631,13 +639,24 @@ pub(crate) fn put_ioctl_request_head(
     Ok(())
 }
 
-/// The descriptors an IOCTL request may carry: none, or for an
+/// The descriptors an IOCTL request may carry: none; or for an
 /// ALLOC_MEMORY_OF_GPU of USERPTR memory, [`FdKind::Userptr`] pieces
 /// (readable and writable) whose lengths add up to the allocation's size
-/// rounded up to whole pages.
+/// rounded up to whole pages; or for GET_DMABUF_INFO and IMPORT_DMABUF, one
+/// [`FdKind::Dmabuf`] (access 0).
 pub fn check_request_fds(cmd: u32, args: &[u8], fds: &[FdDesc]) -> Result<(), MessageError> {
     use crate::abi::kfd::{self, alloc_flags};
     if fds.is_empty() {
+        return Ok(());
+    }
+    if cmd == kfd::cmd::GET_DMABUF_INFO || cmd == kfd::cmd::IMPORT_DMABUF {
+        if fds.len() != 1 {
+            return Err(MessageError::FdsNotExpected { cmd, count: fds.len() });
+        }
+        let d = fds[0];
+        if d.kind != FdKind::Dmabuf || d.access != 0 {
+            return Err(MessageError::WrongRequestFd { index: 0, kind: d.kind as u16, access: d.access });
+        }
         return Ok(());
     }
     let userptr_alloc = (cmd == kfd::cmd::ALLOC_MEMORY_OF_GPU)

@@ -11,8 +11,8 @@ use proto::framing::tokio_io::{Connection, Received};
 use proto::header::Opcode;
 use proto::message::{Reply, Request};
 use proto::payload::{
-    AttachWaitRequest, DeviceFile, HandshakeReply, HandshakeRequest, IoctlRequest, MachineInfo, MmapReply, MmapRequest,
-    Role, PROTOCOL_VERSION,
+    AttachWaitRequest, DeviceFile, FdDesc, HandshakeReply, HandshakeRequest, IoctlRequest, MachineInfo, MmapReply,
+    MmapRequest, Role, PROTOCOL_VERSION,
 };
 use proto::sequence::{Pending, ServerSequence};
 use sim::driver::kfd::KfdProcess;
@@ -147,14 +147,17 @@ pub async fn serve(stream: UnixStream, peer_pid: u32, engine: EngineHandle, mut 
             break;
         }
     }
-    match client.attached {
-        Attachment::Session { id, .. } => {
-            client.engine.send(Job::Close { session_id: id });
-        }
-        Attachment::Waiter { id, .. } => {
-            client.engine.send(Job::WaitConnections { session_id: id, delta: -1 });
-        }
-        Attachment::None => {}
+    let last_word = match client.attached {
+        Attachment::Session { id, .. } => Some(Job::Close { session_id: id }),
+        Attachment::Waiter { id, .. } => Some(Job::WaitConnections { session_id: id, delta: -1 }),
+        Attachment::None => None,
+    };
+    // This connection's reference to the process goes first, so that the engine's is the
+    // last one when it lets the process go (and its memory can be given back then).
+    let engine = client.engine.clone();
+    drop(client);
+    if let Some(job) = last_word {
+        engine.send(job);
     }
 }
 
@@ -178,7 +181,7 @@ impl Client {
                 // The descriptors that came with the request (the sequence checked their
                 // number): the client's memory behind a USERPTR allocation.
                 let memory: Vec<Lent> = r.fds.iter().copied().zip(rx.fds).collect();
-                self.ioctl(pending, r, memory).await.map(|()| Answered::Reply(Vec::new()))
+                self.ioctl(pending, r, memory).await.map(Answered::Reply)
             }
             Request::Mmap(m) => self.mmap(pending, m).await.map(Answered::Reply),
             Request::Munmap(_) => self
@@ -254,8 +257,9 @@ impl Client {
         pending: Pending,
         r: IoctlRequest,
         memory: Vec<Lent>,
-    ) -> Result<(), proto::error::SequenceError> {
+    ) -> Result<Vec<FdOut>, proto::error::SequenceError> {
         let IoctlRequest { cmd, device, mut payload, .. } = r;
+        let mut file = None;
         let (result, payload) = match &self.attached {
             Attachment::Waiter { process, .. } | Attachment::Session { process, .. }
                 if proto::ioctl::blocks(cmd, &payload) =>
@@ -272,14 +276,20 @@ impl Client {
             Attachment::Session { id, .. } => {
                 let session_id = *id;
                 match call(&self.engine, |reply| Job::Ioctl { session_id, device, cmd, payload, memory, reply }).await {
-                    Some(done) => (done.result, done.payload),
+                    Some(done) => {
+                        file = done.file;
+                        (done.result, done.payload)
+                    }
                     None => (-libc::ESHUTDOWN, Vec::new()),
                 }
             }
             Attachment::None => (-libc::EBADF, Vec::new()),
         };
-        // IOCTL replies carry no descriptors: memory files travel with MMAP replies.
-        self.sequence.encode_ioctl_reply(pending, result, &payload, &[], &mut self.out)
+        // Memory files travel with MMAP replies; an IOCTL reply carries at most the dmabuf
+        // an EXPORT_DMABUF made.
+        let descs: Vec<FdDesc> = file.iter().map(|(d, _)| *d).collect();
+        self.sequence.encode_ioctl_reply(pending, result, &payload, &descs, &mut self.out)?;
+        Ok(file.into_iter().collect())
     }
 
     /// This connection's waiter thread, started on first use.

@@ -9,7 +9,7 @@ use proto::payload::{
     StatusReply,
 };
 use sim::driver::kfd::{KfdProcess, MapKind, UserptrMode};
-use sim::driver::service::Service;
+use sim::driver::service::{IoctlFiles, Service};
 use sim::gpu::memory::LentPiece;
 use sim::Machine;
 use std::collections::HashMap;
@@ -34,10 +34,12 @@ pub struct Opened {
     pub process: Arc<KfdProcess>,
 }
 
-/// The answer to an IOCTL: 0 or -errno, and the payload to copy back.
+/// The answer to an IOCTL: 0 or -errno, the payload to copy back, and the file it gives
+/// the client (the dmabuf of an EXPORT_DMABUF).
 pub struct IoctlDone {
     pub result: i32,
     pub payload: Vec<u8>,
+    pub file: Option<FdOut>,
 }
 
 /// Work for the engine thread.
@@ -201,8 +203,11 @@ impl Engine {
                     Some(s) => ioctl(&self.machine, &s.process, device, cmd, &mut payload, memory),
                     None => Err(libc::EBADF),
                 };
-                let result = done.err().map_or(0, |errno| -errno);
-                let _ = reply.send(IoctlDone { result, payload });
+                let (result, file) = match done {
+                    Ok(file) => (0, file),
+                    Err(errno) => (-errno, None),
+                };
+                let _ = reply.send(IoctlDone { result, payload, file });
             }
             Job::Mmap { session_id, req, reply } => {
                 let r = match self.sessions.get(&session_id) {
@@ -218,6 +223,8 @@ impl Engine {
                         s.pid
                     );
                     s.process.close();
+                    drop(s);
+                    release_freed_memory();
                 }
             }
             Job::Status { reply } => {
@@ -279,24 +286,45 @@ impl Engine {
     }
 }
 
+/// Gives the heap memory a session freed back to the system. glibc's allocator keeps
+/// freed memory in its arenas for reuse; in a daemon that lives for weeks, the peak of
+/// concurrent clients would otherwise stay resident after they have all gone. A session
+/// ends rarely (it is a process exit), so the few milliseconds the trim takes are cheap.
+fn release_freed_memory() {
+    // SAFETY: malloc_trim only walks and trims the allocator's own arenas, under their
+    // locks; it is safe to call from any thread at any time.
+    unsafe { libc::malloc_trim(0) };
+}
+
 /// A duplicate of the process's memory file, to send.
 fn arena_fd(process: &KfdProcess) -> Result<OwnedFd, i32> {
     rustix::io::fcntl_dupfd_cloexec(process.arena_fd(), 3).map_err(|e| e.raw_os_error())
 }
 
 /// Runs one ioctl through the machine's request service. A USERPTR allocation comes with
-/// the client's memory behind the range (`memory`), which the process maps and keeps.
+/// the client's memory behind the range, which the process maps and keeps; a dmabuf
+/// import with the dmabuf (`files`). Returns the file to send back, if the ioctl made one.
 fn ioctl(
     machine: &Machine,
     process: &KfdProcess,
     device: DeviceFile,
     cmd: u32,
     payload: &mut [u8],
-    memory: Vec<Lent>,
-) -> Result<(), i32> {
+    files: Vec<Lent>,
+) -> Result<Option<FdOut>, i32> {
     let pieces: Vec<LentPiece<'_>> =
-        memory.iter().map(|(desc, fd)| LentPiece { fd: fd.as_fd(), offset: desc.offset, len: desc.length }).collect();
-    machine.service().ioctl(Some(process), device, cmd, payload, &pieces)
+        files.iter().map(|(desc, fd)| LentPiece { fd: fd.as_fd(), offset: desc.offset, len: desc.length }).collect();
+    let files = match files.as_slice() {
+        [] => IoctlFiles::None,
+        [(desc, fd)] if desc.kind == FdKind::Dmabuf => IoctlFiles::Dmabuf(fd.as_fd()),
+        _ => IoctlFiles::Lent(&pieces),
+    };
+    let Some(file) = machine.service().ioctl_with_files(Some(process), device, cmd, payload, files)? else {
+        return Ok(None);
+    };
+    // The dmabuf's description: a name the size of its buffer, never mapped.
+    let size = rustix::fs::fstat(&file).map_err(|e| e.raw_os_error())?.st_size as u64;
+    Ok(Some((FdDesc { kind: FdKind::Dmabuf, access: 0, offset: 0, length: size }, file)))
 }
 
 /// An mmap through the machine's request service: the process's memory file, with the
@@ -310,5 +338,10 @@ fn mmap(machine: &Machine, process: &KfdProcess, req: &MmapRequest) -> Result<Fd
         MapKind::Mmio => FdKind::Mmio,
     };
     let desc = FdDesc { kind, access: fd_access::ALL, offset: target.file_offset, length: target.len };
-    Ok((desc, arena_fd(process)?))
+    let file = match &target.foreign {
+        // An imported buffer lives in its exporter's memory file.
+        Some(arena) => rustix::io::fcntl_dupfd_cloexec(arena.fd(), 3).map_err(|e| e.raw_os_error())?,
+        None => arena_fd(process)?,
+    };
+    Ok((desc, file))
 }

@@ -10,11 +10,14 @@
 
 use crate::config::Device;
 use crate::driver::drm::DrmError;
+use crate::driver::kfd::ipc::Exports;
 use crate::driver::kfd::usage::DeviceUsage;
 use crate::driver::kfd::{ArenaRange, DeviceFile, KfdError, KfdProcess, UserptrMode};
 use crate::gpu::memory::{LentMemory, LentPiece};
 use crate::gpu::scheduler::Scheduler;
+use proto::abi::kfd::cmd;
 use proto::ioctl::{EINVAL, ENODEV};
+use rustix::fd::{BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
 /// The simulated driver of one machine: its GPUs, the memory every process has in use on
@@ -27,6 +30,19 @@ pub struct Service {
     /// Memory in use on each GPU by all processes.
     usage: Arc<DeviceUsage>,
     scheduler: Arc<Scheduler>,
+    /// Buffers its processes exported to one another (HIP IPC).
+    exports: Arc<Exports>,
+}
+
+/// The files that travel with an ioctl (in daemon mode, in the request's fd trailer).
+#[derive(Debug, Clone, Copy, Default)]
+pub enum IoctlFiles<'a> {
+    #[default]
+    None,
+    /// The memory a USERPTR allocation hands over in daemon mode (the client's memfds).
+    Lent(&'a [LentPiece<'a>]),
+    /// The dmabuf the application named in GET_DMABUF_INFO or IMPORT_DMABUF.
+    Dmabuf(BorrowedFd<'a>),
 }
 
 /// Why a request failed.
@@ -40,6 +56,8 @@ pub enum ServiceError {
     NoRenderNode(u32),
     #[error("memory lent with an ioctl that takes none")]
     UnexpectedMemory,
+    #[error("{0} passes a file the request did not carry")]
+    MissingFile(String),
 }
 
 impl ServiceError {
@@ -49,7 +67,7 @@ impl ServiceError {
             ServiceError::Kfd(e) => e.errno(),
             ServiceError::Drm(e) => e.errno(),
             ServiceError::NoRenderNode(_) => ENODEV,
-            ServiceError::UnexpectedMemory => EINVAL,
+            ServiceError::UnexpectedMemory | ServiceError::MissingFile(_) => EINVAL,
         }
     }
 
@@ -79,7 +97,7 @@ impl Service {
     /// the GPUs can reach.
     pub fn new(gpus: Arc<[Device]>, gtt_budget: u64, scheduler: Arc<Scheduler>) -> Service {
         let usage = Arc::new(DeviceUsage::new(gpus.iter().map(|g| g.local_mem_size), gtt_budget));
-        Service { gpus, gtt_budget, usage, scheduler }
+        Service { gpus, gtt_budget, usage, scheduler, exports: Arc::default() }
     }
 
     pub fn gpus(&self) -> &Arc<[Device]> {
@@ -108,7 +126,15 @@ impl Service {
 
     /// A new KFD process (an open of `/dev/kfd` by a new application process).
     pub fn open_process(&self, pid: u32, userptr: UserptrMode) -> Result<Arc<KfdProcess>, KfdError> {
-        KfdProcess::open(pid, self.gpus.clone(), self.usage.clone(), self.gtt_budget, userptr, self.scheduler.clone())
+        KfdProcess::open(
+            pid,
+            self.gpus.clone(),
+            self.usage.clone(),
+            self.gtt_budget,
+            userptr,
+            self.scheduler.clone(),
+            self.exports.clone(),
+        )
     }
 
     /// One ioctl, made on `device`, on a payload built by `proto::ioctl`. KFD ioctls act on
@@ -123,16 +149,55 @@ impl Service {
         payload: &mut [u8],
         lent: &[LentPiece<'_>],
     ) -> Result<(), i32> {
+        let files = if lent.is_empty() { IoctlFiles::None } else { IoctlFiles::Lent(lent) };
+        self.ioctl_with_files(process, device, cmd, payload, files).map(drop)
+    }
+
+    /// [`Self::ioctl`] with the files that travel with it in daemon mode (the dmabuf of an
+    /// import, the memory of a USERPTR allocation); returns the file the ioctl gives back
+    /// (the dmabuf of an EXPORT_DMABUF), for the caller to hand to the application.
+    pub fn ioctl_with_files(
+        &self,
+        process: Option<&KfdProcess>,
+        device: DeviceFile,
+        cmd: u32,
+        payload: &mut [u8],
+        files: IoctlFiles<'_>,
+    ) -> Result<Option<OwnedFd>, i32> {
         let what = || format!("{} on {}", proto::ioctl::name_of(cmd), device_name(device));
-        let done = match (device, process) {
-            (DeviceFile::Render { minor }, _) if lent.is_empty() => self.drm_ioctl(minor, cmd, payload),
-            (DeviceFile::Kfd, Some(p)) if lent.is_empty() => p.ioctl(cmd, payload).map_err(ServiceError::from),
-            (DeviceFile::Kfd, Some(p)) if cmd == proto::abi::kfd::cmd::ALLOC_MEMORY_OF_GPU => LentMemory::map(lent)
+        let p = match (device, process) {
+            (DeviceFile::Render { minor }, _) => {
+                let done = match files {
+                    IoctlFiles::None => self.drm_ioctl(minor, cmd, payload),
+                    _ => Err(ServiceError::UnexpectedMemory),
+                };
+                return done.map(|()| None).map_err(|e| report(process, &what(), e));
+            }
+            (DeviceFile::Kfd, Some(p)) => p,
+            (DeviceFile::Kfd, None) => {
+                let e = KfdError::BadArgument("a KFD ioctl with no KFD process".into());
+                return Err(report(process, &what(), e.into()));
+            }
+        };
+        let shared = p.shares_machine();
+        let done = match (cmd, files) {
+            (cmd::EXPORT_DMABUF, IoctlFiles::None) if shared => p.export_dmabuf(payload).map(Some).map_err(Into::into),
+            (cmd::GET_DMABUF_INFO, IoctlFiles::Dmabuf(fd)) => {
+                p.dmabuf_info(payload, fd).map(|()| None).map_err(Into::into)
+            }
+            (cmd::IMPORT_DMABUF, IoctlFiles::Dmabuf(fd)) => {
+                p.import_dmabuf(payload, fd).map(|()| None).map_err(Into::into)
+            }
+            (cmd::GET_DMABUF_INFO | cmd::IMPORT_DMABUF, IoctlFiles::None) if shared => {
+                Err(ServiceError::MissingFile(proto::ioctl::name_of(cmd)))
+            }
+            (_, IoctlFiles::None) => p.ioctl(cmd, payload).map(|()| None).map_err(Into::into),
+            (cmd::ALLOC_MEMORY_OF_GPU, IoctlFiles::Lent(lent)) => LentMemory::map(lent)
                 .map_err(KfdError::from)
                 .and_then(|memory| p.alloc_lent_userptr(payload, memory))
-                .map_err(ServiceError::from),
-            (DeviceFile::Kfd, None) => Err(KfdError::BadArgument("a KFD ioctl with no KFD process".into()).into()),
-            (DeviceFile::Kfd, Some(_)) | (DeviceFile::Render { .. }, _) => Err(ServiceError::UnexpectedMemory),
+                .map(|()| None)
+                .map_err(Into::into),
+            _ => Err(ServiceError::UnexpectedMemory),
         };
         done.map_err(|e| report(process, &what(), e))
     }

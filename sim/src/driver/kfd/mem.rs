@@ -6,11 +6,12 @@
 //! handed back for VRAM/GTT is [`BO_MMAP_BASE`] plus the arena offset, so a
 //! later `mmap(render_fd, offset)` finds the pages again.
 
+use super::ipc::{imported_backing, Exports, SharedBuffer};
 use super::process::{read_elem, KfdProcess};
 use super::usage::DeviceUsage;
 use super::KfdError;
 use crate::config::Device;
-use crate::gpu::memory::{Arena, LentMemory, VmRange, PAGE_SIZE};
+use crate::gpu::memory::{Arena, KeptMemory, LentMemory, VmRange, PAGE_SIZE};
 use proto::abi::kfd::{self, alloc_flags, mmap_offset};
 use proto::ioctl::{split_payload, IoctlView};
 pub use proto::payload::DeviceFile;
@@ -21,6 +22,10 @@ use std::sync::Arc;
 /// VRAM/GTT mmap offsets start here: far above any arena offset, and below
 /// the KFD offsets of doorbells/MMIO (`gpu_id << 46`).
 pub const BO_MMAP_BASE: u64 = 1 << 44;
+
+/// mmap offsets of imported buffers (IPC) start here: above every arena
+/// offset, below the KFD offsets. They are never reused within a process.
+pub const IMPORT_MMAP_BASE: u64 = 1 << 45;
 
 /// How the simulator reaches USERPTR memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +50,9 @@ pub enum Backing {
     /// Pages the client lent (daemon mode USERPTR), mapped here at `host`;
     /// the process's table holds the [`LentMemory`].
     Lent { host: usize },
+    /// A buffer another process exported (IPC), reached at `host`; the
+    /// process's table holds the [`SharedBuffer`].
+    Shared { host: usize },
 }
 
 /// One ALLOC_MEMORY_OF_GPU.
@@ -66,7 +74,7 @@ impl Allocation {
         match self.backing {
             Backing::Arena { offset, .. } => arena.host_addr(offset),
             Backing::User { addr } => addr as usize,
-            Backing::Lent { host } => host,
+            Backing::Lent { host } | Backing::Shared { host } => host,
         }
     }
 }
@@ -82,8 +90,11 @@ pub enum MapKind {
 }
 
 /// What an mmap of a device file maps: a range of the arena memfd.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ArenaRange {
+    /// Another process's arena, for a buffer this process imported (IPC);
+    /// `None`: the process's own.
+    pub foreign: Option<Arc<Arena>>,
     /// Offset in the arena memfd.
     pub file_offset: u64,
     pub len: u64,
@@ -112,6 +123,22 @@ pub struct AllocTable {
     own_event_page: Option<u64>,
     /// The memory behind [`Backing::Lent`] allocations, by handle.
     lent: BTreeMap<u64, Arc<LentMemory>>,
+    /// Buffers this process exported or imported, by handle.
+    shared: BTreeMap<u64, SharedRole>,
+    /// The process's arena (freed allocations' pages are punched out of it).
+    arena: Arc<Arena>,
+    /// The machine's exported buffers (an exporter's free revokes its names).
+    exports: Arc<Exports>,
+    /// The mmap offset the next imported buffer gets.
+    next_import_offset: u64,
+}
+
+/// A buffer that crossed processes, as one process holds it.
+#[derive(Debug)]
+struct SharedRole {
+    buffer: Arc<SharedBuffer>,
+    /// This process allocated it (its free or exit revokes the buffer's names).
+    exporter: bool,
 }
 
 impl Drop for AllocTable {
@@ -122,6 +149,16 @@ impl Drop for AllocTable {
             self.usage.release_vram(gpu, vram);
             self.usage.release_gtt(gpu, gtt);
         }
+        for role in self.shared.values().filter(|r| r.exporter) {
+            self.exports.revoke(&role.buffer);
+        }
+        // The arena may outlive the process (a buffer another process imported
+        // keeps it): the rest of its memory goes back to the host now.
+        for a in self.allocs.values() {
+            if let Backing::Arena { offset, owned: true } = a.backing {
+                self.arena.free(offset, a.size);
+            }
+        }
     }
 }
 
@@ -129,7 +166,13 @@ impl Drop for AllocTable {
 const EVENT_PAGE_BYTES: u64 = kfd::KFD_SIGNAL_EVENT_LIMIT as u64 * 8;
 
 impl AllocTable {
-    pub fn new(gpus: &[Device], usage: Arc<DeviceUsage>, userptr: UserptrMode) -> Self {
+    pub fn new(
+        gpus: &[Device],
+        usage: Arc<DeviceUsage>,
+        userptr: UserptrMode,
+        arena: Arc<Arena>,
+        exports: Arc<Exports>,
+    ) -> Self {
         AllocTable {
             allocs: BTreeMap::new(),
             next_id: 1,
@@ -142,7 +185,80 @@ impl AllocTable {
             event_page: None,
             own_event_page: None,
             lent: BTreeMap::new(),
+            shared: BTreeMap::new(),
+            arena,
+            exports,
+            next_import_offset: IMPORT_MMAP_BASE,
         }
+    }
+
+    /// How the process reaches USERPTR memory (and so whether it shares the
+    /// machine with other processes: only a daemon lends memory).
+    pub fn userptr_mode(&self) -> UserptrMode {
+        self.userptr
+    }
+
+    /// Allocation `handle` as a buffer other processes may import: its memory
+    /// (and the VRAM/GTT it counts against) moves to a [`SharedBuffer`] that
+    /// lives until the last process holding it frees it.
+    pub(crate) fn share(&mut self, handle: u64, arena: &Arc<Arena>) -> Result<Arc<SharedBuffer>, KfdError> {
+        if let Some(role) = self.shared.get(&handle) {
+            return Ok(role.buffer.clone());
+        }
+        let a = self.allocs.get_mut(&handle).ok_or(KfdError::NoSuchHandle(handle))?;
+        let kind = a.flags & alloc_flags::KIND_MASK;
+        let offset = match a.backing {
+            Backing::Arena { offset, owned: true } if kind == alloc_flags::VRAM || kind == alloc_flags::GTT => offset,
+            _ => {
+                return Err(KfdError::BadArgument(format!(
+                    "buffer {handle:#x} (flags {:#x}) is not VRAM or GTT memory, which is all that can be shared",
+                    a.flags
+                )))
+            }
+        };
+        // The allocation stays mapped and CPU-visible where it is; only the
+        // duty to free its pages moves.
+        a.backing = Backing::Arena { offset, owned: false };
+        if kind == alloc_flags::VRAM {
+            self.vram_used[a.gpu] -= a.size;
+        } else {
+            self.gtt_used[a.gpu] -= a.size;
+        }
+        let buffer = Arc::new(SharedBuffer::new(arena.clone(), offset, a, self.usage.clone()));
+        self.shared.insert(handle, SharedRole { buffer: buffer.clone(), exporter: true });
+        Ok(buffer)
+    }
+
+    /// A new allocation of this process over `buffer`, at `va` on GPU `gpu`; it
+    /// can be CPU-mapped through the render fd at its `mmap_offset`, as an
+    /// imported VRAM buffer on a large-BAR GPU can.
+    pub(crate) fn import(&mut self, buffer: Arc<SharedBuffer>, gpu: usize, gpu_id: u32, va: u64) -> u64 {
+        let handle = self.new_handle(gpu_id);
+        let mmap_offset = self.next_import_offset;
+        self.next_import_offset += buffer.size();
+        let alloc = Allocation {
+            handle,
+            gpu,
+            va,
+            size: buffer.size(),
+            flags: buffer.import_flags(),
+            backing: imported_backing(&buffer),
+            mmap_offset,
+            mapped_on: 0,
+        };
+        tracing::debug!(handle, va, size = alloc.size, "IPC import");
+        self.allocs.insert(handle, alloc);
+        self.shared.insert(handle, SharedRole { buffer, exporter: false });
+        handle
+    }
+
+    /// The memory a GPU mapping of `handle` must keep alive, if it is not the
+    /// process's own arena.
+    fn kept_memory(&self, handle: u64) -> Option<KeptMemory> {
+        if let Some(memory) = self.lent.get(&handle) {
+            return Some(KeptMemory::Lent(memory.clone()));
+        }
+        self.shared.get(&handle).map(|role| KeptMemory::Arena(role.buffer.arena().clone()))
     }
 
     /// VRAM still free on GPU `i` (for every process: the GPU's, not this process's).
@@ -347,6 +463,11 @@ impl KfdProcess {
         }
         table.allocs.remove(&handle);
         table.lent.remove(&handle);
+        if let Some(role) = table.shared.remove(&handle) {
+            if role.exporter {
+                table.exports.revoke(&role.buffer);
+            }
+        }
         tracing::trace!(handle, va = alloc.va, size = alloc.size, "KFD free");
         if let Backing::Arena { offset, owned: true } = alloc.backing {
             self.arena.free(offset, alloc.size);
@@ -397,9 +518,9 @@ impl KfdProcess {
                         writable: alloc.flags & alloc_flags::WRITABLE != 0,
                         handle: alloc.handle,
                     };
-                    let lent = table.lent.get(&alloc.handle).cloned();
-                    let mapped = self.update_vm(|vm| match lent {
-                        Some(memory) => vm.map_lent(range, memory),
+                    let kept = table.kept_memory(alloc.handle);
+                    let mapped = self.update_vm(|vm| match kept {
+                        Some(memory) => vm.map_kept(range, memory),
                         None => vm.map(range),
                     });
                     if let Err(e) = mapped {
@@ -462,14 +583,19 @@ impl KfdProcess {
                         a.mmap_offset >= BO_MMAP_BASE && offset >= a.mmap_offset && offset < a.mmap_offset + a.size
                     })
                     .ok_or(KfdError::BadMmap { offset, len })?;
-                let Backing::Arena { offset: base, .. } = alloc.backing else {
-                    return Err(KfdError::BadMmap { offset, len });
+                let (foreign, base) = match alloc.backing {
+                    Backing::Arena { offset: base, .. } => (None, base),
+                    Backing::Shared { .. } => match table.shared.get(&alloc.handle) {
+                        Some(role) => (Some(role.buffer.arena().clone()), role.buffer.offset()),
+                        None => return Err(KfdError::BadMmap { offset, len }),
+                    },
+                    Backing::User { .. } | Backing::Lent { .. } => return Err(KfdError::BadMmap { offset, len }),
                 };
                 let within = offset - alloc.mmap_offset;
                 if within + len > alloc.size {
                     return Err(KfdError::BadMmap { offset, len });
                 }
-                Ok(ArenaRange { file_offset: base + within, len, writable: true, kind: MapKind::Allocation })
+                Ok(ArenaRange { foreign, file_offset: base + within, len, writable: true, kind: MapKind::Allocation })
             }
             DeviceFile::Kfd => {
                 let gpu = self.gpu_index(mmap_offset::gpu_id(offset)).ok();
@@ -488,7 +614,7 @@ impl KfdProcess {
                         if let Some(a) = table.event_page.and_then(|h| table.allocs.get(&h)) {
                             match a.backing {
                                 Backing::Arena { offset, .. } => (offset, a.size, MapKind::Events),
-                                Backing::User { .. } | Backing::Lent { .. } => {
+                                Backing::User { .. } | Backing::Lent { .. } | Backing::Shared { .. } => {
                                     return Err(KfdError::BadMmap { offset, len })
                                 }
                             }
@@ -509,7 +635,7 @@ impl KfdProcess {
                 if len > size {
                     return Err(KfdError::BadMmap { offset, len });
                 }
-                Ok(ArenaRange { file_offset: page, len, writable: true, kind })
+                Ok(ArenaRange { foreign: None, file_offset: page, len, writable: true, kind })
             }
         }
     }

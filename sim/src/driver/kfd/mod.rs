@@ -3,6 +3,7 @@
 
 pub mod device;
 pub mod events;
+pub mod ipc;
 pub mod mem;
 pub mod process;
 pub mod queues;
@@ -27,6 +28,12 @@ pub enum KfdError {
         /// An expected refusal (e.g. the debugger probe): not worth a warning.
         quiet: bool,
     },
+    /// A request only a machine shared by several processes can serve.
+    #[error(
+        "{0} needs the daemon: in local mode each process has a simulated GPU of its own; run the programs \
+         as clients of one daemon (`rocjitsu --daemon` or `rocjitsu --attach`)"
+    )]
+    NeedsDaemon(&'static str),
     #[error("no GPU with gpu_id {0}")]
     NoSuchGpu(u32),
     #[error("no buffer with handle {0:#x}")]
@@ -66,7 +73,12 @@ impl KfdError {
     /// Whether this failure deserves a warning line: requests we do not
     /// implement do; ordinary argument errors and expected probes do not.
     pub fn is_unsupported_request(&self) -> bool {
-        matches!(self, KfdError::NotSupported { quiet: false, .. } | KfdError::Codec(IoctlError::Unknown(_)))
+        matches!(
+            self,
+            KfdError::NotSupported { quiet: false, .. }
+                | KfdError::NeedsDaemon(_)
+                | KfdError::Codec(IoctlError::Unknown(_))
+        )
     }
 }
 

@@ -7,6 +7,7 @@
 //! never dereferences a pointer from the application.
 
 use super::events::EventTable;
+use super::ipc::Exports;
 use super::mem::{AllocTable, UserptrMode};
 use super::usage::DeviceUsage;
 use super::KfdError;
@@ -87,7 +88,9 @@ struct Settings {
 pub struct KfdProcess {
     pid: u32,
     gpus: Arc<[Device]>,
-    pub(crate) arena: Arena,
+    pub(crate) arena: Arc<Arena>,
+    /// The machine's exported buffers (HIP IPC).
+    pub(crate) exports: Arc<Exports>,
     /// The GPU address space, replaced (copy-on-write) by map/unmap so that
     /// the GPU threads read a consistent snapshot without holding a lock.
     vm: ArcSwap<GpuVm>,
@@ -106,7 +109,8 @@ pub struct KfdProcess {
 impl KfdProcess {
     /// A fresh process on `gpus`, allocating against the machine's `usage`, whose queues
     /// `scheduler` serves from now on. `gtt_budget` sizes its memory file's host-memory part;
-    /// `userptr` says how USERPTR memory is reached.
+    /// `userptr` says how USERPTR memory is reached; `exports` are the machine's buffers
+    /// shared between processes.
     pub fn open(
         pid: u32,
         gpus: Arc<[Device]>,
@@ -114,18 +118,20 @@ impl KfdProcess {
         gtt_budget: u64,
         userptr: UserptrMode,
         scheduler: Arc<Scheduler>,
+        exports: Arc<Exports>,
     ) -> Result<Arc<Self>, KfdError> {
         let vram: u64 = gpus.iter().map(|g| g.local_mem_size).sum();
         // Doorbell and MMIO pages, plus slack for alignment.
         let extra = 64 << 20;
-        let arena = Arena::new(&format!("rocjitsu-gpu-memory-{pid}"), vram + gtt_budget + extra)?;
+        let arena = Arc::new(Arena::new(&format!("rocjitsu-gpu-memory-{pid}"), vram + gtt_budget + extra)?);
         let devices = vec![DeviceSettings::default(); gpus.len()];
         let devices_count = gpus.len();
         let process = Arc::new(KfdProcess {
             pid,
-            allocs: Mutex::new(AllocTable::new(&gpus, usage, userptr)),
+            allocs: Mutex::new(AllocTable::new(&gpus, usage, userptr, arena.clone(), exports.clone())),
             gpus,
             arena,
+            exports,
             vm: ArcSwap::from_pointee(GpuVm::new()),
             vm_update: Mutex::new(()),
             events: EventTable::new(),
@@ -144,6 +150,13 @@ impl KfdProcess {
     /// (what device-file mmaps map).
     pub fn arena_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         self.arena.fd()
+    }
+
+    /// Whether other processes share this process's machine (a daemon's
+    /// clients do; a process that runs the simulator inside itself does not),
+    /// so that buffers can cross to them.
+    pub fn shares_machine(&self) -> bool {
+        self.allocs().userptr_mode() == UserptrMode::Lent
     }
 
     pub fn pid(&self) -> u32 {
@@ -344,10 +357,17 @@ impl KfdProcess {
             cmd::DBG_TRAP => Err(KfdError::NotSupported { name: "DBG_TRAP", quiet: true }),
             // Only issued with capability bit 29, which the topology does not report.
             cmd::RUNTIME_ENABLE => Err(KfdError::NotSupported { name: "RUNTIME_ENABLE", quiet: false }),
-            cmd::EXPORT_DMABUF => Err(KfdError::NotSupported {
-                name: "EXPORT_DMABUF (sharing GPU memory between processes is not implemented yet)",
-                quiet: false,
-            }),
+            cmd::IPC_EXPORT_HANDLE => update(&mut view, |a: &mut kfd::IpcExportHandleArgs| self.ipc_export(a)),
+            cmd::IPC_IMPORT_HANDLE => update(&mut view, |a: &mut kfd::IpcImportHandleArgs| self.ipc_import(a)),
+            // These pass an fd, which a request without files cannot carry
+            // (`Service::ioctl_with_files` serves them).
+            cmd::EXPORT_DMABUF | cmd::GET_DMABUF_INFO | cmd::IMPORT_DMABUF if self.shares_machine() => {
+                Err(KfdError::BadArgument(format!("{} came without its dmabuf fd", view.spec.name)))
+            }
+            cmd::EXPORT_DMABUF => Err(super::ipc::needs_daemon()),
+            cmd::GET_DMABUF_INFO | cmd::IMPORT_DMABUF => Err(KfdError::BadArgument(
+                "no dmabuf can reach a process that runs its own simulated GPU (local mode)".into(),
+            )),
             _ => Err(KfdError::NotSupported { name: view.spec.name, quiet: false }),
         }
     }

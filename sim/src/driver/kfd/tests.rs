@@ -15,7 +15,7 @@ fn open(userptr: UserptrMode) -> Arc<KfdProcess> {
     let gpus: Arc<[Device]> = default_config().gpus().to_vec().into();
     let scheduler = Scheduler::new(gpus.len(), None);
     let usage = Arc::new(DeviceUsage::new(gpus.iter().map(|g| g.local_mem_size), 1 << 30));
-    KfdProcess::open(1234, gpus, usage, 1 << 30, userptr, scheduler).unwrap()
+    KfdProcess::open(1234, gpus, usage, 1 << 30, userptr, scheduler, Default::default()).unwrap()
 }
 
 fn process() -> Arc<KfdProcess> {
@@ -316,4 +316,185 @@ fn one_queue_per_process_and_gpu_holds_the_gws() {
     assert_eq!(gws(0, 1), Err(EBUSY), "already held");
     assert_eq!(gws(0, 0), Ok(0));
     assert_eq!(gws(1, 1), Ok(0));
+}
+
+/// HIP IPC: two daemon clients of one machine share a buffer (legacy share
+/// handles and dmabufs), and the handles behave as capabilities.
+mod ipc {
+    use super::*;
+    use crate::driver::service::{IoctlFiles, Service};
+    use rustix::fd::AsFd;
+
+    fn service() -> Service {
+        let gpus: Arc<[Device]> = default_config().gpus().to_vec().into();
+        let scheduler = Scheduler::new(gpus.len(), None);
+        Service::new(gpus, 1 << 30, scheduler)
+    }
+
+    const VRAM: u32 = alloc_flags::VRAM | alloc_flags::WRITABLE | alloc_flags::EXECUTABLE;
+    const SIZE: u64 = 2 << 20;
+
+    /// Allocates and maps SIZE bytes of VRAM at `va` and writes `pattern` at
+    /// byte `at` through the GPU's view.
+    fn filled(p: &KfdProcess, va: u64, at: u64, pattern: u32) -> u64 {
+        let a = alloc(p, va, SIZE, VRAM, 0).unwrap();
+        map(p, a.handle, cmd::MAP_MEMORY_TO_GPU).unwrap();
+        write_u32(p, va + at, pattern);
+        a.handle
+    }
+
+    fn write_u32(p: &KfdProcess, va: u64, v: u32) {
+        let host = p.vm().translate(va, 4, true).unwrap();
+        // SAFETY: `translate` checked that 4 writable bytes at `va` are mapped at `host`.
+        unsafe { (host as *mut u32).write_volatile(v) };
+    }
+
+    fn read_u32(p: &KfdProcess, va: u64) -> u32 {
+        let host = p.vm().translate(va, 4, false).unwrap();
+        // SAFETY: `translate` checked that 4 bytes at `va` are mapped at `host`.
+        unsafe { (host as *const u32).read_volatile() }
+    }
+
+    fn free(p: &KfdProcess, handle: u64) -> Result<(), KfdError> {
+        let _ = call(
+            p,
+            cmd::UNMAP_MEMORY_FROM_GPU,
+            kfd::MapMemoryToGpuArgs { handle, device_ids_array_ptr: 8, n_devices: 1, n_success: 0 },
+            &gpu_id(p).to_le_bytes(),
+        );
+        call(p, cmd::FREE_MEMORY_OF_GPU, kfd::FreeMemoryOfGpuArgs { handle }, &[]).map(drop)
+    }
+
+    fn export(p: &KfdProcess, handle: u64) -> Result<[u32; 4], KfdError> {
+        let a = kfd::IpcExportHandleArgs { handle, gpu_id: gpu_id(p), flags: 0x1234, ..Default::default() };
+        Ok(call(p, cmd::IPC_EXPORT_HANDLE, a, &[])?.0.share_handle)
+    }
+
+    fn import(p: &KfdProcess, key: [u32; 4], va: u64) -> Result<kfd::IpcImportHandleArgs, KfdError> {
+        let a = kfd::IpcImportHandleArgs { share_handle: key, gpu_id: gpu_id(p), va_addr: va, ..Default::default() };
+        Ok(call(p, cmd::IPC_IMPORT_HANDLE, a, &[])?.0)
+    }
+
+    #[test]
+    fn a_share_handle_maps_the_exporters_memory_until_the_importer_frees_it() {
+        let s = service();
+        let (a, b) = (s.open_process(1, UserptrMode::Lent).unwrap(), s.open_process(2, UserptrMode::Lent).unwrap());
+        let handle = filled(&a, 0x7f00_0000_0000, 4096, 0xfeed_beef);
+        let used = s.usage().vram_used(0);
+        let key = export(&a, handle).unwrap();
+        assert_eq!(export(&a, handle).unwrap(), key, "one buffer, one share handle");
+        let imported = import(&b, key, 0x7e00_0000_0000).unwrap();
+        assert_eq!(imported.flags, 0x1234, "the exporter's flags");
+        map(&b, imported.handle, cmd::MAP_MEMORY_TO_GPU).unwrap();
+        assert_eq!(read_u32(&b, 0x7e00_0000_0000 + 4096), 0xfeed_beef);
+        // The importer's CPU mapping (the render fd at the returned offset) is the
+        // exporter's memory file, at the buffer's place in it.
+        let render = DeviceFile::Render { minor: 128 };
+        let t = b.mmap_target(render, imported.mmap_offset + 4096, 4096).unwrap();
+        let arena = t.foreign.expect("the exporter's memory file");
+        assert!(Arc::ptr_eq(&arena, &a.arena));
+        assert_eq!(arena.host_addr(t.file_offset), a.vm().translate(0x7f00_0000_0000 + 4096, 4, false).unwrap());
+        assert!(b.mmap_target(render, imported.mmap_offset + SIZE, 4096).is_err(), "nothing past the buffer");
+        write_u32(&b, 0x7e00_0000_0000 + 8, 7);
+        assert_eq!(read_u32(&a, 0x7f00_0000_0000 + 8), 7, "both see one memory");
+
+        // A forged handle (one bit off) opens nothing.
+        let mut forged = key;
+        forged[2] ^= 1 << 7;
+        assert_eq!(import(&b, forged, 0x7d00_0000_0000).unwrap_err().errno(), EINVAL);
+
+        // The exporter frees: the handle is stale, the importer keeps the memory
+        // and the GPU keeps counting it.
+        free(&a, handle).unwrap();
+        assert_eq!(import(&b, key, 0x7d00_0000_0000).unwrap_err().errno(), EINVAL);
+        assert_eq!(read_u32(&b, 0x7e00_0000_0000 + 4096), 0xfeed_beef);
+        assert_eq!(s.usage().vram_used(0), used);
+        free(&b, imported.handle).unwrap();
+        assert_eq!(s.usage().vram_used(0), used - SIZE, "the last holder gave the VRAM back");
+    }
+
+    #[test]
+    fn an_importer_keeps_the_memory_of_an_exporter_that_exits() {
+        let s = service();
+        let b = s.open_process(2, UserptrMode::Lent).unwrap();
+        let key = {
+            let a = s.open_process(1, UserptrMode::Lent).unwrap();
+            let handle = filled(&a, 0x7f00_0000_0000, 0, 42);
+            let key = export(&a, handle).unwrap();
+            let imported = import(&b, key, 0x7e00_0000_0000).unwrap();
+            map(&b, imported.handle, cmd::MAP_MEMORY_TO_GPU).unwrap();
+            a.close();
+            key
+        };
+        assert_eq!(read_u32(&b, 0x7e00_0000_0000), 42);
+        assert_eq!(import(&b, key, 0x7d00_0000_0000).unwrap_err().errno(), EINVAL, "the exporter's exit revoked it");
+        b.close();
+        drop(b);
+        assert_eq!(s.usage().vram_used(0), 0);
+    }
+
+    #[test]
+    fn a_dmabuf_names_its_buffer_and_nothing_else() {
+        let s = service();
+        let (a, b) = (s.open_process(1, UserptrMode::Lent).unwrap(), s.open_process(2, UserptrMode::Lent).unwrap());
+        let handle = filled(&a, 0x7f00_0000_0000, 64, 99);
+        let kfd = DeviceFile::Kfd;
+        let export = kfd::ExportDmabufArgs { handle, flags: 0, dmabuf_fd: 0 };
+        let mut payload = bytemuck::bytes_of(&export).to_vec();
+        let dmabuf = s.ioctl_with_files(Some(&a), kfd, cmd::EXPORT_DMABUF, &mut payload, IoctlFiles::None).unwrap();
+        let dmabuf = dmabuf.expect("EXPORT_DMABUF gives a file");
+        assert_eq!(rustix::fs::fstat(&dmabuf).unwrap().st_size as u64, SIZE, "lseek(SEEK_END) is the size");
+
+        let info = kfd::GetDmabufInfoArgs { metadata_size: 32, metadata_ptr: 8, ..Default::default() };
+        let mut payload = bytemuck::bytes_of(&info).to_vec();
+        payload.extend_from_slice(&[0; 32]);
+        let files = IoctlFiles::Dmabuf(dmabuf.as_fd());
+        s.ioctl_with_files(Some(&b), kfd, cmd::GET_DMABUF_INFO, &mut payload, files).unwrap();
+        let info: kfd::GetDmabufInfoArgs = bytemuck::pod_read_unaligned(&payload[..32]);
+        assert_eq!((info.size, info.gpu_id, info.flags), (SIZE, gpu_id(&b), alloc_flags::VRAM));
+
+        let import = kfd::ImportDmabufArgs { va_addr: 0x7e00_0000_0000, gpu_id: gpu_id(&b), ..Default::default() };
+        let mut payload = bytemuck::bytes_of(&import).to_vec();
+        s.ioctl_with_files(Some(&b), kfd, cmd::IMPORT_DMABUF, &mut payload, files).unwrap();
+        let import: kfd::ImportDmabufArgs = bytemuck::pod_read_unaligned(&payload);
+        map(&b, import.handle, cmd::MAP_MEMORY_TO_GPU).unwrap();
+        assert_eq!(read_u32(&b, 0x7e00_0000_0000 + 64), 99);
+
+        // Another file of the same size is no dmabuf of ours.
+        let other = rustix::fs::memfd_create("forged", rustix::fs::MemfdFlags::empty()).unwrap();
+        rustix::fs::ftruncate(&other, SIZE).unwrap();
+        let mut payload = bytemuck::bytes_of(&import).to_vec();
+        let forged = IoctlFiles::Dmabuf(other.as_fd());
+        assert_eq!(s.ioctl_with_files(Some(&b), kfd, cmd::IMPORT_DMABUF, &mut payload, forged).unwrap_err(), EINVAL);
+        // Without its file the request cannot name a dmabuf.
+        assert_eq!(
+            s.ioctl_with_files(Some(&b), kfd, cmd::IMPORT_DMABUF, &mut payload, IoctlFiles::None).unwrap_err(),
+            EINVAL
+        );
+        // The exporter's free makes the dmabuf stale.
+        free(&a, handle).unwrap();
+        assert_eq!(s.ioctl_with_files(Some(&b), kfd, cmd::IMPORT_DMABUF, &mut payload, files).unwrap_err(), EINVAL);
+        assert_eq!(read_u32(&b, 0x7e00_0000_0000 + 64), 99);
+    }
+
+    #[test]
+    fn a_process_with_its_own_gpu_cannot_export() {
+        let p = process();
+        let handle = alloc(&p, 0x7f00_0000_0000, SIZE, VRAM, 0).unwrap().handle;
+        let e = export(&p, handle).unwrap_err();
+        assert!(matches!(e, KfdError::NeedsDaemon(_)), "{e}");
+        assert!(e.to_string().contains("rocjitsu --daemon"), "{e}");
+        let export = kfd::ExportDmabufArgs { handle, flags: 0, dmabuf_fd: 0 };
+        let e = call(&p, cmd::EXPORT_DMABUF, export, &[]).unwrap_err();
+        assert!(matches!(e, KfdError::NeedsDaemon(_)), "{e}");
+    }
+
+    #[test]
+    fn only_vram_and_gtt_can_be_shared() {
+        let s = service();
+        let a = s.open_process(1, UserptrMode::Lent).unwrap();
+        let doorbell = alloc(&a, 0x7f00_0000_0000, 8192, alloc_flags::DOORBELL, 0).unwrap().handle;
+        assert_eq!(export(&a, doorbell).unwrap_err().errno(), EINVAL);
+        assert_eq!(export(&a, 0x1234_5678).unwrap_err().errno(), EINVAL, "no such handle");
+    }
 }

@@ -6,7 +6,7 @@
 //! access the simulated GPU makes is translated here; a miss is a GPU page
 //! fault, never a host crash.
 
-use super::LentMemory;
+use super::{Arena, LentMemory};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -63,14 +63,35 @@ pub enum VmError {
 
 /// The mapped ranges of one process, keyed by start address.
 ///
-/// A range over memory a client lent ([`LentMemory`]) holds that memory
-/// alive: the engines work on snapshots of this map, so memory freed while a
-/// snapshot still names it is unmapped only when the last snapshot goes.
+/// A range over memory that is not this process's own arena — memory a client
+/// lent ([`LentMemory`]) or another process's arena (an imported IPC buffer) —
+/// holds that memory's mapping alive: the engines work on snapshots of this
+/// map, so memory freed while a snapshot still names it is unmapped only when
+/// the last snapshot goes.
 #[derive(Debug, Default, Clone)]
 pub struct GpuVm {
     ranges: BTreeMap<u64, VmRange>,
-    /// The lent memory behind ranges, by range start.
-    lent: BTreeMap<u64, Arc<LentMemory>>,
+    /// The foreign memory behind ranges, by range start.
+    kept: BTreeMap<u64, KeptMemory>,
+}
+
+/// Memory a mapped range keeps alive (see [`GpuVm`]).
+#[derive(Debug, Clone)]
+pub enum KeptMemory {
+    /// A daemon client's lent pages.
+    Lent(Arc<LentMemory>),
+    /// Another process's arena, which holds a buffer this process imported.
+    Arena(Arc<Arena>),
+}
+
+impl KeptMemory {
+    fn contains(&self, host: usize, len: u64) -> bool {
+        let (base, size) = match self {
+            KeptMemory::Lent(m) => (m.host_addr(), m.len()),
+            KeptMemory::Arena(a) => (a.host_addr(0), a.size()),
+        };
+        host >= base && host + len as usize <= base + size as usize
+    }
 }
 
 impl GpuVm {
@@ -92,30 +113,27 @@ impl GpuVm {
         Ok(())
     }
 
-    /// Maps a range over lent memory, which it keeps alive while mapped (in
+    /// Maps a range over foreign memory, which it keeps alive while mapped (in
     /// this map and every snapshot of it). `range.host` must lie in `memory`.
-    pub fn map_lent(&mut self, range: VmRange, memory: Arc<LentMemory>) -> Result<(), VmError> {
-        debug_assert!(
-            range.host >= memory.host_addr()
-                && range.host + range.len as usize <= memory.host_addr() + memory.len() as usize
-        );
+    pub fn map_kept(&mut self, range: VmRange, memory: KeptMemory) -> Result<(), VmError> {
+        debug_assert!(memory.contains(range.host, range.len));
         self.map(range)?;
-        self.lent.insert(range.start, memory);
+        self.kept.insert(range.start, memory);
         Ok(())
     }
 
     /// Removes the range starting at `start`.
     pub fn unmap(&mut self, start: u64) -> Option<VmRange> {
-        self.lent.remove(&start);
+        self.kept.remove(&start);
         self.ranges.remove(&start)
     }
 
     /// Removes every range of allocation `handle`.
     pub fn unmap_handle(&mut self, handle: u64) {
-        let lent = &mut self.lent;
+        let kept = &mut self.kept;
         self.ranges.retain(|start, r| {
             if r.handle == handle {
-                lent.remove(start);
+                kept.remove(start);
             }
             r.handle != handle
         });

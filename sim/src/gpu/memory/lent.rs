@@ -3,11 +3,15 @@
 //! the client created; the daemon maps those memfds side by side so that the
 //! registered range is one contiguous host range here too.
 //!
-//! The client is not trusted: a memfd that could shrink under our mapping
-//! would turn a GPU access into SIGBUS in the daemon, so each one must be
-//! sealed against shrinking and large enough for the piece we map, or it is
-//! refused.
+//! The client is not trusted: a file that shrinks under our mapping would
+//! turn a GPU access into SIGBUS in the daemon. A memfd sealed against
+//! shrinking cannot; any other regular file (a `MAP_SHARED` mapping of a
+//! `/dev/shm` file the client registered, which other processes share and
+//! so cannot be moved into a memfd of ours) is mapped under a
+//! [`truncation`](super::truncation) guard. Each piece must lie within its
+//! file, or it is refused.
 
+use super::truncation::{self, Guard};
 use super::{MemoryError, PAGE_SIZE};
 use rustix::fd::BorrowedFd;
 use rustix::fs::SealFlags;
@@ -25,8 +29,8 @@ pub struct LentPiece<'a> {
 /// Why lent memory was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum LentError {
-    #[error("piece {index} is not a memfd sealed against shrinking")]
-    NotSealed { index: usize },
+    #[error("piece {index} is not a regular file")]
+    NotAFile { index: usize },
     #[error("piece {index}: {offset:#x}+{len:#x} is not page-aligned or lies beyond the {size:#x}-byte file")]
     BadRange { index: usize, offset: u64, len: u64, size: u64 },
     #[error("no pieces")]
@@ -38,6 +42,8 @@ pub enum LentError {
 pub struct LentMemory {
     base: NonNull<u8>,
     len: u64,
+    /// Set when a piece's file could shrink; released after the unmapping.
+    _guard: Option<Guard>,
 }
 
 // SAFETY: `base` is a mapping owned by this value for its whole life; like
@@ -54,12 +60,15 @@ impl LentMemory {
             return Err(LentError::Empty.into());
         }
         let mut total = 0u64;
+        let mut may_shrink = false;
         for (index, p) in pieces.iter().enumerate() {
-            let seals = rustix::fs::fcntl_get_seals(p.fd).map_err(|_| LentError::NotSealed { index })?;
-            if !seals.contains(SealFlags::SHRINK) {
-                return Err(LentError::NotSealed { index }.into());
+            let stat = rustix::fs::fstat(p.fd).map_err(|_| LentError::NotAFile { index })?;
+            if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
+                return Err(LentError::NotAFile { index }.into());
             }
-            let size = rustix::fs::fstat(p.fd).map_err(MemoryError::Map)?.st_size as u64;
+            let sealed = rustix::fs::fcntl_get_seals(p.fd).is_ok_and(|s| s.contains(SealFlags::SHRINK));
+            may_shrink |= !sealed;
+            let size = stat.st_size as u64;
             let aligned = p.offset.is_multiple_of(PAGE_SIZE) && p.len.is_multiple_of(PAGE_SIZE) && p.len > 0;
             if !aligned || p.offset.checked_add(p.len).is_none_or(|end| end > size) {
                 return Err(LentError::BadRange { index, offset: p.offset, len: p.len, size }.into());
@@ -79,11 +88,12 @@ impl LentMemory {
         .map_err(MemoryError::Map)?;
         let base = NonNull::new(base.cast::<u8>()).ok_or(MemoryError::Map(rustix::io::Errno::NOMEM))?;
         // From here on, dropping `lent` unmaps the reservation and whatever was placed in it.
-        let lent = LentMemory { base, len: total };
+        let guard = if may_shrink { Some(truncation::guard(base.as_ptr() as usize, total as usize)?) } else { None };
+        let lent = LentMemory { base, len: total, _guard: guard };
         let mut at = 0u64;
         for p in pieces {
             // SAFETY: replaces part of our own reservation (inside [base, base + total)) with a
-            // shared mapping of a sealed file range checked above.
+            // shared mapping of a file range checked above (sealed, or guarded if it shrinks).
             unsafe {
                 rustix::mm::mmap(
                     base.as_ptr().add(at as usize).cast(),
@@ -162,8 +172,7 @@ mod tests {
     }
 
     #[test]
-    fn unsealed_short_or_misaligned_pieces_are_refused() {
-        let unsealed = memfd(0x2000, SealFlags::empty());
+    fn short_misaligned_or_unmappable_pieces_are_refused() {
         let sealed = memfd(0x2000, SealFlags::SHRINK);
         fn piece(fd: &OwnedFd, offset: u64, len: u64) -> LentPiece<'_> {
             LentPiece { fd: fd.as_fd(), offset, len }
@@ -172,7 +181,6 @@ mod tests {
             Err(MemoryError::Lent(e)) => e,
             other => panic!("expected a refusal, got {other:?}"),
         };
-        assert!(matches!(refused(&[piece(&unsealed, 0, 0x1000)]), LentError::NotSealed { index: 0 }));
         assert!(matches!(
             refused(&[piece(&sealed, 0, 0x1000), piece(&sealed, 0x1000, 0x2000)]),
             LentError::BadRange { index: 1, .. }
@@ -180,8 +188,25 @@ mod tests {
         assert!(matches!(refused(&[piece(&sealed, 0x800, 0x1000)]), LentError::BadRange { .. }));
         assert!(matches!(refused(&[piece(&sealed, u64::MAX - 0xfff, 0x1000)]), LentError::BadRange { .. }));
         assert!(matches!(refused(&[]), LentError::Empty));
-        // A pipe is no memfd.
+        // A pipe is no file to map.
         let (r, _w) = rustix::pipe::pipe().unwrap();
-        assert!(matches!(refused(&[piece(&r, 0, 0x1000)]), LentError::NotSealed { .. }));
+        assert!(matches!(refused(&[piece(&r, 0, 0x1000)]), LentError::NotAFile { .. }));
+    }
+
+    #[test]
+    fn a_file_that_may_shrink_is_mapped_under_guard() {
+        // A /dev/shm file that the lender (and others) share: it cannot be sealed.
+        let unsealed = memfd(0x2000, SealFlags::empty());
+        rustix::io::pwrite(&unsealed, b"shm", 0x1000).unwrap();
+        let lent = LentMemory::map(&[LentPiece { fd: unsealed.as_fd(), offset: 0, len: 0x2000 }]).unwrap();
+        let p = lent.host_addr() as *mut u8;
+        // SAFETY: inside the 0x2000-byte mapping; after the truncation the guard
+        // turns the vanished page's SIGBUS into a zero page.
+        unsafe {
+            assert_eq!(std::slice::from_raw_parts(p.add(0x1000), 3), b"shm");
+            rustix::fs::ftruncate(&unsealed, 0x1000).unwrap();
+            assert_eq!(p.add(0x1000).read_volatile(), 0, "the lender took the page away: zeros, no SIGBUS");
+            assert_eq!(p.read_volatile(), 0);
+        }
     }
 }

@@ -7,10 +7,11 @@ pub mod arena;
 pub mod gpuvm;
 pub mod lent;
 pub mod ranges;
+pub mod truncation;
 
 pub use access::GpuMem;
 pub use arena::{Arena, PAGE_SIZE};
-pub use gpuvm::{GpuFault, GpuVm, VmError, VmRange};
+pub use gpuvm::{GpuFault, GpuVm, KeptMemory, VmError, VmRange};
 pub use lent::{LentError, LentMemory, LentPiece};
 
 /// Errors of the memory layer.
