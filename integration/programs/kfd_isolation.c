@@ -555,13 +555,12 @@ static int intruder(int argc, char **argv) {
                "CREATE_EVENT with the owner's GTT handle as events page");
 
   expect_errno("intruder_destroy_queue", destroy_queue(&d, o.queue_id), EINVAL, "DESTROY_QUEUE(owner's queue)");
-  /* The kernel answers EFAULT for these two (pqm_update_queue_properties, pqm_update_mqd); the
-   * simulator EINVAL. */
+  /* EFAULT for these two, as the kernel answers (pqm_update_queue_properties, pqm_update_mqd). */
   struct update_queue u = {o.gtt_va, o.queue_id, RING_SIZE, 50, 3};
-  expect_errno("intruder_update_queue", kio(d.kfd, UPDATE_QUEUE, &u), EINVAL, "UPDATE_QUEUE(owner's queue)");
+  expect_errno("intruder_update_queue", kio(d.kfd, UPDATE_QUEUE, &u), EFAULT, "UPDATE_QUEUE(owner's queue)");
   uint32_t mask[4] = {1, 0, 0, 0};
   struct set_cu_mask m = {o.queue_id, 32, (uint64_t)(uintptr_t)mask};
-  expect_errno("intruder_set_cu_mask", kio(d.kfd, SET_CU_MASK, &m), EINVAL, "SET_CU_MASK(owner's queue)");
+  expect_errno("intruder_set_cu_mask", kio(d.kfd, SET_CU_MASK, &m), EFAULT, "SET_CU_MASK(owner's queue)");
   struct alloc_queue_gws g = {o.queue_id, 1, 0, 0};
   expect_errno("intruder_alloc_queue_gws", kio(d.kfd, ALLOC_QUEUE_GWS, &g), EINVAL, "ALLOC_QUEUE_GWS(owner's queue)");
   /* A queue on the owner's ring, read and write pointers: not mapped in the intruder's VM. */
@@ -676,7 +675,7 @@ static int intruder(int argc, char **argv) {
   /* The owner's queue number: the intruder's queue, if it has that number. */
   mine = my_queue == o.queue_id;
   struct update_queue u2 = {my_gtt.va + RING_OFF, o.queue_id, RING_SIZE, 50, 3};
-  expect_errno("intruder_own_update_queue", kio(d.kfd, UPDATE_QUEUE, &u2), mine ? 0 : EINVAL,
+  expect_errno("intruder_own_update_queue", kio(d.kfd, UPDATE_QUEUE, &u2), mine ? 0 : EFAULT,
                "UPDATE_QUEUE(the owner's queue number)");
   expect_errno("intruder_own_destroy_queue", destroy_queue(&d, o.queue_id), mine ? 0 : EINVAL,
                "DESTROY_QUEUE(the owner's queue number)");

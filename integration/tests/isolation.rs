@@ -8,11 +8,10 @@
 //! real daemon, talking to `/dev/kfd` and the render node with raw ioctls as libhsakmt does.
 //! The errnos asserted are the simulator's, which are the Linux driver's: a buffer handle,
 //! event id or queue id the caller does not own is EINVAL (`kfd_ioctl_free_memory_of_gpu`,
-//! `kfd_event_destroy`, `pqm_destroy_queue`, `pqm_set_gws`), an mmap offset naming no buffer of
-//! the caller is EINVAL (`drm_gem_mmap`), and an allocation beyond the device's VRAM is ENOMEM
-//! (`amdgpu_amdkfd_reserve_mem_limit`). One difference: for UPDATE_QUEUE and SET_CU_MASK of an
-//! unknown queue the kernel answers EFAULT (`pqm_update_queue_properties`, `pqm_update_mqd`)
-//! where the simulator answers EINVAL; the test asserts EINVAL (both refuse).
+//! `kfd_event_destroy`, `pqm_destroy_queue`, `pqm_set_gws`), UPDATE_QUEUE and SET_CU_MASK of a
+//! queue it does not own EFAULT (`pqm_update_queue_properties`, `pqm_update_mqd`), an mmap
+//! offset naming no buffer of the caller is EINVAL (`drm_gem_mmap`), and an allocation beyond
+//! the device's VRAM is ENOMEM (`amdgpu_amdkfd_reserve_mem_limit`).
 
 use integration::{c_program, run, Daemon, Outcome};
 use std::collections::HashMap;

@@ -14,7 +14,7 @@ pub use mem::{Allocation, ArenaRange, Backing, DeviceFile, MapKind, UserptrMode}
 pub use process::KfdProcess;
 
 use crate::gpu::memory::{MemoryError, VmError};
-use proto::ioctl::{IoctlError, EBUSY, EINVAL, ENODEV, ENOMEM, ENOSPC};
+use proto::ioctl::{IoctlError, EBUSY, EFAULT, EINVAL, ENODEV, ENOMEM, ENOSPC};
 
 /// Why a KFD request failed. Each maps to the errno the Linux driver returns
 /// in the same situation.
@@ -38,6 +38,10 @@ pub enum KfdError {
     NoSuchGpu(u32),
     #[error("no buffer with handle {0:#x}")]
     NoSuchHandle(u64),
+    /// What the driver answers EFAULT for: a queue it cannot find when
+    /// updating one (`pqm_update_queue_properties`, `pqm_update_mqd`).
+    #[error("no queue {0}")]
+    NoSuchQueueToUpdate(u32),
     #[error("invalid argument: {0}")]
     BadArgument(String),
     #[error("busy: {0}")]
@@ -65,6 +69,7 @@ impl KfdError {
             KfdError::OutOfMemory { .. } | KfdError::Memory(_) => ENOMEM,
             KfdError::Busy(_) => EBUSY,
             KfdError::NoHardware(_) => ENODEV,
+            KfdError::NoSuchQueueToUpdate(_) => EFAULT,
             KfdError::Event(EventError::NoSlots(_)) => ENOSPC,
             _ => EINVAL,
         }

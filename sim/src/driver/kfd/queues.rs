@@ -89,7 +89,7 @@ impl KfdProcess {
             .queues()
             .get(a.queue_id)
             .cloned()
-            .ok_or_else(|| KfdError::BadArgument(format!("no queue {}", a.queue_id)))?;
+            .ok_or(KfdError::NoSuchQueueToUpdate(a.queue_id))?;
         q.update(a.ring_base_address, a.ring_size as u64, a.queue_percentage, a.queue_priority);
         self.scheduler().kick(q.gpu);
         Ok(())
@@ -100,7 +100,7 @@ impl KfdProcess {
             .queues()
             .get(a.queue_id)
             .cloned()
-            .ok_or_else(|| KfdError::BadArgument(format!("no queue {}", a.queue_id)))?;
+            .ok_or(KfdError::NoSuchQueueToUpdate(a.queue_id))?;
         if a.num_cu_mask == 0 {
             return Err(KfdError::BadArgument("an empty CU mask".into()));
         }
