@@ -11,7 +11,10 @@
 //!   address the application asked for. A USERPTR registration lends the
 //!   daemon the application's own pages: they move into memfds of ours
 //!   without losing a write ([`crate::usershare`]), which the ALLOC request
-//!   carries; they move back to private memory when freed.
+//!   carries; they move back to private memory when freed. A range mapped
+//!   shared from one file (HIP IPC events' `/dev/shm` file) lends that file
+//!   as it is. Memory mapped from the daemon (device files) cannot be
+//!   registered, as the kernel refuses USERPTR of a device mapping.
 //! - HIP IPC on ROCm 6.x: EXPORT_DMABUF's reply carries the dmabuf, which
 //!   becomes an ordinary fd of the application (ROCR passes it to the
 //!   importer over a socket of its own); GET_DMABUF_INFO and IMPORT_DMABUF
@@ -354,6 +357,15 @@ impl RemoteKfd {
         mem: &dyn UserMemory,
     ) -> Result<(), Errno> {
         let (start, len) = page_range(a.mmap_offset, a.size);
+        if self.inner.shared.lock().unwrap_or_else(|e| e.into_inner()).overlaps(start, len) {
+            // A mapping of the daemon's memory: the kernel cannot pin a
+            // device mapping's pages either.
+            tracing::error!(
+                "cannot register {start:#x}..{:#x} with the simulated GPU: it is device memory mapped from the GPU",
+                start + len
+            );
+            return Err(libc::EFAULT);
+        }
         let loan = self.inner.lent.lend(start, len).map_err(|e| {
             tracing::error!("cannot register {start:#x}..{:#x} with the simulated GPU: {e}", start + len);
             e.errno()
@@ -438,6 +450,25 @@ mod tests {
         assert!(kfd.is_shared_range(base + 2 * page, page), "the third page is still lent");
         kfd.inner.lent.released(6);
         assert!(!kfd.is_shared_range(base, 3 * page));
+    }
+
+    /// Memory mapped from the daemon cannot be registered (EFAULT, as the
+    /// kernel answers for a device mapping), before any page is looked at.
+    #[test]
+    fn device_memory_cannot_be_registered() {
+        let kfd = unconnected();
+        let base = private(2 * FD_PAGE_SIZE);
+        kfd.inner.shared.lock().unwrap().add(base + FD_PAGE_SIZE, FD_PAGE_SIZE);
+        let a = kfd::AllocMemoryOfGpuArgs {
+            size: 2 * FD_PAGE_SIZE,
+            mmap_offset: base,
+            flags: alloc_flags::USERPTR,
+            ..Default::default()
+        };
+        let mut args = bytemuck::bytes_of(&a).to_vec();
+        let r = kfd.ioctl(cmd::ALLOC_MEMORY_OF_GPU, &mut args, 0, &crate::usermem::SelfMemory);
+        assert_eq!(r, Err(libc::EFAULT));
+        assert!(!kfd.inner.lent.overlaps(base, 2 * FD_PAGE_SIZE), "nothing was lent");
     }
 
     #[test]

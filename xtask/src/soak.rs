@@ -18,8 +18,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The programs a client runs (each checks its results against a CPU reference).
-const PROGRAMS: [&str; 7] =
-    ["vector_add", "saxpy", "reduce_shuffle", "atomics", "streams_events", "userptr_neighbours", "math"];
+/// `ipc` starts a second client of the daemon and shares memory and events with it.
+const PROGRAMS: [&str; 8] =
+    ["vector_add", "saxpy", "reduce_shuffle", "atomics", "streams_events", "userptr_neighbours", "math", "ipc"];
 
 /// Open fds the daemon may keep beyond its start once every client has gone (its logging and
 /// runtime bookkeeping may open a few lazily).

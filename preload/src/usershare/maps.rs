@@ -17,6 +17,9 @@ pub struct Vma {
     pub offset: u64,
     /// Inode of the mapped file; 0 for anonymous memory.
     pub inode: u64,
+    /// (major, minor) of the device holding the mapped file; (0, 0) for
+    /// private anonymous memory.
+    pub dev: (u32, u32),
 }
 
 impl Vma {
@@ -37,7 +40,7 @@ fn parse_line(line: &str) -> Option<Vma> {
     let (start, end) = fields.next()?.split_once('-')?;
     let perms = fields.next()?.as_bytes();
     let offset = fields.next()?;
-    let _dev = fields.next()?;
+    let (major, minor) = fields.next()?.split_once(':')?;
     let inode = fields.next()?;
     if perms.len() < 4 {
         return None;
@@ -53,6 +56,7 @@ fn parse_line(line: &str) -> Option<Vma> {
         shared: perms[3] == b's',
         offset: u64::from_str_radix(offset, 16).ok()?,
         inode: inode.parse().ok()?,
+        dev: (u32::from_str_radix(major, 16).ok()?, u32::from_str_radix(minor, 16).ok()?),
     })
 }
 
@@ -170,7 +174,8 @@ mod tests {
         let v = parse(MAPS, 0x7f00_0000_1000, 0x7f00_0000_5001);
         assert_eq!(v.len(), 3);
         assert_eq!(v[0].start, 0x7f00_0000_0000);
-        assert!(v[0].shared && v[0].inode == 4242 && v[0].offset == 0x2000);
+        assert!(v[0].shared && v[0].inode == 4242 && v[0].offset == 0x2000 && v[0].dev == (0, 1));
+        assert_eq!(v[2].dev, (0xfd, 1));
         assert_eq!(v[0].file_offset(0x7f00_0000_1000), 0x3000);
         assert!(v[1].is_private_anonymous() && v[1].prot == ProtFlags::READ);
         assert!(!v[2].is_private_anonymous() && v[2].prot == ProtFlags::READ | ProtFlags::EXEC);
@@ -204,6 +209,7 @@ mod tests {
             shared: false,
             offset: 0,
             inode: 0,
+            dev: (0, 0),
         };
         snap.replace(private);
         let c = snap.cover(0x7f00_0000_0000, 0x7f00_0000_3000);

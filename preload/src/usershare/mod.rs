@@ -19,9 +19,14 @@
 //! lent for a neighbour's registration is lent again from the same file, so
 //! both registrations and the application see one page.
 //!
-//! Only private anonymous memory can be lent this way (heap, stacks,
-//! anonymous mmaps: what applications register); a file mapping is refused.
+//! Private anonymous memory (heap, stacks, anonymous mmaps: what
+//! applications register) is lent this way. A range the application maps
+//! shared from one file (HIP's IPC events: a `/dev/shm` file) needs no
+//! moving: the file itself is lent, as it is ([`mapped`]), and never enters
+//! the registry (nothing to give back, nothing for a forked child to copy).
+//! Private file mappings, and ranges mixing kinds of memory, are refused.
 
+pub mod mapped;
 pub mod maps;
 pub mod mover;
 pub mod registry;
@@ -39,11 +44,14 @@ use std::sync::{Arc, Mutex, MutexGuard, Once, Weak};
 /// The granularity of everything lent: the protocol's, the pages of x86-64.
 pub(crate) const PAGE: u64 = FD_PAGE_SIZE;
 
-/// A memfd of ours that backs lent pages.
+/// A file whose pages are lent: a memfd of ours that backs moved pages, or
+/// (in a [`LoanKind::SharedFile`] loan) the application's own file, reopened.
 #[derive(Debug)]
 pub struct MemFile {
     fd: Arc<OwnedFd>,
     inode: u64,
+    /// (major, minor) of its device, as the maps show it.
+    dev: (u32, u32),
 }
 
 impl MemFile {
@@ -54,8 +62,16 @@ impl MemFile {
         rustix::fs::ftruncate(&fd, len)?;
         rustix::fs::fcntl_add_seals(&fd, SealFlags::SHRINK | SealFlags::GROW | SealFlags::SEAL)?;
         let fd = sim::gpu::memory::arena::move_fd_high(fd).map_err(|e| std::io::Error::other(e.to_string()))?;
-        let inode = rustix::fs::fstat(&fd)?.st_ino;
-        Ok(MemFile { fd: Arc::new(fd), inode })
+        let st = rustix::fs::fstat(&fd)?;
+        let dev = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
+        Ok(MemFile { fd: Arc::new(fd), inode: st.st_ino, dev })
+    }
+
+    /// The application's file mapped shared at `m`, reopened (checked to
+    /// be that file).
+    fn shared(m: &mapped::SharedMapping) -> Result<MemFile, ShareError> {
+        let fd = mapped::open(m)?;
+        Ok(MemFile { fd: Arc::new(fd), inode: m.vma.inode, dev: m.vma.dev })
     }
 }
 
@@ -74,8 +90,18 @@ impl PartialEq for FileRef {
 pub enum ShareError {
     #[error("{start:#x}..{end:#x} is not all mapped")]
     NotMapped { start: u64, end: u64 },
-    #[error("{start:#x}..{end:#x} is file-backed, shared or unreadable memory; only private anonymous memory (heap, stacks, anonymous mmaps) can be registered in daemon mode")]
+    #[error("{start:#x}..{end:#x} is a private file mapping or unreadable memory; only private anonymous memory (heap, stacks, anonymous mmaps) or a MAP_SHARED mapping of one file can be registered in daemon mode")]
     NotAnonymous { start: u64, end: u64 },
+    #[error("{start:#x}..{end:#x} mixes a MAP_SHARED file mapping with other memory; a registration in daemon mode must be all private anonymous memory or all one shared file")]
+    MixedMemory { start: u64, end: u64 },
+    #[error("{start:#x}..{end:#x} spans shared mappings of several files (or of one file at discontiguous offsets); a registration in daemon mode can lend one file mapped at contiguous offsets only")]
+    SeveralFiles { start: u64, end: u64 },
+    #[error("{start:#x}..{end:#x} is a MAP_SHARED mapping that is not readable and writable; the GPU needs to write registered memory")]
+    SharedNotWritable { start: u64, end: u64 },
+    #[error("{start:#x}..{end:#x} reaches past the end of the file mapped there ({size} bytes)")]
+    PastEndOfFile { start: u64, end: u64, size: u64 },
+    #[error("cannot open the file mapped shared at {start:#x}..{end:#x} to lend it ({tried}); run as root (or with CAP_CHECKPOINT_RESTORE), or map a file with a name (e.g. in /dev/shm)")]
+    SharedFileUnavailable { start: u64, end: u64, tried: String },
     #[error("the range would need {pieces} memory files (overlapping registrations), more than the {MAX_FDS} a request carries")]
     TooFragmented { pieces: usize },
     #[error("cannot read /proc/self/maps: {0}")]
@@ -87,22 +113,43 @@ pub enum ShareError {
 }
 
 impl ShareError {
-    /// What the KFD would answer: EFAULT for memory that is not there,
-    /// EINVAL for memory it cannot pin, ENOMEM otherwise.
+    /// What the KFD would answer: EFAULT for memory that is not there or
+    /// cannot be faulted in for writing, EINVAL for memory it cannot pin (or
+    /// we cannot lend), ENOMEM otherwise.
     pub fn errno(&self) -> i32 {
         match self {
-            ShareError::NotMapped { .. } => libc::EFAULT,
-            ShareError::NotAnonymous { .. } => libc::EINVAL,
+            ShareError::NotMapped { .. } | ShareError::SharedNotWritable { .. } | ShareError::PastEndOfFile { .. } => {
+                libc::EFAULT
+            }
+            ShareError::NotAnonymous { .. }
+            | ShareError::MixedMemory { .. }
+            | ShareError::SeveralFiles { .. }
+            | ShareError::SharedFileUnavailable { .. } => libc::EINVAL,
             _ => libc::ENOMEM,
         }
     }
 }
 
-/// The memory a USERPTR registration hands the daemon: pieces of our files,
-/// in address order, covering the range.
+/// The memory a USERPTR registration hands the daemon: pieces of files, in
+/// address order, covering the range.
 #[derive(Debug)]
 pub struct Loan {
     pieces: Vec<LoanPiece>,
+    kind: LoanKind,
+}
+
+/// What a [`Loan`] lends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoanKind {
+    /// Private pages moved into memfds of ours (one or more pieces): the
+    /// registry counts their registrations, and they move back to private
+    /// memory when the last is freed (or in a forked child).
+    Moved,
+    /// The application's own file, mapped shared over the whole range, as
+    /// one piece: nothing moved, nothing is given back, and the registry
+    /// never hears of it. The fd (reopened by us) lives as long as the loan:
+    /// until the daemon has answered.
+    SharedFile,
 }
 
 /// `len` bytes at address `start`, lent from `file` at `offset`.
@@ -115,6 +162,10 @@ struct LoanPiece {
 }
 
 impl Loan {
+    pub fn kind(&self) -> LoanKind {
+        self.kind
+    }
+
     /// Each piece's description and descriptor, as the request carries them.
     pub fn descriptors(&self) -> Vec<(FdDesc, BorrowedFd<'_>)> {
         self.pieces
@@ -244,7 +295,9 @@ impl UserShare {
 
     /// Prepares `[start, start + len)` (page-aligned) for a USERPTR
     /// registration: its pages end up in our memory files, and the loan says
-    /// which. Pair with [`Self::registered`] or [`Self::refused`].
+    /// which — or, when the application maps the range shared from one file,
+    /// that file is lent as it is ([`LoanKind::SharedFile`]). Pair with
+    /// [`Self::registered`] or [`Self::refused`].
     pub fn lend(&self, start: u64, len: u64) -> Result<Loan, ShareError> {
         self.lend_with(start, len, &mut Maps::Unread)
     }
@@ -253,6 +306,18 @@ impl UserShare {
         let end = start + len;
         let mut st = self.state();
         forget_stale(&mut st.registry, start, end, maps)?;
+        // A range none of our files backs may be the application's own
+        // shared file: lent as it is. (The maps are read anyway: the whole
+        // range is private to the registry.)
+        if !st.registry.overlaps(start, end) {
+            if let Some(m) = mapped::classify(maps.for_lending()?, start, end)? {
+                let file = Arc::new(MemFile::shared(&m)?);
+                st.files.retain(|f| f.strong_count() > 0);
+                st.files.push(Arc::downgrade(&file));
+                let piece = LoanPiece { start, len, file: FileRef(file), offset: m.offset };
+                return Ok(Loan { pieces: vec![piece], kind: LoanKind::SharedFile });
+            }
+        }
         let plan = st.registry.plan(start, end);
         // Each run becomes one piece of the loan (a private run is lent from
         // a new file, whose runs never touch): refuse before moving anything.
@@ -292,6 +357,7 @@ impl UserShare {
                         shared: true,
                         offset,
                         inode: file.0.inode,
+                        dev: file.0.dev,
                     });
                 }
                 if let Err(e) = result {
@@ -312,18 +378,30 @@ impl UserShare {
             })
             .collect();
         debug_assert!(pieces.len() <= MAX_FDS, "the plan counted the pieces");
-        Ok(Loan { pieces })
+        Ok(Loan { pieces, kind: LoanKind::Moved })
     }
 
     /// The daemon accepted the loan as allocation `handle`.
     pub fn registered(&self, loan: Loan, handle: u64) {
-        self.state().handles.insert(handle, loan.pieces);
+        match loan.kind {
+            LoanKind::Moved => {
+                self.state().handles.insert(handle, loan.pieces);
+            }
+            // The daemon mapped the file when the request arrived: our fd
+            // closes here, and freeing the allocation has nothing to undo.
+            LoanKind::SharedFile => {}
+        }
     }
 
     /// The daemon refused the loan: its pages no longer need lending.
     pub fn refused(&self, loan: Loan) {
-        let mut st = self.state();
-        self.give_back(&mut st, loan.pieces, &mut Maps::Unread);
+        match loan.kind {
+            LoanKind::Moved => {
+                let mut st = self.state();
+                self.give_back(&mut st, loan.pieces, &mut Maps::Unread);
+            }
+            LoanKind::SharedFile => {}
+        }
     }
 
     /// Allocation `handle` was freed: pages no registration covers any more
@@ -355,13 +433,15 @@ impl UserShare {
         self.state().registry.forget(start, start.saturating_add(len));
     }
 
-    /// Whether any page of `[start, start + len)` is lent.
+    /// Whether any page of `[start, start + len)` is lent from our memfds
+    /// (a shared file lent as it is stays the application's memory, as it was).
     pub fn overlaps(&self, start: u64, len: u64) -> bool {
         self.state().registry.overlaps(start, start.saturating_add(len))
     }
 
     /// Whether `fd` is one of our memory files, which the application must
-    /// not close (nor `dup2` over): they back its own lent pages.
+    /// not close (nor `dup2` over): they back its own lent pages (or, for a
+    /// shared file's loan, are about to be sent).
     pub fn owns_fd(&self, fd: RawFd) -> bool {
         // They all live there (and most fds the application closes do not).
         if fd < sim::gpu::memory::arena::INTERNAL_FD_BASE {
@@ -441,7 +521,15 @@ fn release_pages(file: &FileRef, offset: u64, len: u64) {
 
 /// How `part` is mapped once given back private memory.
 fn private_vma(part: &Part) -> maps::Vma {
-    maps::Vma { start: part.start, end: part.start + part.len, prot: part.prot, shared: false, offset: 0, inode: 0 }
+    maps::Vma {
+        start: part.start,
+        end: part.start + part.len,
+        prot: part.prot,
+        shared: false,
+        offset: 0,
+        inode: 0,
+        dev: (0, 0),
+    }
 }
 
 /// The parts of `[start, end)` with the protections `maps` give them.
@@ -458,6 +546,11 @@ fn lendable_parts(maps: &maps::Snapshot, start: u64, end: u64) -> Result<Vec<Par
     let mut parts = Vec::new();
     for (s, e, v) in maps.cover(start, end) {
         let v = v.ok_or(ShareError::NotMapped { start: s, end: e })?;
+        if v.shared && v.inode != 0 {
+            // With pages of ours around it (a whole shared file is lent
+            // before the registry is asked).
+            return Err(ShareError::MixedMemory { start: s, end: e });
+        }
         if !v.is_private_anonymous() || !v.prot.contains(ProtFlags::READ) {
             return Err(ShareError::NotAnonymous { start: s, end: e });
         }
@@ -475,7 +568,9 @@ type Stretches = Vec<(u64, u64)>;
 fn check_lent(maps: &maps::Snapshot, start: u64, len: u64, file: &FileRef, offset: u64) -> (Stretches, Stretches) {
     let (mut lent, mut stale) = (Stretches::new(), Stretches::new());
     for (s, e, v) in maps.cover(start, start + len) {
-        let ours = v.is_some_and(|v| v.shared && v.inode == file.0.inode && v.file_offset(s) == offset + (s - start));
+        let ours = v.is_some_and(|v| {
+            v.shared && (v.dev, v.inode) == (file.0.dev, file.0.inode) && v.file_offset(s) == offset + (s - start)
+        });
         let list = if ours { &mut lent } else { &mut stale };
         match list.last_mut() {
             Some(last) if last.1 == s => last.1 = e,
@@ -886,6 +981,196 @@ mod tests {
         assert!(matches!(e, ShareError::NotAnonymous { .. }), "{e}");
         let e = share.lend_with(base, PAGE, &mut Maps::Unreadable(std::io::Error::other("injected"))).unwrap_err();
         assert!(matches!(e, ShareError::Maps(_)), "{e}");
+    }
+
+    /// A memfd of `len` bytes (the fd closes with the value; its mappings stay).
+    fn memfd(len: u64) -> OwnedFd {
+        let fd = rustix::fs::memfd_create("rocjitsu-test-shared", MemfdFlags::CLOEXEC).unwrap();
+        rustix::fs::ftruncate(&fd, len).unwrap();
+        fd
+    }
+
+    /// Maps `len` bytes of `fd` at `offset` shared, at `at` (replacing what
+    /// is there) or where the kernel likes.
+    fn map_shared(fd: BorrowedFd<'_>, len: u64, offset: u64, at: Option<u64>, prot: ProtFlags) -> u64 {
+        let (addr, flags) = match at {
+            Some(at) => (at as *mut _, MapFlags::SHARED | MapFlags::FIXED),
+            None => (std::ptr::null_mut(), MapFlags::SHARED),
+        };
+        // SAFETY: a fresh mapping at an address the kernel picks, or over a
+        // test's own mapping.
+        (unsafe { rustix::mm::mmap(addr, len as usize, prot, flags, fd, offset) }).unwrap() as u64
+    }
+
+    const RW: ProtFlags = ProtFlags::READ.union(ProtFlags::WRITE);
+
+    /// A file's identity: (device, inode).
+    fn ident(fd: BorrowedFd<'_>) -> (u64, u64) {
+        let st = rustix::fs::fstat(fd).unwrap();
+        (st.st_dev, st.st_ino)
+    }
+
+    /// Whether the page at `addr` is still mapped shared from the file `fd`.
+    fn mapped_from(addr: u64, fd: BorrowedFd<'_>) -> bool {
+        let v = maps::read(addr, addr + 1).unwrap()[0];
+        v.shared && v.inode == ident(fd).1
+    }
+
+    /// A range the application maps shared from a file lends the file
+    /// itself, at the range's offset: nothing moves, and freeing it gives
+    /// nothing back.
+    #[test]
+    fn a_shared_file_mapping_lends_its_file() {
+        let file = memfd(4 * PAGE);
+        rustix::io::pwrite(&file, &99u64.to_le_bytes(), 2 * PAGE + 8).unwrap();
+        let blocks = allocated(file.as_fd());
+        let base = map_shared(file.as_fd(), 2 * PAGE, PAGE, None, RW);
+        let share = UserShare::default();
+        let loan = share.lend(base, 2 * PAGE).unwrap();
+        assert_eq!(loan.kind(), LoanKind::SharedFile);
+        let d = loan.descriptors();
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].0.kind, d[0].0.offset, d[0].0.length), (FdKind::Userptr, PAGE, 2 * PAGE));
+        assert_eq!(d[0].0.access, fd_access::READ | fd_access::WRITE);
+        assert_eq!(ident(d[0].1), ident(file.as_fd()), "the application's own file");
+        let fd = d[0].1.as_raw_fd();
+        assert!(fd >= sim::gpu::memory::arena::INTERNAL_FD_BASE && fd != file.as_raw_fd(), "reopened, at our numbers");
+        let mut word = [0u8; 8];
+        rustix::io::pread(d[0].1, &mut word, 2 * PAGE + 8).unwrap();
+        assert_eq!(u64::from_le_bytes(word), 99);
+        drop(d);
+        assert!(share.owns_fd(fd), "the fd is protected until the request is answered");
+        assert!(mapped_from(base, file.as_fd()) && mapped_from(base + PAGE, file.as_fd()), "nothing moved");
+        assert!(!share.overlaps(base, 2 * PAGE), "the registry never hears of it");
+        share.registered(loan, 30);
+        assert!(!share.owns_fd(fd), "the daemon mapped the file: our fd is closed");
+        // SAFETY: inside the mapping.
+        unsafe { ((base + PAGE + 16) as *mut u64).write_volatile(5) };
+        share.released(30);
+        assert!(mapped_from(base, file.as_fd()) && mapped_from(base + PAGE, file.as_fd()), "nothing moved back");
+        // SAFETY: inside the mapping.
+        assert_eq!(unsafe { ((base + PAGE + 8) as *const u64).read_volatile() }, 99);
+        rustix::io::pread(&file, &mut word, 2 * PAGE + 16).unwrap();
+        assert_eq!(u64::from_le_bytes(word), 5, "the application's writes still reach its file");
+        assert!(allocated(file.as_fd()) >= blocks, "no page was punched out of the file");
+        // A refused loan gives nothing back either.
+        let again = share.lend(base, 2 * PAGE).unwrap();
+        share.refused(again);
+        assert!(mapped_from(base, file.as_fd()));
+        share.session_closed();
+        assert!(mapped_from(base, file.as_fd()));
+    }
+
+    /// Two mappings of one file at contiguous offsets are one piece; of two
+    /// files, or of one file at distant offsets, the range is refused, as
+    /// is a shared mapping mixed with private memory.
+    #[test]
+    fn a_shared_range_must_be_one_file_at_contiguous_offsets() {
+        let (a, b) = (memfd(4 * PAGE), memfd(4 * PAGE));
+        let share = UserShare::default();
+        let base = private(2 * PAGE);
+        map_shared(a.as_fd(), PAGE, 2 * PAGE, Some(base), RW);
+        map_shared(a.as_fd(), PAGE, 3 * PAGE, Some(base + PAGE), RW);
+        let loan = share.lend(base, 2 * PAGE).unwrap();
+        let d = loan.descriptors();
+        assert_eq!((d.len(), d[0].0.offset, d[0].0.length), (1, 2 * PAGE, 2 * PAGE));
+        drop(d);
+        share.refused(loan);
+        // Another file on the second page.
+        map_shared(b.as_fd(), PAGE, 3 * PAGE, Some(base + PAGE), RW);
+        let e = share.lend(base, 2 * PAGE).unwrap_err();
+        assert!(matches!(e, ShareError::SeveralFiles { .. }), "{e}");
+        assert_eq!(e.errno(), libc::EINVAL);
+        // The same file, at a distant offset.
+        map_shared(a.as_fd(), PAGE, 0, Some(base + PAGE), RW);
+        let e = share.lend(base, 2 * PAGE).unwrap_err();
+        assert!(matches!(e, ShareError::SeveralFiles { .. }), "{e}");
+        // Private memory next to the shared page.
+        let other = private(2 * PAGE);
+        map_shared(a.as_fd(), PAGE, 0, Some(other + PAGE), RW);
+        let e = share.lend(other, 2 * PAGE).unwrap_err();
+        assert!(matches!(e, ShareError::MixedMemory { .. }), "{e}");
+        assert_eq!(e.errno(), libc::EINVAL);
+        assert!(!shared(other), "the private page did not move");
+        assert_eq!(share.state().files.iter().filter(|f| f.strong_count() > 0).count(), 0, "no file is kept");
+    }
+
+    /// A shared mapping the GPU could not write, or reaching past the end of
+    /// its file, is refused (the kernel could not pin it).
+    #[test]
+    fn read_only_or_truncated_shared_mappings_are_refused() {
+        let file = memfd(PAGE);
+        let share = UserShare::default();
+        let ro = map_shared(file.as_fd(), PAGE, 0, None, ProtFlags::READ);
+        let e = share.lend(ro, PAGE).unwrap_err();
+        assert!(matches!(e, ShareError::SharedNotWritable { .. }), "{e}");
+        assert_eq!(e.errno(), libc::EFAULT);
+        // A file of one page and a few bytes: two pages can be lent, not three.
+        rustix::fs::ftruncate(&file, PAGE + 100).unwrap();
+        let base = map_shared(file.as_fd(), 3 * PAGE, 0, None, RW);
+        let e = share.lend(base, 3 * PAGE).unwrap_err();
+        assert!(matches!(e, ShareError::PastEndOfFile { size, .. } if size == PAGE + 100), "{e}");
+        assert_eq!(e.errno(), libc::EFAULT);
+        let loan = share.lend(base, 2 * PAGE).unwrap();
+        assert_eq!(loan.descriptors()[0].0.length, 2 * PAGE);
+    }
+
+    /// Private anonymous memory is still moved into a memfd of ours, and a
+    /// range mixing our lent pages with a shared file is refused.
+    #[test]
+    fn private_memory_still_moves_next_to_a_shared_file() {
+        needs_uffd();
+        let file = memfd(PAGE);
+        let base = private(2 * PAGE);
+        let share = UserShare::default();
+        let loan = share.lend(base, PAGE).unwrap();
+        assert_eq!(loan.kind(), LoanKind::Moved);
+        assert_ne!(ident(loan.descriptors()[0].1), ident(file.as_fd()));
+        assert!(shared(base) && share.overlaps(base, PAGE), "moved into our file, in the registry");
+        share.registered(loan, 33);
+        map_shared(file.as_fd(), PAGE, 0, Some(base + PAGE), RW);
+        let e = share.lend(base, 2 * PAGE).unwrap_err();
+        assert!(matches!(e, ShareError::MixedMemory { .. }), "{e}");
+        share.released(33);
+        assert!(!shared(base), "the moved page went back private");
+        assert!(mapped_from(base + PAGE, file.as_fd()), "the file's page was not touched");
+    }
+
+    /// A forked child copies back the pages we moved, never a shared file
+    /// lent as it is: it stays shared with the parent, as `MAP_SHARED`
+    /// memory always is across `fork`.
+    #[test]
+    fn a_forked_child_leaves_a_lent_file_alone() {
+        needs_uffd();
+        let file = memfd(PAGE);
+        let at = map_shared(file.as_fd(), PAGE, 0, None, RW);
+        let base = private(PAGE);
+        let share = UserShare::default();
+        let lent_file = share.lend(at, PAGE).unwrap();
+        share.registered(lent_file, 34);
+        let moved = share.lend(base, PAGE).unwrap();
+        share.registered(moved, 35);
+        let inode = ident(file.as_fd()).1;
+        // SAFETY: the child only checks its maps and writes one word, then _exits.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let moved_back = maps::read(base, base + 1).is_ok_and(|v| v[0].is_private_anonymous());
+            let still_file = maps::read(at, at + 1).is_ok_and(|v| v[0].shared && v[0].inode == inode);
+            // SAFETY: inside the (shared) mapping.
+            unsafe { ((at + 8) as *mut u64).write_volatile(77) };
+            // SAFETY: ends the child without running the test harness's exit.
+            unsafe { libc::_exit(if moved_back && still_file { 0 } else { 1 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "child ended with status {status:#x}");
+        // SAFETY: inside the mapping.
+        assert_eq!(unsafe { ((at + 8) as *const u64).read_volatile() }, 77, "the child wrote the shared file");
+        assert!(mapped_from(at, file.as_fd()));
+        share.released(34);
+        share.released(35);
+        assert!(!shared(base) && mapped_from(at, file.as_fd()));
     }
 
     #[test]

@@ -85,22 +85,14 @@ impl KfdProcess {
         if a.ring_size != 0 && !a.ring_size.is_power_of_two() {
             return Err(KfdError::BadArgument(format!("ring size {:#x}", a.ring_size)));
         }
-        let q = self
-            .queues()
-            .get(a.queue_id)
-            .cloned()
-            .ok_or(KfdError::NoSuchQueueToUpdate(a.queue_id))?;
+        let q = self.queues().get(a.queue_id).cloned().ok_or(KfdError::NoSuchQueueToUpdate(a.queue_id))?;
         q.update(a.ring_base_address, a.ring_size as u64, a.queue_percentage, a.queue_priority);
         self.scheduler().kick(q.gpu);
         Ok(())
     }
 
     pub(crate) fn set_cu_mask(&self, a: &kfd::SetCuMaskArgs, mask: &[u8]) -> Result<(), KfdError> {
-        let q = self
-            .queues()
-            .get(a.queue_id)
-            .cloned()
-            .ok_or(KfdError::NoSuchQueueToUpdate(a.queue_id))?;
+        let q = self.queues().get(a.queue_id).cloned().ok_or(KfdError::NoSuchQueueToUpdate(a.queue_id))?;
         if a.num_cu_mask == 0 {
             return Err(KfdError::BadArgument("an empty CU mask".into()));
         }

@@ -68,7 +68,9 @@ impl LentMemory {
             }
             let sealed = rustix::fs::fcntl_get_seals(p.fd).is_ok_and(|s| s.contains(SealFlags::SHRINK));
             may_shrink |= !sealed;
-            let size = stat.st_size as u64;
+            // The page that holds the end of the file maps whole (the bytes past the end
+            // read zero): a 0x94-byte /dev/shm file lends its one page.
+            let size = (stat.st_size as u64).div_ceil(PAGE_SIZE) * PAGE_SIZE;
             let aligned = p.offset.is_multiple_of(PAGE_SIZE) && p.len.is_multiple_of(PAGE_SIZE) && p.len > 0;
             if !aligned || p.offset.checked_add(p.len).is_none_or(|end| end > size) {
                 return Err(LentError::BadRange { index, offset: p.offset, len: p.len, size }.into());
