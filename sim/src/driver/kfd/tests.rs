@@ -322,13 +322,32 @@ fn one_queue_per_process_and_gpu_holds_the_gws() {
 /// handles and dmabufs), and the handles behave as capabilities.
 mod ipc {
     use super::*;
-    use crate::driver::service::{IoctlFiles, Service};
     use rustix::fd::AsFd;
 
-    fn service() -> Service {
+    /// What a daemon's processes share: the GPUs' usage, the exported buffers, the scheduler.
+    struct Shared {
+        gpus: Arc<[Device]>,
+        usage: Arc<DeviceUsage>,
+        exports: Arc<crate::driver::kfd::ipc::Exports>,
+        scheduler: Arc<Scheduler>,
+    }
+
+    impl Shared {
+        fn open_process(&self, pid: u32, userptr: UserptrMode) -> Result<Arc<KfdProcess>, KfdError> {
+            let (gpus, usage, scheduler) = (self.gpus.clone(), self.usage.clone(), self.scheduler.clone());
+            KfdProcess::open(pid, gpus, usage, 1 << 30, userptr, scheduler, self.exports.clone())
+        }
+
+        fn usage(&self) -> &DeviceUsage {
+            &self.usage
+        }
+    }
+
+    fn service() -> Shared {
         let gpus: Arc<[Device]> = default_config().gpus().to_vec().into();
         let scheduler = Scheduler::new(gpus.len(), None);
-        Service::new(gpus, 1 << 30, scheduler)
+        let usage = Arc::new(DeviceUsage::new(gpus.iter().map(|g| g.local_mem_size), 1 << 30));
+        Shared { gpus, usage, exports: Default::default(), scheduler }
     }
 
     const VRAM: u32 = alloc_flags::VRAM | alloc_flags::WRITABLE | alloc_flags::EXECUTABLE;
@@ -438,24 +457,20 @@ mod ipc {
         let s = service();
         let (a, b) = (s.open_process(1, UserptrMode::Lent).unwrap(), s.open_process(2, UserptrMode::Lent).unwrap());
         let handle = filled(&a, 0x7f00_0000_0000, 64, 99);
-        let kfd = DeviceFile::Kfd;
         let export = kfd::ExportDmabufArgs { handle, flags: 0, dmabuf_fd: 0 };
-        let mut payload = bytemuck::bytes_of(&export).to_vec();
-        let dmabuf = s.ioctl_with_files(Some(&a), kfd, cmd::EXPORT_DMABUF, &mut payload, IoctlFiles::None).unwrap();
-        let dmabuf = dmabuf.expect("EXPORT_DMABUF gives a file");
+        let dmabuf = a.export_dmabuf(&mut bytemuck::bytes_of(&export).to_vec()).unwrap();
         assert_eq!(rustix::fs::fstat(&dmabuf).unwrap().st_size as u64, SIZE, "lseek(SEEK_END) is the size");
 
         let info = kfd::GetDmabufInfoArgs { metadata_size: 32, metadata_ptr: 8, ..Default::default() };
         let mut payload = bytemuck::bytes_of(&info).to_vec();
         payload.extend_from_slice(&[0; 32]);
-        let files = IoctlFiles::Dmabuf(dmabuf.as_fd());
-        s.ioctl_with_files(Some(&b), kfd, cmd::GET_DMABUF_INFO, &mut payload, files).unwrap();
+        b.dmabuf_info(&mut payload, dmabuf.as_fd()).unwrap();
         let info: kfd::GetDmabufInfoArgs = bytemuck::pod_read_unaligned(&payload[..32]);
         assert_eq!((info.size, info.gpu_id, info.flags), (SIZE, gpu_id(&b), alloc_flags::VRAM));
 
         let import = kfd::ImportDmabufArgs { va_addr: 0x7e00_0000_0000, gpu_id: gpu_id(&b), ..Default::default() };
         let mut payload = bytemuck::bytes_of(&import).to_vec();
-        s.ioctl_with_files(Some(&b), kfd, cmd::IMPORT_DMABUF, &mut payload, files).unwrap();
+        b.import_dmabuf(&mut payload, dmabuf.as_fd()).unwrap();
         let import: kfd::ImportDmabufArgs = bytemuck::pod_read_unaligned(&payload);
         map(&b, import.handle, cmd::MAP_MEMORY_TO_GPU).unwrap();
         assert_eq!(read_u32(&b, 0x7e00_0000_0000 + 64), 99);
@@ -464,16 +479,12 @@ mod ipc {
         let other = rustix::fs::memfd_create("forged", rustix::fs::MemfdFlags::empty()).unwrap();
         rustix::fs::ftruncate(&other, SIZE).unwrap();
         let mut payload = bytemuck::bytes_of(&import).to_vec();
-        let forged = IoctlFiles::Dmabuf(other.as_fd());
-        assert_eq!(s.ioctl_with_files(Some(&b), kfd, cmd::IMPORT_DMABUF, &mut payload, forged).unwrap_err(), EINVAL);
+        assert_eq!(b.import_dmabuf(&mut payload, other.as_fd()).unwrap_err().errno(), EINVAL);
         // Without its file the request cannot name a dmabuf.
-        assert_eq!(
-            s.ioctl_with_files(Some(&b), kfd, cmd::IMPORT_DMABUF, &mut payload, IoctlFiles::None).unwrap_err(),
-            EINVAL
-        );
+        assert_eq!(b.ioctl(cmd::IMPORT_DMABUF, &mut payload).unwrap_err().errno(), EINVAL);
         // The exporter's free makes the dmabuf stale.
         free(&a, handle).unwrap();
-        assert_eq!(s.ioctl_with_files(Some(&b), kfd, cmd::IMPORT_DMABUF, &mut payload, files).unwrap_err(), EINVAL);
+        assert_eq!(b.import_dmabuf(&mut payload, dmabuf.as_fd()).unwrap_err().errno(), EINVAL);
         assert_eq!(read_u32(&b, 0x7e00_0000_0000 + 64), 99);
     }
 
