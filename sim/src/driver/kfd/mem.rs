@@ -192,12 +192,6 @@ impl AllocTable {
         }
     }
 
-    /// How the process reaches USERPTR memory (and so whether it shares the
-    /// machine with other processes: only a daemon lends memory).
-    pub fn userptr_mode(&self) -> UserptrMode {
-        self.userptr
-    }
-
     /// Allocation `handle` as a buffer other processes may import: its memory
     /// (and the VRAM/GTT it counts against) moves to a [`SharedBuffer`] that
     /// lives until the last process holding it frees it.

@@ -91,6 +91,8 @@ pub struct KfdProcess {
     pub(crate) arena: Arc<Arena>,
     /// The machine's exported buffers (HIP IPC).
     pub(crate) exports: Arc<Exports>,
+    /// How USERPTR memory is reached (fixed for the process's life).
+    userptr: UserptrMode,
     /// The GPU address space, replaced (copy-on-write) by map/unmap so that
     /// the GPU threads read a consistent snapshot without holding a lock.
     vm: ArcSwap<GpuVm>,
@@ -132,6 +134,7 @@ impl KfdProcess {
             gpus,
             arena,
             exports,
+            userptr,
             vm: ArcSwap::from_pointee(GpuVm::new()),
             vm_update: Mutex::new(()),
             events: EventTable::new(),
@@ -156,7 +159,7 @@ impl KfdProcess {
     /// clients do; a process that runs the simulator inside itself does not),
     /// so that buffers can cross to them.
     pub fn shares_machine(&self) -> bool {
-        self.allocs().userptr_mode() == UserptrMode::Lent
+        self.userptr == UserptrMode::Lent
     }
 
     pub fn pid(&self) -> u32 {
