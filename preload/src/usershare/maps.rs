@@ -245,7 +245,13 @@ mod tests {
         let v = read(at, at + 1).unwrap();
         assert_eq!(v.len(), 1);
         assert!(v[0].is_private_anonymous() && v[0].prot.contains(ProtFlags::WRITE));
+        // Other test threads map and unmap memory between the two reads, so
+        // the kernel may merge or split the mapping around `buf`: compare what
+        // cannot change, not its bounds.
         let snap = Snapshot::read().unwrap();
-        assert_eq!(snap.cover(at, at + 1)[0].2, Some(v[0]));
+        let again = snap.cover(at, at + 1)[0].2.expect("buf is mapped");
+        assert!(again.start <= at && at < again.end);
+        assert!(again.is_private_anonymous());
+        assert_eq!(again.prot, v[0].prot);
     }
 }
