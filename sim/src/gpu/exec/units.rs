@@ -177,6 +177,10 @@ struct Running {
     failure: Option<GroupError>,
     /// Set when a workgroup failed: the others end at their next round.
     failed: Arc<AtomicBool>,
+    /// Wave-instructions its workgroups retired, and when it was submitted: for the debug
+    /// line each dispatch logs when it ends.
+    retired: u64,
+    submitted: std::time::Instant,
 }
 
 impl Running {
@@ -307,6 +311,8 @@ impl Units {
         let Units { cus, running, spare, .. } = self;
         let r = &mut running[i];
         r.on_workers -= 1;
+        let mut turn = turn;
+        r.retired += turn.state.take_retired();
         let keep = match result {
             Ok(TurnEnd::Finished) => {
                 r.finished += 1;
@@ -357,6 +363,7 @@ impl Units {
             None | Some(GroupError::Aborted) => Err(DispatchError::Aborted),
             Some(GroupError::Failed(f)) => Err(failure_to_error(f)),
         };
+        log_end(&r.info, r.retired, r.submitted.elapsed(), &outcome);
         ended.push(Ended { ticket: r.ticket, queue: r.queue, outcome });
         true
     }
@@ -495,6 +502,8 @@ impl ComputeUnits {
             on_workers: 0,
             failure: None,
             failed: Arc::new(AtomicBool::new(false)),
+            retired: 0,
+            submitted: std::time::Instant::now(),
         });
         // The caller's thread takes one workgroup when it helps; wake the pool for more.
         if total > 1 && units.idle_workers > 0 {
@@ -620,6 +629,25 @@ fn play(turn: &mut Turn, caches: &mut WorkerCaches, rounds: usize) -> Result<Tur
     let code = caches.for_dispatch(turn.serial, info.target);
     let (failed, queue) = (&turn.failed, turn.queue.as_deref());
     workgroup::run_turn(info, code, &mut turn.state, &mem, rounds, || stop_requested(failed, info, queue))
+}
+
+/// One debug line per dispatch (`ROCJITSU_LOG=sim=debug`): which kernel, its shape, and what
+/// it cost, so a slow test points at its kernel.
+fn log_end(info: &DispatchInfo, retired: u64, took: Duration, outcome: &Result<(), DispatchError>) {
+    tracing::debug!(
+        "dispatch {} kernel object {:#x} grid {:?} workgroup {:?}: {} wave-instructions in {:.3} s ({:.1} M/s){}",
+        info.dispatch_id,
+        info.packet.kernel_object,
+        info.grid,
+        info.wg_size,
+        retired,
+        took.as_secs_f64(),
+        retired as f64 / took.as_secs_f64().max(1e-9) / 1e6,
+        match outcome {
+            Ok(()) => String::new(),
+            Err(e) => format!(", {e}"),
+        }
+    );
 }
 
 /// Tells the owners of ended dispatches (outside the lock: waking the command processor

@@ -40,11 +40,19 @@ pub struct GroupState {
     pub waves: Vec<Wave>,
     pub private: Vec<PrivateMem>,
     pub lds: Vec<u8>,
+    /// Wave-instructions retired since the owner last took the count
+    /// ([`Self::take_retired`]): how a dispatch learns its own count.
+    retired: u64,
 }
 
 impl GroupState {
     pub fn new() -> Self {
-        GroupState { index: 0, waves: Vec::new(), private: Vec::new(), lds: Vec::new() }
+        GroupState { index: 0, waves: Vec::new(), private: Vec::new(), lds: Vec::new(), retired: 0 }
+    }
+
+    /// The wave-instructions retired since the last call.
+    pub fn take_retired(&mut self) -> u64 {
+        std::mem::take(&mut self.retired)
     }
 }
 
@@ -87,6 +95,7 @@ pub fn run_turn(
     let mut retired = 0u64;
     let result = run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired);
     RETIRED.fetch_add(retired, Ordering::Relaxed);
+    group.retired += retired;
     result
 }
 
