@@ -6,13 +6,17 @@
 //! - `rootfs [sid|trixie|all] [--dir DIR]`: build or complete those roots (debootstrap + apt).
 //! - `lint`:  no import cycle between `sim`'s modules (its layering).
 //! - `build`: build the launcher and the preload library (release).
-//! - `test`:  deps + build + every test of the workspace, then two minutes of `soak`.
+//! - `test`:  deps + build + every test of the workspace, two minutes of `soak`, then the
+//!   smoke subset of the libraries' own test suites (`suites --smoke`).
 //! - `demo`:  the host's packages (no Debian roots) + build + rocminfo and a HIP device query on
 //!   the default config.
 //! - `install`: binaries, library and systemd user units into a prefix (default ~/.local).
 //! - `bench`: end-to-end measurements (median of N runs), printed as a table.
 //! - `soak`: K clients at a time against one daemon for N minutes (programs, kills mid-kernel,
 //!   malformed connections); the daemon's RSS and fds over time.
+//! - `suites [NAME…] [--filter P] [--smoke] [--daemon] [--fresh] [--stall SECS]`: the libraries'
+//!   own test suites (rocRAND, rocSPARSE, rocFFT, rocBLAS, MIOpen, llama.cpp's test-backend-ops…)
+//!   from Debian sid under rocjitsu; a table of passed / failed / skipped and wall time; resumable.
 //! - `isa-vectors [--target gfx90a|gfx942|all]`: probe LLVM's AMDGPU disassembler, regenerate the
 //!   decoder's opcode tables (`sim/src/isa/gen/`) and test vectors (`sim/tests/data/isa/<target>/`).
 //!   Needs `llvm-mc-15` (gfx90a), `llvm-mc-19` (gfx942) and Rust's llvm-tools component (gfx950).
@@ -27,6 +31,7 @@ mod isa_vectors;
 mod lint;
 mod rootfs;
 mod soak;
+mod suites;
 mod tasks;
 
 use anyhow::{bail, Result};
@@ -47,6 +52,7 @@ fn main() -> Result<()> {
         "demo" => tasks::demo(),
         "bench" => bench::run(rest),
         "soak" => soak::run(rest),
+        "suites" => suites::run(rest),
         "install" => install::run(rest),
         "isa-coverage" => coverage::run(rest),
         "isa-vectors" => isa_vectors::run(rest),
@@ -76,6 +82,7 @@ fn print_usage() {
          install [--prefix DIR]  install rocjitsu, librocjitsu.so and the systemd user units (default ~/.local)\n  \
          bench   end-to-end measurements, printed as a table (optional argument: runs, default 10)\n  \
          soak [--minutes N] [--clients K] [--seed S]  random program runs, kills and malformed connections against one daemon\n  \
+         suites [NAME…] [--filter P] [--smoke] [--daemon] [--fresh] [--stall SECS]  the libraries' own test suites under rocjitsu\n  \
          isa-vectors [--target gfx90a|gfx942|gfx950|all]  regenerate decoder tables and test vectors with LLVM\n  \
          gfx950-kernels  recompile sim/tests/kernels/gfx950.ll into gfx950.co (needs rustup component llvm-tools)"
     );

@@ -37,9 +37,25 @@ const ROCM_PACKAGES: &[&str] = &[
     "libhipsparse-dev",
 ];
 
+/// Sid's also: llama.cpp (libllama, ggml's HIP backend built for gfx90a, llama-quantize) and
+/// python3-gguf, for the tiny-model test (`integration/tests/llama.rs`).
+const SID_PACKAGES: &[&str] = &[
+    "rocminfo",
+    "hipcc",
+    "libamdhip64-dev",
+    "librocrand-dev",
+    "libhiprand-dev",
+    "librocsparse-dev",
+    "libhipsparse-dev",
+    "libllama-dev",
+    "libggml0-backend-hip",
+    "llama.cpp-tools",
+    "python3-gguf",
+];
+
 pub const FLAVORS: [Flavor; 2] = [
     Flavor { name: "trixie", suite: "trixie", packages: ROCM_PACKAGES },
-    Flavor { name: "sid", suite: "sid", packages: ROCM_PACKAGES },
+    Flavor { name: "sid", suite: "sid", packages: SID_PACKAGES },
 ];
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -174,6 +190,18 @@ fn in_root(root: &Path, cmd: &[&str]) -> Result<()> {
     c.args(cmd);
     let args: Vec<&std::ffi::OsStr> = std::iter::once(c.get_program()).chain(c.get_args()).collect();
     privileged(&[], &args)
+}
+
+/// Installs into `root` those of `packages` it lacks (the test suites' packages, which the
+/// root's marker does not list: a root serves the tests without them).
+pub fn install_missing(root: &Path, packages: &[&str]) -> Result<()> {
+    let installed = installed_versions(root)?;
+    let missing: Vec<&str> = packages.iter().copied().filter(|p| !installed.iter().any(|(n, _)| n == p)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    eprintln!("xtask rootfs: installing {} into {}", missing.join(" "), root.display());
+    apt_install(root, &missing)
 }
 
 fn apt_install(root: &Path, packages: &[&str]) -> Result<()> {

@@ -1,0 +1,193 @@
+//! llama.cpp's `test-backend-ops`: every ggml operation run on the HIP backend (`ROCm0`, i.e.
+//! our simulated MI210) and compared with the CPU backend, one run per operation so a crash
+//! costs one operation and an interrupted run resumes by operation.
+
+use super::gtest::{Progress, Status};
+use super::store::{Record, Store};
+use super::{runner, Ctx, Summary};
+use anyhow::{Context, Result};
+use indicatif::ProgressBar;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const PROGRAM: &str = "/usr/libexec/x86_64-linux-gnu/llama.cpp-tests/test-backend-ops";
+const BACKEND: &str = "ROCm0";
+
+/// Without the terminal colour escapes the program prints.
+fn plain(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // `ESC [ … letter`
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One case's result line: `  OP(params): OK`, `…: [OP] NMSE = … > … FAIL`, or
+/// `…: not supported [ROCm0]`. Lines of other kinds (banners, totals) give `None`.
+pub fn case(line: &str) -> Option<(String, Status)> {
+    let line = plain(line);
+    let body = line.strip_prefix("  ")?.trim_end();
+    let open = body.find('(')?;
+    if open == 0 || !body[..open].bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') {
+        return None;
+    }
+    let (name, verdict) = body.rsplit_once("): ")?;
+    let status = if verdict.contains("not supported") {
+        Status::Skipped
+    } else if verdict.ends_with("FAIL") {
+        Status::Failed
+    } else if verdict.ends_with("OK") {
+        Status::Passed
+    } else {
+        return None;
+    };
+    Some((format!("{name})"), status))
+}
+
+/// [`runner::Parser`] for the program: each case is reported when it ends.
+fn progress(line: &str) -> Option<Progress<'_>> {
+    // The runner needs the name borrowed from the line: find it again in the raw line (the
+    // colour escapes come after the name).
+    let (name, status) = case(line)?;
+    let at = line.find(&name)?;
+    Some(Progress::Ended(&line[at..at + name.len()], status))
+}
+
+/// The type a case runs in: its `type=` or `type_a=` parameter (`other` for operations
+/// without one).
+pub fn case_type(case: &str) -> &str {
+    let params = case.split_once('(').map_or("", |(_, p)| p);
+    params.split(',').find_map(|p| p.strip_prefix("type=").or_else(|| p.strip_prefix("type_a="))).unwrap_or("other")
+}
+
+fn list_ops(ctx: &Ctx, cache: &Path, fresh: bool) -> Result<Vec<String>> {
+    if !fresh {
+        if let Ok(text) = std::fs::read_to_string(cache) {
+            return Ok(text.lines().map(str::to_string).collect());
+        }
+    }
+    let out = ctx.command(PROGRAM, &["--list-ops".into()]).output().context("cannot list ggml's operations")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ops: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .map(str::trim)
+        .filter(|op| !op.is_empty() && op.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'))
+        .map(str::to_string)
+        .collect();
+    anyhow::ensure!(!ops.is_empty(), "test-backend-ops --list-ops listed nothing ({})", out.status);
+    std::fs::write(cache, ops.join("\n") + "\n")?;
+    Ok(ops)
+}
+
+pub fn run(ctx: &Ctx, filter: &str, fresh: bool, dir: &Path, bar: &ProgressBar) -> Result<Summary> {
+    let mut store = Store::open(&dir.join("results.jsonl"), fresh)?;
+    let ops = list_ops(ctx, &dir.join("ops.list"), fresh)?;
+    let selected: Vec<String> = ops.into_iter().filter(|op| super::gtest::matches_filter(op, filter)).collect();
+    bar.set_length(selected.len() as u64);
+    for op in &selected {
+        if store.ran(op) {
+            bar.inc(1);
+            continue;
+        }
+        bar.set_message(op.clone());
+        let log = dir.join("logs").join(format!("{op}.log"));
+        let args = vec!["test".into(), "-b".into(), BACKEND.into(), "-o".into(), format!("^{op}$")];
+        let run = runner::run(ctx.command(PROGRAM, &args), &log, ctx.stall, progress, |_| {})?;
+        for e in &run.ended {
+            if e.status == Status::Failed {
+                let name = super::log_name(op, &e.name);
+                std::fs::write(dir.join("failures").join(name), format!("{}\n{}", e.name, plain(&e.output)))?;
+            }
+            store.record(Record::Case { program: op.clone(), test: e.name.clone(), status: e.status, seconds: 0.0 })?;
+        }
+        // Exit 0 is a pass, 1 a failure of some case; anything else stopped the program.
+        let normal = matches!(&run.stop, runner::Stop::Exited(s) if matches!(s.code(), Some(0 | 1)));
+        if !normal {
+            let test = format!("{op} (the program stopped: {})", run.stop);
+            std::fs::write(
+                dir.join("failures").join(super::log_name(op, "stopped")),
+                format!("{test}\n{}", plain(&run.tail)),
+            )?;
+            store.record(Record::Case { program: op.clone(), test, status: Status::Crashed, seconds: 0.0 })?;
+        }
+        store.record(Record::Run {
+            program: op.clone(),
+            tests: run.ended.len(),
+            seconds: run.seconds,
+            stop: run.stop.to_string(),
+        })?;
+        bar.inc(1);
+    }
+    let cases: Vec<(String, String)> = store.cases.keys().filter(|(op, _)| selected.contains(op)).cloned().collect();
+    let mut summary = super::summarize("llama-backend-ops", &store, &cases);
+    summary.extra = by_type(&store, &selected);
+    Ok(summary)
+}
+
+/// Passed / failed / not supported per type, for the types the issue names first.
+fn by_type(store: &Store, selected: &[String]) -> String {
+    let mut counts: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
+    for ((op, case), (status, _)) in &store.cases {
+        if !selected.contains(op) {
+            continue;
+        }
+        let c = counts.entry(case_type(case)).or_default();
+        match status {
+            Status::Passed => c[0] += 1,
+            Status::Skipped => c[2] += 1,
+            _ => c[1] += 1,
+        }
+    }
+    let mut t =
+        String::from("\ntest-backend-ops by type:\n\n| type | passed | failed | not supported |\n|---|--:|--:|--:|\n");
+    let first = ["f32", "f16", "q8_0", "q4_0"];
+    let order = first.iter().copied().chain(counts.keys().copied().filter(|k| !first.contains(k)).collect::<Vec<_>>());
+    for ty in order {
+        if let Some([p, f, s]) = counts.get(ty) {
+            t.push_str(&format!("| {ty} | {p} | {f} | {s} |\n"));
+        }
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn case_lines_give_name_and_verdict() {
+        let ok = "  ADD(type=f32,ne=[1,1,8,1],nr=[1,1,1,1],nf=1): \u{1b}[1;32mOK\u{1b}[0m\n";
+        assert_eq!(case(ok), Some(("ADD(type=f32,ne=[1,1,8,1],nr=[1,1,1,1],nf=1)".into(), Status::Passed)));
+        assert_eq!(progress(ok), Some(Progress::Ended("ADD(type=f32,ne=[1,1,8,1],nr=[1,1,1,1],nf=1)", Status::Passed)));
+        let fail = "  MUL_MAT(type_a=q4_0,type_b=f32,m=16): [MUL_MAT] NMSE = 0.012 > 0.0005 \u{1b}[1;31mFAIL\u{1b}[0m";
+        assert_eq!(case(fail).unwrap().1, Status::Failed);
+        let unsupported = "  FLASH_ATTN_EXT(hsk=40,type_KV=q4_1): not supported [ROCm0] ";
+        assert_eq!(case(unsupported).unwrap().1, Status::Skipped);
+        for other in [
+            "  15/15 tests passed",
+            "  Backend ROCm0: \u{1b}[1;32mOK\u{1b}[0m",
+            "Backend 1/2: ROCm0",
+            "  Device description: AMD",
+        ] {
+            assert_eq!(case(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn cases_are_grouped_by_their_type() {
+        assert_eq!(case_type("ADD(type=f16,ne=[1,1,8,1])"), "f16");
+        assert_eq!(case_type("MUL_MAT(type_a=q4_0,type_b=f32,m=16)"), "q4_0");
+        assert_eq!(case_type("ARGMAX(ne=[32,1,1,1])"), "other");
+    }
+}

@@ -1,0 +1,478 @@
+//! `cargo xtask suites [NAME…] [--filter PATTERN] [--smoke] [--daemon] [--fresh] [--stall SECS]`:
+//! the libraries' own test suites (Debian sid's `*-tests` packages, built for gfx90a) under
+//! `rocjitsu` on the default MI210 config.
+//!
+//! Each test program runs in the sid root with its tests in chunks; its progress lines are
+//! followed live, so a test that crashes the program or hangs (no output for `--stall`
+//! seconds) is recorded as such and the rest of its chunk runs again without it. Every finished
+//! test is appended to `target/suites/<mode>/<suite>/results.jsonl` at once: an interrupted run
+//! resumes where it stopped (`--fresh` starts again). Each failing test's output is kept in
+//! `failures/`. At the end a table: suite, tests, passed, failed, skipped, wall time, and the
+//! ten slowest tests.
+//!
+//! `--smoke` runs the fixed subset CI runs (each suite's `smoke` filter, always fresh) and fails
+//! if any of it fails.
+
+mod backend_ops;
+mod catalog;
+mod gtest;
+mod runner;
+mod store;
+
+use anyhow::{bail, Context, Result};
+use catalog::{Kind, Suite};
+use gtest::Status;
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use integration::stack;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use store::{Record, Store};
+
+/// Tests per run of a test program after a crash: small enough that another crash costs
+/// little, large enough that the program's start-up (HIP and the library initialising) is
+/// shared.
+const CHUNK: usize = 800;
+/// Bytes of test names in one `--gtest_filter` argument (Linux takes at most 128 KiB per
+/// argument).
+const FILTER_BYTES: usize = 100 << 10;
+
+/// How many of `queue`'s first tests go into the next run.
+fn chunk_len(queue: &[String]) -> usize {
+    let mut bytes = 0;
+    queue
+        .iter()
+        .take(CHUNK)
+        .take_while(|t| {
+            bytes += t.len() + 1;
+            bytes <= FILTER_BYTES
+        })
+        .count()
+        .max(1)
+}
+
+struct Options {
+    names: Vec<String>,
+    filter: Option<String>,
+    smoke: bool,
+    daemon: bool,
+    fresh: bool,
+    stall: Duration,
+    /// Run only this many tests of each program's selection, spread evenly over it.
+    sample: Option<usize>,
+}
+
+fn parse(args: &[String]) -> Result<Options> {
+    let mut o = Options {
+        names: Vec::new(),
+        filter: None,
+        smoke: false,
+        daemon: false,
+        fresh: false,
+        stall: Duration::from_secs(1800),
+        sample: None,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--filter" => o.filter = Some(it.next().context("--filter needs a pattern")?.clone()),
+            "--smoke" => o.smoke = true,
+            "--sample" => {
+                o.sample = Some(it.next().context("--sample needs a count")?.parse().context("--sample needs a count")?)
+            }
+            "--daemon" => o.daemon = true,
+            "--fresh" => o.fresh = true,
+            "--stall" => {
+                let s: u64 = it.next().context("--stall needs seconds")?.parse().context("--stall needs seconds")?;
+                o.stall = Duration::from_secs(s);
+            }
+            name if catalog::find(name).is_some() => o.names.push(name.to_string()),
+            other => bail!(
+                "unknown suite or option {other:?} (suites: {})",
+                catalog::SUITES.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+    if o.names.is_empty() {
+        o.names = catalog::SUITES.iter().map(|s| s.name.to_string()).collect();
+    }
+    Ok(o)
+}
+
+/// What every run of a suite shares.
+pub struct Ctx {
+    root: PathBuf,
+    rocjitsu: PathBuf,
+    daemon: Option<integration::Daemon>,
+    stall: Duration,
+}
+
+impl Ctx {
+    /// `program args…` under `rocjitsu` in the sid root, in this run's mode.
+    fn command(&self, program: &str, args: &[String]) -> Command {
+        let mut c = stack::bwrap(&self.root);
+        // rocBLAS's own gtest listener prints no line per passing test unless asked.
+        c.env("GTEST_LISTENER", "PASS_LINE_IN_LOG");
+        c.args(["--", "env", "PATH=/usr/bin:/bin"]).arg(&self.rocjitsu);
+        if let Some(d) = &self.daemon {
+            c.arg("--attach").arg("--socket").arg(&d.socket).env("ROCJITSU_RUNTIME_DIR", d.dir.path());
+        }
+        c.arg("--").arg(program).args(args);
+        c.env_remove("ROCJITSU_CONFIG");
+        c
+    }
+}
+
+/// One suite's figures for the table.
+#[derive(Default)]
+pub struct Summary {
+    pub name: String,
+    pub tests: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    /// Selected tests without a result (an interrupted run).
+    pub missing: usize,
+    pub seconds: f64,
+    /// (seconds, program, test) of every test with a result.
+    pub times: Vec<(f64, String, String)>,
+    /// More of the suite's own figures, printed after the table.
+    pub extra: String,
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let o = parse(args)?;
+    let flavor = crate::rootfs::FLAVORS.iter().find(|f| f.name == "sid").expect("sid is a flavor");
+    let root = crate::rootfs::ensure(flavor, &stack::roots_dir())?;
+    let suites: Vec<&Suite> = o.names.iter().filter_map(|n| catalog::find(n)).collect();
+    let packages: Vec<&str> = suites.iter().flat_map(|s| s.packages.iter().copied()).collect();
+    crate::rootfs::install_missing(&root, &packages)?;
+    crate::tasks::build()?;
+    let daemon = if o.daemon {
+        // `integration::Daemon` starts the rocjitsu of `$ROCJITSU_BIN_DIR`: the release build.
+        std::env::set_var("ROCJITSU_BIN_DIR", crate::tasks::bin_dir());
+        let config = integration::config("gfx90a_mi210_kmd.json");
+        Some(integration::Daemon::start(config.to_str().context("config path")?))
+    } else {
+        None
+    };
+    let ctx = Ctx { root, rocjitsu: crate::tasks::bin_dir().join("rocjitsu"), daemon, stall: o.stall };
+    let mode = if o.daemon { "daemon" } else { "local" };
+    let out = stack::target_dir().join("suites").join(if o.smoke { format!("{mode}-smoke") } else { mode.into() });
+    let bars = MultiProgress::new();
+    let mut summaries = Vec::new();
+    for suite in &suites {
+        let filter = match (&o.filter, o.smoke) {
+            (Some(f), _) => f.clone(),
+            (None, true) => suite.smoke.to_string(),
+            (None, false) => String::new(),
+        };
+        let dir = out.join(suite.name);
+        let fresh = o.fresh || o.smoke;
+        if fresh {
+            // Logs of an earlier run would read as this run's.
+            for sub in ["logs", "failures"] {
+                let _ = std::fs::remove_dir_all(dir.join(sub));
+            }
+        }
+        std::fs::create_dir_all(dir.join("logs"))?;
+        std::fs::create_dir_all(dir.join("failures"))?;
+        let bar = bars.add(ProgressBar::new(0));
+        bar.set_style(
+            ProgressStyle::with_template("{prefix:>18} [{bar:30}] {pos}/{len} {elapsed_precise} {msg}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_prefix(suite.name);
+        let sample = o.sample.or(if o.smoke { suite.smoke_sample } else { None });
+        if let Some(setup) = suite.setup {
+            setup(&ctx.root)?;
+        }
+        let summary = match &suite.kind {
+            Kind::Gtest { dir: bin_dir, programs, args } => {
+                run_gtest(&ctx, suite, bin_dir, programs, args, &filter, sample, fresh, &dir, &bar)?
+            }
+            Kind::BackendOps => backend_ops::run(&ctx, &filter, fresh, &dir, &bar)?,
+        };
+        bar.finish_with_message(format!("{} failed", summary.failed));
+        // A line per suite also where no terminal shows the bars (CI logs).
+        eprintln!(
+            "xtask suites: {}: {} tests, {} passed, {} failed, {} skipped, {} not run, {}",
+            summary.name,
+            summary.tests,
+            summary.passed,
+            summary.failed,
+            summary.skipped,
+            summary.missing,
+            duration(summary.seconds)
+        );
+        summaries.push(summary);
+    }
+    let table = table(&summaries);
+    println!("{table}");
+    std::fs::write(out.join("table.md"), &table)?;
+    eprintln!("xtask suites: results in {}", out.display());
+    let failed: usize = summaries.iter().map(|s| s.failed).sum();
+    if o.smoke && failed > 0 {
+        bail!("{failed} test(s) of the smoke subset failed: their output is in {}/*/failures", out.display());
+    }
+    Ok(())
+}
+
+/// The test programs of a gtest suite: `programs`, or every `test*` file in `dir`.
+fn gtest_programs(root: &Path, dir: &str, programs: &[&str]) -> Result<Vec<String>> {
+    if !programs.is_empty() {
+        return Ok(programs.iter().map(|p| format!("{dir}/{p}")).collect());
+    }
+    let host_dir = root.join(dir.trim_start_matches('/'));
+    let mut found: Vec<String> = std::fs::read_dir(&host_dir)
+        .with_context(|| format!("cannot list {}", host_dir.display()))?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("test"))
+        .map(|n| format!("{dir}/{n}"))
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
+/// The test names of `program` (cached next to the results; `fresh` lists again).
+fn list_tests(ctx: &Ctx, program: &str, args: &[String], cache: &Path, fresh: bool) -> Result<Vec<String>> {
+    if !fresh {
+        if let Ok(text) = std::fs::read_to_string(cache) {
+            return Ok(text.lines().map(str::to_string).collect());
+        }
+    }
+    let mut list_args = args.to_vec();
+    list_args.push("--gtest_list_tests".into());
+    let out = ctx.command(program, &list_args).output().with_context(|| format!("cannot list {program}"))?;
+    let names = gtest::parse_list(&String::from_utf8_lossy(&out.stdout));
+    if names.is_empty() {
+        bail!(
+            "{program} --gtest_list_tests listed no test ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::write(cache, names.join("\n") + "\n")?;
+    Ok(names)
+}
+
+fn short(program: &str) -> &str {
+    program.rsplit('/').next().unwrap_or(program)
+}
+
+/// A file name for a test's log.
+fn log_name(program: &str, test: &str) -> String {
+    let clean: String =
+        test.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+    format!("{}__{}.log", short(program), clean.chars().take(180).collect::<String>())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_gtest(
+    ctx: &Ctx,
+    suite: &Suite,
+    bin_dir: &str,
+    programs: &[&str],
+    args: &[&str],
+    filter: &str,
+    sample: Option<usize>,
+    fresh: bool,
+    dir: &Path,
+    bar: &ProgressBar,
+) -> Result<Summary> {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let mut store = Store::open(&dir.join("results.jsonl"), fresh)?;
+    let mut work = Vec::new();
+    let mut selected_all = Vec::new();
+    for program in gtest_programs(&ctx.root, bin_dir, programs)? {
+        bar.set_message(format!("listing {}", short(&program)));
+        let cache = dir.join(format!("{}.list", short(&program)));
+        let names = list_tests(ctx, &program, &args, &cache, fresh)?;
+        let mut selected: Vec<String> = names.into_iter().filter(|n| gtest::matches_filter(n, filter)).collect();
+        let sampled = sample.is_some_and(|n| selected.len() > n);
+        if let Some(n) = sample.filter(|_| sampled) {
+            selected = evenly(&selected, n);
+        }
+        let pending: Vec<String> = selected.iter().filter(|n| !store.has(short(&program), n)).cloned().collect();
+        selected_all.extend(selected.iter().map(|n| (short(&program).to_string(), n.clone())));
+        bar.inc_length(selected.len() as u64);
+        bar.inc((selected.len() - pending.len()) as u64);
+        // Nothing of the selection ran yet: the first run takes it whole, by the pattern.
+        let whole = pending.len() == selected.len() && !sampled;
+        work.push((program, pending, whole));
+    }
+    for (program, pending, whole) in work {
+        let name = short(&program).to_string();
+        let mut queue = pending;
+        let mut first = whole;
+        while !queue.is_empty() {
+            let mut run_args = args.clone();
+            let chunk: Vec<String> = if first {
+                // The selection's own pattern (none for all tests): the program starts once,
+                // which matters where start-up is long (rocBLAS reads its test data for a
+                // minute), and gtest need not match a long list.
+                if !filter.is_empty() {
+                    run_args.push(format!("--gtest_filter={filter}"));
+                }
+                std::mem::take(&mut queue)
+            } else {
+                // After a crash: the rest, named one by one, as many as one argument holds.
+                let take = chunk_len(&queue);
+                let chunk: Vec<String> = queue.drain(..take).collect();
+                // `-` would start gtest's negative patterns; `?` matches it.
+                run_args.push(format!("--gtest_filter={}", gtest::filter_for(&chunk).replace('-', "?")));
+                chunk
+            };
+            first = false;
+            let n = store.runs;
+            let xml = dir.join("logs").join(format!("{name}-{n}.xml"));
+            let _ = std::fs::remove_file(&xml);
+            run_args.push(format!("--gtest_output=xml:{}", xml.display()));
+            bar.set_message(name.clone());
+            let log = dir.join("logs").join(format!("{name}-{n}.log"));
+            let run = runner::run(ctx.command(&program, &run_args), &log, ctx.stall, gtest::progress, |_| bar.inc(1))?;
+            let reports =
+                std::fs::read_to_string(&xml).ok().and_then(|t| gtest::parse_xml(&t).ok()).unwrap_or_default();
+            let in_chunk: std::collections::HashSet<&String> = chunk.iter().collect();
+            for e in run.ended.iter().chain(run.running.iter()) {
+                if !in_chunk.contains(&e.name) || store.has(&name, &e.name) {
+                    continue;
+                }
+                let report = reports.get(&e.name);
+                let status = match (e.status, report) {
+                    (Status::Crashed | Status::Hung, _) => e.status,
+                    (_, Some(r)) => r.status,
+                    (s, None) => s,
+                };
+                if status.is_failure() {
+                    let mut text = format!("{program} {}\n{status:?} after {:.1} s\n\n{}", e.name, e.seconds, e.output);
+                    if let Some(r) = report.filter(|r| !r.message.is_empty()) {
+                        text.push_str(&format!("\n--- gtest's failure messages ---\n{}\n", r.message));
+                    }
+                    if status != Status::Failed {
+                        text.push_str(&format!("\n--- the program's last lines ---\n{}", run.tail));
+                    }
+                    std::fs::write(dir.join("failures").join(log_name(&program, &e.name)), text)?;
+                }
+                store.record(Record::Case {
+                    program: name.clone(),
+                    test: e.name.clone(),
+                    status,
+                    seconds: e.seconds,
+                })?;
+            }
+            if run.running.is_some() {
+                bar.inc(1);
+            }
+            // Tests the XML report has and the progress lines did not (a listener that
+            // prints no line per test, as rocBLAS's default one does).
+            for t in &chunk {
+                if let Some(r) = reports.get(t).filter(|_| !store.has(&name, t)) {
+                    if r.status.is_failure() {
+                        let text = format!("{program} {t}\n{:?} after {:.1} s\n\n{}\n", r.status, r.seconds, r.message);
+                        std::fs::write(dir.join("failures").join(log_name(&program, t)), text)?;
+                    }
+                    store.record(Record::Case {
+                        program: name.clone(),
+                        test: t.clone(),
+                        status: r.status,
+                        seconds: r.seconds,
+                    })?;
+                    bar.inc(1);
+                }
+            }
+            let unfinished: Vec<String> = chunk.iter().filter(|t| !store.has(&name, t)).cloned().collect();
+            let progressed = unfinished.len() < chunk.len();
+            if progressed {
+                // The rest of the chunk runs again, without the test that stopped it.
+                queue.splice(0..0, unfinished);
+            } else {
+                // Nothing ran: the program cannot start these tests.
+                let text = format!("{program}: no test of this run started ({})\n\n{}", run.stop, run.tail);
+                for t in &unfinished {
+                    std::fs::write(dir.join("failures").join(log_name(&program, t)), &text)?;
+                    store.record(Record::Case {
+                        program: name.clone(),
+                        test: t.clone(),
+                        status: Status::Crashed,
+                        seconds: 0.0,
+                    })?;
+                    bar.inc(1);
+                }
+            }
+            store.record(Record::Run {
+                program: name.clone(),
+                tests: chunk.len(),
+                seconds: run.seconds,
+                stop: run.stop.to_string(),
+            })?;
+        }
+    }
+    Ok(summarize(suite.name, &store, &selected_all))
+}
+
+/// `n` of `items`, spread evenly from the first on (a sample across every area of a suite,
+/// whose tests are listed area by area).
+fn evenly(items: &[String], n: usize) -> Vec<String> {
+    (0..n).map(|i| items[i * items.len() / n].clone()).collect()
+}
+
+/// The table's figures for `selected` tests of `store`.
+fn summarize(name: &str, store: &Store, selected: &[(String, String)]) -> Summary {
+    let mut s =
+        Summary { name: name.to_string(), tests: selected.len(), seconds: store.run_seconds, ..Default::default() };
+    for (program, test) in selected {
+        match store.cases.get(&(program.clone(), test.clone())) {
+            Some((status, seconds)) => {
+                match status {
+                    Status::Passed => s.passed += 1,
+                    Status::Skipped => s.skipped += 1,
+                    _ => s.failed += 1,
+                }
+                s.times.push((*seconds, program.clone(), test.clone()));
+            }
+            None => s.missing += 1,
+        }
+    }
+    s
+}
+
+fn table(summaries: &[Summary]) -> String {
+    let mut t = String::from(
+        "| suite | tests | passed | failed | skipped | not run | pass rate | wall time |\n|---|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    for s in summaries {
+        let ran = s.passed + s.failed;
+        let rate = if ran == 0 { "-".to_string() } else { format!("{:.2}%", 100.0 * s.passed as f64 / ran as f64) };
+        t.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            s.name,
+            s.tests,
+            s.passed,
+            s.failed,
+            s.skipped,
+            s.missing,
+            rate,
+            duration(s.seconds)
+        ));
+    }
+    let mut times: Vec<(f64, String, String, &str)> = summaries
+        .iter()
+        .flat_map(|s| s.times.iter().map(|(t, p, n)| (*t, p.clone(), n.clone(), s.name.as_str())))
+        .collect();
+    times.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for s in summaries {
+        t.push_str(&s.extra);
+    }
+    t.push_str("\nThe ten slowest tests:\n\n| seconds | suite | program | test |\n|--:|---|---|---|\n");
+    for (secs, program, test, suite) in times.iter().take(10) {
+        t.push_str(&format!("| {secs:.1} | {suite} | {program} | {test} |\n"));
+    }
+    t
+}
+
+fn duration(seconds: f64) -> String {
+    let s = seconds.round() as u64;
+    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
