@@ -33,8 +33,10 @@ pub const SUITES: &[Suite] = &[
         name: "rocrand",
         packages: &["librocrand1-tests"],
         kind: Kind::Gtest { dir: "/usr/libexec/rocm/librocrand1-tests", programs: &[], args: &[] },
-        smoke: "rocrand_basic_tests.*:*xorwow*",
-        smoke_sample: Some(40),
+        // The device API's kernels (quick), not the host API's statistical tests (seconds
+        // each) nor MT19937 (minutes: its set-up kernel, see docs/SUITES.md).
+        smoke: "rocrand_basic_tests.*:rocrand_kernel_*",
+        smoke_sample: Some(8),
         setup: None,
     },
     Suite {
@@ -100,7 +102,9 @@ pub const SUITES: &[Suite] = &[
         name: "miopen",
         packages: &["libmiopen1-tests"],
         kind: Kind::Gtest { dir: "/usr/libexec/rocm/libmiopen1-tests", programs: &["miopen_gtest"], args: &[] },
-        smoke: "Smoke/GPU_TernaryTensorOps_FP32*",
+        // The 1-D and 2-D cases: their kernels are precompiled. Others need MIOpen's run-time
+        // compile, which Debian's build breaks (docs/SUITES.md).
+        smoke: "Smoke/GPU_TernaryTensorOps_FP32.TestFloat/?:Smoke/GPU_TernaryTensorOps_FP32.TestFloat/??:Smoke/GPU_TernaryTensorOps_FP32.TestFloat/???",
         smoke_sample: Some(20),
         setup: Some(miopen_compiler),
     },
