@@ -155,9 +155,16 @@ fn sub_dword_forms_and_lds_loads() {
     h.wave.vgpr[1] = [0x1111_2222; LANES];
     h.run(&LOAD_SSHORT).unwrap();
     assert_eq!(&h.wave.vgpr[1][..3], &[0xffff_8000, 0x7fff, 0], "offset 3 + 2 bytes > 4 records");
+    // d16 on the MI210 (SRAM ECC on): the other half becomes zero, out-of-range lanes too.
+    h.wave.vgpr[1] = [0x1111_2222; LANES];
+    h.run(&LOAD_SHORT_D16_HI).unwrap();
+    assert_eq!(&h.wave.vgpr[1][..3], &[0x8000_0000, 0x7fff_0000, 0x0000_0000]);
+    // Without SRAM ECC the other half is kept.
+    h.set_d16_preserves_unused(true);
     h.wave.vgpr[1] = [0x1111_2222; LANES];
     h.run(&LOAD_SHORT_D16_HI).unwrap();
     assert_eq!(&h.wave.vgpr[1][..3], &[0x8000_2222, 0x7fff_2222, 0x0000_2222]);
+    h.set_d16_preserves_unused(false);
     h.wave.vgpr[1] = [0xabcd; LANES];
     h.wave.exec = 0b10;
     h.run(&STORE_BYTE).unwrap();
@@ -228,7 +235,12 @@ fn typed_loads_apply_dst_sel_and_stores_undo_it() {
     assert_eq!(h.wave.vgpr[5][0] >> 16, 0x3c00, "W = one = 1.0 in f16");
     h.wave.vgpr[4][0] = 0x1234_5678;
     h.run(&LOAD_FORMAT_D16_HI_X).unwrap();
-    assert_eq!(h.wave.vgpr[4][0], 0x3804_5678, "X = memory Z = 128/255 as f16, low half kept");
+    assert_eq!(h.wave.vgpr[4][0], 0x3804_0000, "X = memory Z = 128/255 as f16, low half zeroed (SRAM ECC)");
+    h.set_d16_preserves_unused(true);
+    h.wave.vgpr[4][0] = 0x1234_5678;
+    h.run(&LOAD_FORMAT_D16_HI_X).unwrap();
+    assert_eq!(h.wave.vgpr[4][0], 0x3804_5678, "low half kept without SRAM ECC");
+    h.set_d16_preserves_unused(false);
     // d16 store: 0.0 and 1.0 as f16 → Z = 0 (from X), Y = 255.
     h.wave.vgpr[4][0] = 0x3c00_0000;
     h.run(&STORE_FORMAT_D16_XY).unwrap();
@@ -255,7 +267,11 @@ fn typed_buffer_instructions_carry_their_format() {
     h.write_mem(MEM_BASE, &0xc500u16.to_le_bytes());
     h.wave.vgpr[4][0] = 0xaaaa_0000;
     h.run(&TBUFFER_LOAD_D16_X_16_FLOAT).unwrap();
-    assert_eq!(h.wave.vgpr[4][0], 0xaaaa_c500);
+    assert_eq!(h.wave.vgpr[4][0], 0x0000_c500, "high half zeroed (SRAM ECC)");
+    h.set_d16_preserves_unused(true);
+    h.wave.vgpr[4][0] = 0xaaaa_0000;
+    h.run(&TBUFFER_LOAD_D16_X_16_FLOAT).unwrap();
+    assert_eq!(h.wave.vgpr[4][0], 0xaaaa_c500, "high half kept without SRAM ECC");
 }
 
 #[test]

@@ -190,12 +190,21 @@ fn sub_dword_reads_and_writes() {
     h.wave.vgpr[1] = std::array::from_fn(|l| (l % 3) as u32);
     h.run(&READ_U16).unwrap();
     assert_eq!(&h.wave.vgpr[3][..3], &[0x7f81, 0xfe7f, 0xfffe]);
+    // d16 reads on the MI210 (SRAM ECC on) zero the other half; without SRAM ECC they keep it.
+    h.wave.vgpr[3] = [0x1234_5678; LANES];
+    h.run(&READ_U16_D16_HI).unwrap();
+    assert_eq!(h.wave.vgpr[3][0], 0x7f81_0000);
+    h.wave.vgpr[3] = [0x1234_5678; LANES];
+    h.run(&READ_I8_D16).unwrap();
+    assert_eq!(h.wave.vgpr[3][0], 0x0000_ff81, "sign-extended to 16 bits only");
+    h.set_d16_preserves_unused(true);
     h.wave.vgpr[3] = [0x1234_5678; LANES];
     h.run(&READ_U16_D16_HI).unwrap();
     assert_eq!(h.wave.vgpr[3][0], 0x7f81_5678);
     h.wave.vgpr[3] = [0x1234_5678; LANES];
     h.run(&READ_I8_D16).unwrap();
     assert_eq!(h.wave.vgpr[3][0], 0x1234_ff81);
+    h.set_d16_preserves_unused(false);
     h.wave.exec = 1;
     h.wave.vgpr[1][0] = 100;
     h.wave.vgpr[2][0] = 0xaabb_ccdd;

@@ -163,7 +163,7 @@ fn global_saddr_form_adds_a_32_bit_vgpr_offset() {
 }
 
 #[test]
-fn sub_dword_loads_extend_and_d16_keeps_the_other_half() {
+fn sub_dword_loads_extend_and_d16_keeps_the_other_half_without_sram_ecc() {
     let mut h = Harness::new();
     h.write_mem(MEM_BASE, &[0x80, 0xff, 0x7f, 0x01, 0x34, 0x12]);
     set_addr(&mut h, |l| MEM_BASE + (l % 5) as u64);
@@ -171,6 +171,16 @@ fn sub_dword_loads_extend_and_d16_keeps_the_other_half() {
     assert_eq!(&h.wave.vgpr[1][..5], &[0xffff_ff80, 0xffff_ffff, 0x7f, 0x01, 0x34]);
     h.run(&GLOBAL_LOAD_USHORT).unwrap();
     assert_eq!(&h.wave.vgpr[1][..5], &[0xff80, 0x7fff, 0x017f, 0x3401, 0x1234]);
+    // The MI210 runs with SRAM ECC on: a d16 load zeroes the other half (LLVM's
+    // D16PreservesUnusedBits is off for `sramecc+`), which Tensile's byte-wise edge loads rely on.
+    h.wave.vgpr[1] = [0xaaaa_bbbb; LANES];
+    h.run(&GLOBAL_LOAD_SHORT_D16_HI).unwrap();
+    assert_eq!(&h.wave.vgpr[1][..2], &[0xff80_0000, 0x7fff_0000]);
+    h.wave.vgpr[1] = [0xaaaa_bbbb; LANES];
+    h.run(&GLOBAL_LOAD_SBYTE_D16).unwrap();
+    assert_eq!(&h.wave.vgpr[1][..3], &[0x0000_ff80, 0x0000_ffff, 0x0000_007f]);
+    // Without SRAM ECC the other half is kept.
+    h.set_d16_preserves_unused(true);
     h.wave.vgpr[1] = [0xaaaa_bbbb; LANES];
     h.run(&GLOBAL_LOAD_SHORT_D16_HI).unwrap();
     assert_eq!(&h.wave.vgpr[1][..2], &[0xff80_bbbb, 0x7fff_bbbb]);

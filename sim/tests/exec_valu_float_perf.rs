@@ -64,6 +64,7 @@ fn float_op_throughput() {
         private_per_lane: 0,
         vgprs: 16,
         agprs: 0,
+        d16_preserves_unused: false,
     };
     let vm = process.vm();
     let mem = WaveMem::new(&vm);

@@ -52,6 +52,12 @@ impl Harness {
         Harness::for_target(Target::Gfx90a)
     }
 
+    /// Models a GPU without SRAM ECC (`keep`), whose d16 loads keep the other half of their
+    /// destination, or one with it (the default MI210, `sramecc+`), whose d16 loads zero it.
+    pub fn set_d16_preserves_unused(&mut self, keep: bool) {
+        self.info.d16_preserves_unused = keep;
+    }
+
     pub fn for_target(target: Target) -> Harness {
         let process = Arc::new(TestContext::new(&crate::config::default_config(), MEM_BYTES));
         process.map(MEM_BASE, MEM_BYTES);
@@ -74,6 +80,7 @@ impl Harness {
             private_per_lane: 256,
             vgprs: 64,
             agprs: 32,
+            d16_preserves_unused: !crate::config::default_config().gpus()[0].sramecc(),
         };
         Harness {
             wave: Wave::new(64, 32),

@@ -41,6 +41,11 @@ pub struct DispatchInfo {
     pub private_per_lane: usize,
     pub vgprs: usize,
     pub agprs: usize,
+    /// Whether a d16 load keeps the other half of its destination register (LLVM's
+    /// `D16PreservesUnusedBits`). Only GPUs without SRAM ECC do; with it (the MI210's
+    /// `sramecc+`, every MI300) a d16 load writes zeros there, and compilers rely on it:
+    /// Tensile's int8 edge loads OR four `_d16`/`_d16_hi` byte loads into one register.
+    pub d16_preserves_unused: bool,
 }
 
 impl DispatchInfo {
@@ -133,6 +138,7 @@ impl DispatchInfo {
             private_per_lane: kd.private_segment_fixed_size.max(packet.private_segment_size) as usize,
             vgprs: total_vgprs.max(1),
             agprs,
+            d16_preserves_unused: !device.sramecc(),
         })
     }
 

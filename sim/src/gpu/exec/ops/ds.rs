@@ -251,7 +251,9 @@ fn exec(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>) -> Result<Flow, ExecError>
                     }
                 });
             }
-            let old = if ld.half == Half::Full { [0; LANES] } else { *w.vreg(inst.dst[0], 0)? };
+            // The other half of a d16 destination survives only without SRAM ECC.
+            let keep = ld.half != Half::Full && ctx.dispatch.d16_preserves_unused;
+            let old = if keep { *w.vreg(inst.dst[0], 0)? } else { [0; LANES] };
             ld.merge(&mut out, &old, exec);
             scatter(w, inst.dst[0], ld.regs(), exec, &out)?;
         }

@@ -208,7 +208,7 @@ fn load(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>) -> Result<Flow, ExecError>
         texels[l] = out;
     });
     let comps = (m.dmask.count_ones() as usize).max(1);
-    components_to_regs(w, inst, exec, &fmt, &texels, comps, m.d16, false)?;
+    components_to_regs(w, inst, exec, &fmt, &texels, comps, m.d16, false, ctx.dispatch.d16_preserves_unused)?;
     Ok(Flow::Next)
 }
 

@@ -217,7 +217,10 @@ pub fn from_d16(h: u32, fmt: &Format) -> u32 {
 }
 
 /// Puts `comps` components per lane into registers (packed two per
-/// register with d16; `hi` writes only the high half of one register).
+/// register with d16; `hi` writes only the high half of one register). A single
+/// d16 component keeps the register's other half when `preserve` (a GPU without
+/// SRAM ECC, [`crate::gpu::exec::dispatch::DispatchInfo::d16_preserves_unused`]),
+/// else zeros it.
 #[allow(clippy::too_many_arguments)]
 pub fn components_to_regs(
     w: &mut Wave,
@@ -228,10 +231,11 @@ pub fn components_to_regs(
     comps: usize,
     d16: bool,
     hi: bool,
+    preserve: bool,
 ) -> Result<(), ExecError> {
     let mut regs: Data = [[0; LANES]; 4];
     let n = if d16 { comps.div_ceil(2) } else { comps };
-    let old = *w.vreg(inst.dst[0], 0)?;
+    let old = if preserve { *w.vreg(inst.dst[0], 0)? } else { [0; LANES] };
     access::for_lanes(exec, |l| {
         if !d16 {
             for c in 0..comps {
@@ -298,7 +302,8 @@ fn load_format(
         let in_range = acc.avail.as_ref().is_none_or(|a| a[l] != 0);
         vals[l] = if in_range { format::dst_sel(v.dst_sel, &vals[l], one) } else { [0; 4] };
     });
-    components_to_regs(w, inst, exec, &fmt, &vals, comps as usize, d16, hi)
+    let preserve = ctx.dispatch.d16_preserves_unused;
+    components_to_regs(w, inst, exec, &fmt, &vals, comps as usize, d16, hi, preserve)
 }
 
 #[allow(clippy::too_many_arguments)]

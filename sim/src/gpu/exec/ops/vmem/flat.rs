@@ -108,7 +108,7 @@ pub fn run(w: &mut Wave, inst: &Inst, ctx: &mut Ctx<'_>, kind: Kind, acc: &Acces
         Kind::Load(ld) => {
             let mut data: Data = [[0; LANES]; 4];
             access::load(ctx, acc, exec, ld.bytes as u64, &mut data)?;
-            if ld.bytes < 4 && ld.half != access::Half::Full {
+            if ld.bytes < 4 && ld.half != access::Half::Full && ctx.dispatch.d16_preserves_unused {
                 let old = *w.vreg(inst.dst[0], 0)?;
                 ld.merge(&mut data, &old, exec);
             } else {
