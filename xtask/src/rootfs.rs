@@ -23,7 +23,15 @@ pub struct Flavor {
     pub name: &'static str,
     /// The Debian suite debootstrap installs.
     pub suite: &'static str,
-    pub packages: &'static [&'static str],
+    /// The ROCm packages every root has ([`ROCM_PACKAGES`]) and this one's own.
+    pub extra: &'static [&'static str],
+}
+
+impl Flavor {
+    /// Every package the tests need from this root.
+    pub fn packages(&self) -> Vec<&'static str> {
+        ROCM_PACKAGES.iter().chain(self.extra).copied().collect()
+    }
 }
 
 /// The ROCm user space, hipcc, and the libraries the library tests link.
@@ -39,24 +47,10 @@ const ROCM_PACKAGES: &[&str] = &[
 
 /// Sid's also: llama.cpp (libllama, ggml's HIP backend built for gfx90a, llama-quantize) and
 /// python3-gguf, for the tiny-model test (`integration/tests/llama.rs`).
-const SID_PACKAGES: &[&str] = &[
-    "rocminfo",
-    "hipcc",
-    "libamdhip64-dev",
-    "librocrand-dev",
-    "libhiprand-dev",
-    "librocsparse-dev",
-    "libhipsparse-dev",
-    "libllama-dev",
-    "libggml0-backend-hip",
-    "llama.cpp-tools",
-    "python3-gguf",
-];
+const SID_EXTRA: &[&str] = &["libllama-dev", "libggml0-backend-hip", "llama.cpp-tools", "python3-gguf"];
 
-pub const FLAVORS: [Flavor; 2] = [
-    Flavor { name: "trixie", suite: "trixie", packages: ROCM_PACKAGES },
-    Flavor { name: "sid", suite: "sid", packages: SID_PACKAGES },
-];
+pub const FLAVORS: [Flavor; 2] =
+    [Flavor { name: "trixie", suite: "trixie", extra: &[] }, Flavor { name: "sid", suite: "sid", extra: SID_EXTRA }];
 
 pub fn run(args: &[String]) -> Result<()> {
     let mut names = Vec::new();
@@ -87,9 +81,8 @@ pub fn ensure(flavor: &Flavor, dir: &Path) -> Result<PathBuf> {
     let root = dir.join(flavor.name);
     if let Some(text) = stack::marker_text(&root) {
         let missing: Vec<&str> = flavor
-            .packages
-            .iter()
-            .copied()
+            .packages()
+            .into_iter()
             .filter(|p| !text.lines().any(|l| l.split_whitespace().next() == Some(p)))
             .collect();
         if missing.is_empty() {
@@ -113,7 +106,7 @@ pub fn ensure(flavor: &Flavor, dir: &Path) -> Result<PathBuf> {
         &["debootstrap", "--variant=minbase", flavor.suite],
         &[root.as_os_str(), std::ffi::OsStr::new(&mirror)],
     )?;
-    apt_install(&root, flavor.packages)?;
+    apt_install(&root, &flavor.packages())?;
     write_marker(flavor, &root)?;
     Ok(root)
 }
@@ -219,7 +212,7 @@ fn apt_install(root: &Path, packages: &[&str]) -> Result<()> {
 fn write_marker(flavor: &Flavor, root: &Path) -> Result<()> {
     let versions = installed_versions(root)?;
     let mut text = format!("{} root, ROCm packages:\n", flavor.name);
-    for p in flavor.packages {
+    for p in flavor.packages() {
         let v =
             versions.iter().find(|(n, _)| n == p).map(|(_, v)| v.as_str()).context(format!("{p} is not installed"))?;
         text.push_str(&format!("{p} {v}\n"));

@@ -59,7 +59,8 @@ impl Harness {
     }
 
     pub fn for_target(target: Target) -> Harness {
-        let process = Arc::new(TestContext::new(&crate::config::default_config(), MEM_BYTES));
+        let config = crate::config::default_config();
+        let process = Arc::new(TestContext::new(&config, MEM_BYTES));
         process.map(MEM_BASE, MEM_BYTES);
         let context: Arc<dyn Context> = process.clone();
         let kd = KernelDescriptor::parse(&[0; 64]);
@@ -80,7 +81,7 @@ impl Harness {
             private_per_lane: 256,
             vgprs: 64,
             agprs: 32,
-            d16_preserves_unused: !crate::config::default_config().gpus()[0].sramecc(),
+            d16_preserves_unused: !config.gpus()[0].sramecc(),
         };
         Harness {
             wave: Wave::new(64, 32),
