@@ -11,6 +11,7 @@ pub mod context;
 pub mod cp;
 pub mod exec;
 pub mod gws;
+pub mod kernel_names;
 pub mod memory;
 pub mod queue;
 pub mod scheduler;
