@@ -5,6 +5,7 @@
 
 use proto::ioctl::{decode_reply, encode_request, UserMemory};
 use sim::driver::kfd::{DeviceFile, KfdProcess, UserptrMode};
+use sim::gpu::stats::StatsReport;
 use sim::Machine;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
@@ -68,6 +69,10 @@ pub trait OpenKfd: Send + Sync {
     fn close(&self);
     /// Whether `fd` is one of the driver's own (never the application's to close).
     fn owns_fd(&self, fd: RawFd) -> bool;
+    /// Starts the process's run statistics (`ROCJITSU_STATS`).
+    fn enable_stats(&self) -> Result<(), Errno>;
+    /// The run statistics so far, if they were started.
+    fn stats_report(&self) -> Option<StatsReport>;
 }
 
 /// The simulated machine, as the hooks need it.
@@ -139,6 +144,15 @@ impl OpenKfd for LocalKfd {
 
     fn owns_fd(&self, fd: RawFd) -> bool {
         self.process.arena_fd().as_raw_fd() == fd
+    }
+
+    fn enable_stats(&self) -> Result<(), Errno> {
+        self.process.enable_stats();
+        Ok(())
+    }
+
+    fn stats_report(&self) -> Option<StatsReport> {
+        self.process.stats_report()
     }
 }
 

@@ -21,5 +21,6 @@ pub mod paths;
 pub mod real;
 pub mod remote;
 pub mod state;
+pub mod stats;
 pub mod usermem;
 pub mod usershare;

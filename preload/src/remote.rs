@@ -27,9 +27,10 @@ use crate::usershare::{page_range, UserShare};
 use proto::abi::kfd::{self, alloc_flags, cmd};
 use proto::framing::std_io::UnixTransport;
 use proto::ioctl::UserMemory;
-use proto::payload::{FdDesc, FdKind, MachineInfo, MmapRequest, MunmapRequest, FD_PAGE_SIZE};
+use proto::payload::{FdDesc, FdKind, MachineInfo, MmapRequest, MunmapRequest, StatsRequest, FD_PAGE_SIZE};
 use proto::RpcClient;
 use sim::driver::kfd::DeviceFile;
+use sim::gpu::stats::StatsReport;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, BorrowedFd, IntoRawFd, OwnedFd};
@@ -283,6 +284,19 @@ impl OpenKfd for RemoteKfd {
     fn is_shared_range(&self, addr: u64, len: u64) -> bool {
         self.inner.shared.lock().unwrap_or_else(|e| e.into_inner()).overlaps(addr, len)
             || self.inner.lent.overlaps(addr, len)
+    }
+
+    fn enable_stats(&self) -> Result<(), Errno> {
+        self.inner.with_conn(|c| c.stats(StatsRequest::Enable).map(drop).map_err(rpc_errno))
+    }
+
+    /// Asked on the open connection only: after CLOSE the session and its numbers are gone.
+    fn stats_report(&self) -> Option<StatsReport> {
+        let mut guard = self.inner.lock_conn();
+        let document = guard.as_mut()?.stats(StatsRequest::Report).map_err(rpc_errno).ok()?;
+        StatsReport::from_json(&document)
+            .map_err(|e| tracing::warn!("rocjitsu: the daemon's statistics cannot be read: {e}"))
+            .ok()
     }
 
     fn close(&self) {

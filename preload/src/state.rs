@@ -27,6 +27,7 @@ pub struct KfdHandle {
 
 impl Drop for KfdHandle {
     fn drop(&mut self) {
+        crate::stats::closing(&*self.kfd);
         self.kfd.close();
     }
 }
@@ -153,6 +154,7 @@ impl State {
                     Some(h) => h,
                     None => {
                         let h = Arc::new(KfdHandle { kfd: self.driver.open_kfd()? });
+                        crate::stats::opened(&h.kfd);
                         *slot = Arc::downgrade(&h);
                         h
                     }

@@ -18,7 +18,7 @@ use crate::ioctl::UserMemory;
 use crate::message::{Reply, Request};
 use crate::payload::{
     AttachWaitRequest, DeviceFile, FdDesc, HandshakeReply, HandshakeRequest, MmapRequest, MunmapRequest, Role,
-    StatusReply,
+    StatsRequest, StatusReply,
 };
 use crate::sequence::{ClientSequence, Response};
 use crate::transport::Transport;
@@ -238,6 +238,15 @@ impl<T: Transport> RpcClient<T> {
         match self.call_without_fds(&Request::Status)? {
             Response { reply: Reply::Status(s), .. } => Ok(s),
             Response { result, .. } => Err(RpcError::Refused { opcode: Opcode::Status, errno: -result }),
+        }
+    }
+
+    /// Starts the session's run statistics (`StatsRequest::Enable`, an empty answer) or
+    /// fetches them (`StatsRequest::Report`, the JSON document the daemon's simulator wrote).
+    pub fn stats(&mut self, request: StatsRequest) -> Result<Vec<u8>, RpcError> {
+        match self.call_without_fds(&Request::Stats(request))? {
+            Response { reply: Reply::Stats(document), .. } => Ok(document),
+            Response { result, .. } => Err(RpcError::Refused { opcode: Opcode::Stats, errno: -result }),
         }
     }
 

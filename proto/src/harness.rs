@@ -133,6 +133,7 @@ fn success_reply(pending: &crate::sequence::Pending) -> Reply {
         Opcode::Munmap => Reply::Munmap,
         Opcode::AttachWait => Reply::AttachWait,
         Opcode::Status => Reply::Status(StatusReply::default()),
+        Opcode::Stats => Reply::Stats(b"{}".to_vec()),
         other => Reply::Failed(other),
     }
 }
@@ -183,8 +184,13 @@ pub fn client_parse(data: &[u8]) {
         3 => Request::Status,
         4 => Request::Close,
         5 => Request::AttachWait(AttachWaitRequest::default()),
+        6 => Request::Stats(if fds % 2 == 0 {
+            crate::payload::StatsRequest::Enable
+        } else {
+            crate::payload::StatsRequest::Report
+        }),
         n => {
-            let Some(spec) = ioctl_by_index(n) else {
+            let Some(spec) = ioctl_by_index(n - 7) else {
                 return;
             };
             Request::Ioctl(crate::payload::IoctlRequest::new(spec.cmd, vec![0; spec.arg_size]))

@@ -51,11 +51,14 @@ pub enum Opcode {
     /// (bad version, malformed frame, request not allowed); it then closes
     /// the connection. Carries a code, both versions and a reason.
     ProtocolError = 18,
+    /// The session's run statistics: start keeping them, or report them (a JSON document
+    /// the simulator writes; the protocol carries it as bytes).
+    Stats = 19,
 }
 
 impl Opcode {
     /// Every opcode, for tests and tools.
-    pub const ALL: [Opcode; 9] = [
+    pub const ALL: [Opcode; 10] = [
         Opcode::Handshake,
         Opcode::Open,
         Opcode::Close,
@@ -65,6 +68,7 @@ impl Opcode {
         Opcode::AttachWait,
         Opcode::Status,
         Opcode::ProtocolError,
+        Opcode::Stats,
     ];
 
     /// The opcode with this wire value, if any.
@@ -84,6 +88,7 @@ impl Opcode {
             Opcode::AttachWait => "ATTACH_WAIT",
             Opcode::Status => "STATUS",
             Opcode::ProtocolError => "PROTOCOL_ERROR",
+            Opcode::Stats => "STATS",
         }
     }
 }
@@ -232,7 +237,7 @@ mod tests {
 
     #[test]
     fn unknown_opcodes_are_refused_and_named() {
-        for op in [6u16, 15, 19, 0xffff] {
+        for op in [6u16, 15, 20, 0xffff] {
             assert_eq!(Header::decode(&raw(op, 0, 0, 0, 0)), Err(FrameError::UnknownOpcode(op)));
         }
         for op in Opcode::ALL {

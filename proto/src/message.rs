@@ -7,7 +7,7 @@ use crate::error::MessageError;
 use crate::header::Opcode;
 use crate::payload::{
     AttachWaitRequest, FdDesc, HandshakeReply, HandshakeRequest, IoctlContext, IoctlReply, IoctlRequest, MmapReply,
-    MmapRequest, MunmapRequest, StatusReply,
+    MmapRequest, MunmapRequest, StatsRequest, StatusReply,
 };
 
 /// A request, client to daemon. Only an IOCTL that hands over USERPTR memory
@@ -21,6 +21,7 @@ pub enum Request {
     Ioctl(IoctlRequest),
     AttachWait(AttachWaitRequest),
     Status,
+    Stats(StatsRequest),
 }
 
 impl Request {
@@ -33,6 +34,7 @@ impl Request {
             Request::Ioctl(_) => Opcode::Ioctl,
             Request::AttachWait(_) => Opcode::AttachWait,
             Request::Status => Opcode::Status,
+            Request::Stats(_) => Opcode::Stats,
         }
     }
 
@@ -61,6 +63,7 @@ impl Request {
             Request::Munmap(m) => m.encode(out),
             Request::Ioctl(i) => i.encode(out)?,
             Request::AttachWait(a) => a.encode(out),
+            Request::Stats(s) => s.encode(out),
         }
         Ok(())
     }
@@ -88,6 +91,7 @@ impl Request {
                 empty("STATUS request")?;
                 Request::Status
             }
+            Opcode::Stats => Request::Stats(StatsRequest::decode(payload)?),
             Opcode::Open => return Err(MessageError::ReservedOpcode { opcode }),
             Opcode::ProtocolError => return Err(MessageError::NotARequest { opcode }),
         })
@@ -106,6 +110,8 @@ pub enum Reply {
     Ioctl(IoctlReply),
     AttachWait,
     Status(StatusReply),
+    /// STATS: empty after `Enable`; the report (JSON) after `Report`.
+    Stats(Vec<u8>),
     /// The request failed (negative result) and the reply has no body; used
     /// for every opcode but IOCTL.
     Failed(Opcode),
@@ -121,6 +127,7 @@ impl Reply {
             Reply::Ioctl(_) => Opcode::Ioctl,
             Reply::AttachWait => Opcode::AttachWait,
             Reply::Status(_) => Opcode::Status,
+            Reply::Stats(_) => Opcode::Stats,
             Reply::Failed(op) => *op,
         }
     }
@@ -159,6 +166,7 @@ impl Reply {
             Reply::Handshake(h) => h.encode(out)?,
             Reply::Mmap(m) => m.encode(out)?,
             Reply::Status(s) => s.encode(out)?,
+            Reply::Stats(document) => out.extend_from_slice(document),
             Reply::Close | Reply::Munmap | Reply::AttachWait => {}
             Reply::Ioctl(_) | Reply::Failed(_) => {}
         }
@@ -205,6 +213,7 @@ impl Reply {
             Opcode::Munmap => empty("MUNMAP reply", Reply::Munmap),
             Opcode::AttachWait => empty("ATTACH_WAIT reply", Reply::AttachWait),
             Opcode::Status => Ok(Reply::Status(StatusReply::decode(payload)?)),
+            Opcode::Stats => Ok(Reply::Stats(payload.to_vec())),
             Opcode::Open | Opcode::ProtocolError | Opcode::Ioctl => Err(MessageError::NotAReply { opcode }),
         }
     }

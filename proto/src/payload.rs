@@ -33,7 +33,8 @@ pub const PROTOCOL_MAGIC: u32 = u32::from_le_bytes(*b"RJSU");
 /// Our protocol version. Both sides check it and report both values.
 /// 2: IOCTL requests name their device and end with an fd trailer (USERPTR memory from
 /// the client).
-pub const PROTOCOL_VERSION: u32 = 2;
+/// 3: STATS (run statistics of a session).
+pub const PROTOCOL_VERSION: u32 = 3;
 /// Most descriptors one message may carry (as AMD's transport).
 pub const MAX_FDS: usize = 4;
 /// Most GPUs a handshake may describe.
@@ -1264,5 +1265,36 @@ mod tests {
         assert!(back.to_string().contains("client protocol 2, daemon protocol 1"));
         v[0] = 99;
         assert_eq!(ProtocolErrorBody::decode(&v), Err(MessageError::UnknownErrorCode(99)));
+    }
+}
+
+/// STATS request: what to do with the session's run statistics.
+///
+/// Wire: `op u32` (0 start keeping them, 1 report them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatsRequest {
+    /// From now on, count the session's dispatches and copies.
+    Enable,
+    /// Send the statistics so far.
+    Report,
+}
+
+impl StatsRequest {
+    pub const SIZE: usize = 4;
+
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.put_u32(match self {
+            StatsRequest::Enable => 0,
+            StatsRequest::Report => 1,
+        });
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
+        exact("STATS request", payload, Self::SIZE)?;
+        match u32::from_le_bytes(payload.try_into().expect("checked size")) {
+            0 => Ok(StatsRequest::Enable),
+            1 => Ok(StatsRequest::Report),
+            op => Err(MessageError::ReservedNonZero { what: "STATS request operation", value: u64::from(op) }),
+        }
     }
 }

@@ -76,7 +76,7 @@ fn check_allowed(phase: Phase, opcode: Opcode, cmd: Option<u32>) -> Result<(), S
             _ => Err(not_allowed()),
         },
         Phase::Ready(Role::Process) => match opcode {
-            Opcode::Close | Opcode::Mmap | Opcode::Munmap | Opcode::Ioctl | Opcode::Status => Ok(()),
+            Opcode::Close | Opcode::Mmap | Opcode::Munmap | Opcode::Ioctl | Opcode::Status | Opcode::Stats => Ok(()),
             _ => Err(not_allowed()),
         },
         Phase::Ready(Role::Wait) => match (opcode, cmd) {

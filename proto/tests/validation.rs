@@ -95,7 +95,7 @@ fn reserved_payload_fields_are_refused() {
 
 #[test]
 fn unknown_and_reserved_opcodes_are_refused() {
-    for op in [6u16, 15, 19, 0x100, 0xffff] {
+    for op in [6u16, 15, 20, 0x100, 0xffff] {
         let frame = raw_frame(op, 0, 3, 0, &[]);
         assert_eq!(
             refused(Some(Role::Process), &frame, 0, ErrorCode::MalformedFrame),
@@ -128,8 +128,9 @@ fn unknown_and_reserved_opcodes_are_refused() {
 
 #[test]
 fn every_fixed_size_request_is_exact() {
-    let cases: [(Opcode, usize, Role); 5] = [
+    let cases: [(Opcode, usize, Role); 6] = [
         (Opcode::Mmap, 40, Role::Process),
+        (Opcode::Stats, 4, Role::Process),
         (Opcode::Munmap, 16, Role::Process),
         (Opcode::Close, 0, Role::Process),
         (Opcode::Status, 0, Role::Tool),

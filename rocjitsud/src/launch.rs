@@ -109,10 +109,19 @@ pub fn preload_value(lib: &Path, existing: Option<&OsStr>) -> OsString {
 /// Replaces this process with `app` (searched in `PATH` like `execvp`) with the launch
 /// environment set: local mode without `socket`, daemon mode with it. Returns only if the
 /// exec failed.
-pub fn exec_app(app: &OsStr, args: &[OsString], lib: &Path, config_spec: &OsStr, socket: Option<&Path>) -> LaunchError {
+/// `env` adds variables the launcher's options set (`--stats` sets `ROCJITSU_STATS`).
+pub fn exec_app(
+    app: &OsStr,
+    args: &[OsString],
+    lib: &Path,
+    config_spec: &OsStr,
+    socket: Option<&Path>,
+    env: &[(&str, OsString)],
+) -> LaunchError {
     let preload = preload_value(lib, std::env::var_os(ENV_LD_PRELOAD).as_deref());
     let mut cmd = Command::new(app);
     cmd.args(args).env(ENV_LD_PRELOAD, preload).env(ENV_CONFIG, config_spec);
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     match socket {
         Some(s) => cmd.env(ENV_SOCKET, s),
         None => cmd.env_remove(ENV_SOCKET),

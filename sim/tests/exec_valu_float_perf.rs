@@ -65,6 +65,7 @@ fn float_op_throughput() {
         vgprs: 16,
         agprs: 0,
         d16_preserves_unused: false,
+        count_instructions: false,
     };
     let vm = process.vm();
     let mem = WaveMem::new(&vm);

@@ -82,3 +82,23 @@ fn a_copy_to_unmapped_memory_stops_the_queue_and_reports_the_fault() {
     assert!(!q.runnable(), "a faulting queue consumes nothing more");
     assert!(ctx.interrupts().is_empty(), "the trap after the fault never ran");
 }
+
+#[test]
+fn a_process_with_statistics_counts_each_queues_copies_and_fills() {
+    let (ctx, process, q) = setup();
+    submit(process.as_ref(), &copy_linear(SRC, DST, 4096));
+    assert_eq!(sdma::service(&process, &q), Progress::Advanced);
+    assert!(ctx.stats().is_none(), "no statistics unless asked for");
+    ctx.enable_stats();
+    submit(process.as_ref(), &copy_linear(SRC, DST, 3 << 20));
+    submit(process.as_ref(), &copy_linear(DST, SRC, 100));
+    // CONSTANT_FILL of 256 bytes (dwords) with 0x5a5a5a5a.
+    submit(process.as_ref(), &[0x8000_000b, DST as u32, (DST >> 32) as u32, 0x5a5a_5a5a, 256 - 4]);
+    assert_eq!(sdma::service(&process, &q), Progress::Advanced);
+    let report = ctx.stats().unwrap().report(1);
+    assert_eq!(report.copy_engines.len(), 1);
+    let c = &report.copy_engines[0];
+    assert_eq!((c.gpu, c.queue), (0, 1));
+    assert_eq!((c.copies, c.bytes_copied), (2, (3 << 20) + 100));
+    assert_eq!((c.fills, c.bytes_filled), (1, 256));
+}

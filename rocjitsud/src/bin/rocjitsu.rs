@@ -32,7 +32,8 @@ const CONFIG_EXIT: u8 = 2;
         "CONFIG is a JSON file or a built-in: mi210 (default), mi210-2gpu, mi300x, mi350x, mi350x-2gpu.\n",
         "The daemon socket is $ROCJITSU_RUNTIME_DIR/daemon.sock, else $XDG_RUNTIME_DIR/rocjitsu/daemon.sock,\n",
         "else /tmp/rocjitsu-<uid>/daemon.sock (or --socket / $ROCJITSU_SOCKET).\n",
-        "Environment: ROCJITSU_PRELOAD_LIB overrides where librocjitsu.so is found; ROCJITSU_LOG sets logging."
+        "Environment: ROCJITSU_PRELOAD_LIB overrides where librocjitsu.so is found; ROCJITSU_LOG sets logging;\n",
+        "ROCJITSU_STATS=1 and ROCJITSU_STATS_JSON=FILE do what --stats and --stats-json do."
     )
 )]
 struct Cli {
@@ -55,6 +56,15 @@ struct Cli {
     /// The daemon's socket (default: the well-known path, see below).
     #[arg(long, value_name = "PATH")]
     socket: Option<std::path::PathBuf>,
+
+    /// Print the application's run statistics when it exits (per kernel: dispatches,
+    /// workgroups, wave-instructions by class, memory traffic, host time; per copy engine).
+    #[arg(long)]
+    stats: bool,
+
+    /// Write the run statistics as JSON to FILE when the application exits.
+    #[arg(long, value_name = "FILE")]
+    stats_json: Option<std::path::PathBuf>,
 
     /// With --daemon alone: exit after SECONDS without any client.
     #[arg(long, value_name = "SECONDS", requires = "daemon")]
@@ -124,7 +134,14 @@ fn main() -> ExitCode {
         None
     };
 
-    match launch_app(app, args, &config, socket.as_deref()) {
+    let mut env = Vec::new();
+    if cli.stats {
+        env.push(("ROCJITSU_STATS", OsString::from("1")));
+    }
+    if let Some(path) = &cli.stats_json {
+        env.push(("ROCJITSU_STATS_JSON", std::path::absolute(path).unwrap_or_else(|_| path.clone()).into_os_string()));
+    }
+    match launch_app(app, args, &config, socket.as_deref(), &env) {
         Ok(never) => match never {},
         Err(e) => {
             eprintln!("rocjitsu: {e}");
@@ -173,10 +190,11 @@ fn launch_app(
     args: &[OsString],
     config: &config::Config,
     socket: Option<&std::path::Path>,
+    env: &[(&str, OsString)],
 ) -> Result<std::convert::Infallible, LaunchError> {
     let exe = std::env::current_exe().map_err(LaunchError::NoExe)?;
     let lib = launch::find_preload_lib(&exe, std::env::var_os(ENV_PRELOAD_LIB).as_deref())?;
-    Err(launch::exec_app(app, args, &lib, &config.source().spec(), socket))
+    Err(launch::exec_app(app, args, &lib, &config.source().spec(), socket, env))
 }
 
 /// `ROCJITSU_LOG` asks for diagnostics; then the launcher reports the config keys it ignores.

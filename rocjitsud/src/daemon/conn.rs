@@ -12,7 +12,7 @@ use proto::header::Opcode;
 use proto::message::{Reply, Request};
 use proto::payload::{
     AttachWaitRequest, DeviceFile, FdDesc, HandshakeReply, HandshakeRequest, IoctlRequest, MachineInfo, MmapReply,
-    MmapRequest, Role, PROTOCOL_VERSION,
+    MmapRequest, Role, StatsRequest, PROTOCOL_VERSION,
 };
 use proto::sequence::{Pending, ServerSequence};
 use sim::driver::kfd::KfdProcess;
@@ -189,6 +189,7 @@ impl Client {
                 .encode_reply(pending, 0, &Reply::Munmap, &mut self.out)
                 .map(|()| Answered::Reply(Vec::new())),
             Request::Status => self.status(pending).await.map(|()| Answered::Reply(Vec::new())),
+            Request::Stats(s) => self.stats(pending, s).map(|()| Answered::Reply(Vec::new())),
             Request::Close => {
                 self.sequence.encode_reply(pending, 0, &Reply::Close, &mut self.out).map(|()| Answered::Last)
             }
@@ -324,6 +325,38 @@ impl Client {
                 self.sequence.encode_reply(pending, -errno, &Reply::Failed(Opcode::Mmap), &mut self.out)?;
                 Ok(Vec::new())
             }
+        }
+    }
+
+    /// STATS: the session's run statistics, kept by its process (no engine round trip: the
+    /// simulator's workers update them under their own lock).
+    fn stats(&mut self, pending: Pending, request: StatsRequest) -> Result<(), proto::error::SequenceError> {
+        let Attachment::Session { process, .. } = &self.attached else {
+            return self.sequence.encode_reply(pending, -libc::EINVAL, &Reply::Failed(Opcode::Stats), &mut self.out);
+        };
+        let document = match request {
+            StatsRequest::Enable => {
+                process.enable_stats();
+                Ok(Vec::new())
+            }
+            StatsRequest::Report => match process.stats_report() {
+                Some(report) => Ok(report.to_json()),
+                None => Err(libc::ENODATA),
+            },
+        };
+        // A report larger than a frame (tens of thousands of kernels) is refused rather than
+        // ending the connection.
+        let document = document.and_then(|d| {
+            if d.len() <= proto::header::MAX_PAYLOAD_BYTES as usize {
+                Ok(d)
+            } else {
+                tracing::warn!("client {}: its statistics ({} bytes) exceed a frame", self.peer_pid, d.len());
+                Err(libc::E2BIG)
+            }
+        });
+        match document {
+            Ok(d) => self.sequence.encode_reply(pending, 0, &Reply::Stats(d), &mut self.out),
+            Err(errno) => self.sequence.encode_reply(pending, -errno, &Reply::Failed(Opcode::Stats), &mut self.out),
         }
     }
 

@@ -6,6 +6,7 @@
 use super::gws::GwsTable;
 use super::memory::{GpuFault, GpuVm};
 use super::queue::Queue;
+use super::stats::ProcessStats;
 use crate::config::Device;
 use std::sync::Arc;
 
@@ -30,4 +31,7 @@ pub trait Context: Send + Sync + std::fmt::Debug {
     fn interrupt(&self, event_id: u32);
     /// A GPU page fault: the driver reports it to the process as the real one does.
     fn report_fault(&self, gpu: usize, fault: GpuFault);
+    /// The process's run statistics, when it asked for them (`ROCJITSU_STATS`): dispatches
+    /// then count their instructions, and SDMA queues their copies.
+    fn stats(&self) -> Option<&ProcessStats>;
 }

@@ -16,3 +16,4 @@ pub mod memory;
 pub mod queue;
 pub mod scheduler;
 pub mod sdma;
+pub mod stats;

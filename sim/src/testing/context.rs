@@ -7,6 +7,7 @@ use crate::gpu::context::Context;
 use crate::gpu::gws::GwsTable;
 use crate::gpu::memory::{Arena, GpuFault, GpuVm, VmRange};
 use crate::gpu::queue::Queue;
+use crate::gpu::stats::ProcessStats;
 use std::sync::{Arc, Mutex};
 
 /// A process of one test.
@@ -18,6 +19,7 @@ pub struct TestContext {
     gws: Box<[GwsTable]>,
     interrupts: Mutex<Vec<u32>>,
     faults: Mutex<Vec<(usize, GpuFault)>>,
+    stats: std::sync::OnceLock<ProcessStats>,
 }
 
 impl TestContext {
@@ -31,7 +33,13 @@ impl TestContext {
             memory: Arena::new("rocjitsu-test-memory", bytes).expect("test memory"),
             interrupts: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
+            stats: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Dispatches from now on count their instructions into [`Context::stats`].
+    pub fn enable_stats(&self) {
+        self.stats.get_or_init(ProcessStats::default);
     }
 
     /// Maps `len` bytes of zeroed, writable memory at GPU VA `va`.
@@ -90,5 +98,9 @@ impl Context for TestContext {
 
     fn report_fault(&self, gpu: usize, fault: GpuFault) {
         self.faults.lock().unwrap_or_else(|e| e.into_inner()).push((gpu, fault));
+    }
+
+    fn stats(&self) -> Option<&ProcessStats> {
+        self.stats.get()
     }
 }

@@ -82,6 +82,7 @@ impl Harness {
             vgprs: 64,
             agprs: 32,
             d16_preserves_unused: !config.gpus()[0].sramecc(),
+            count_instructions: false,
         };
         Harness {
             wave: Wave::new(64, 32),

@@ -21,6 +21,7 @@ use crate::gpu::gws::GwsTable;
 use crate::gpu::memory::{Arena, GpuFault, GpuVm};
 use crate::gpu::queue::{Queue, QueueTable};
 use crate::gpu::scheduler::Scheduler;
+use crate::gpu::stats::{ProcessStats, StatsReport};
 use arc_swap::ArcSwap;
 use bytemuck::Pod;
 use proto::abi::kfd::{self, cmd};
@@ -106,6 +107,8 @@ pub struct KfdProcess {
     closing: AtomicBool,
     /// Global wave sync resources, per GPU.
     gws: Box<[crate::gpu::gws::GwsTable]>,
+    /// Run statistics, once the process asks for them ([`Self::enable_stats`]).
+    stats: std::sync::OnceLock<ProcessStats>,
 }
 
 impl KfdProcess {
@@ -143,6 +146,7 @@ impl KfdProcess {
             queues: Mutex::new(QueueTable::default()),
             scheduler: scheduler.clone(),
             closing: AtomicBool::new(false),
+            stats: std::sync::OnceLock::new(),
         });
         let context: Arc<dyn Context> = process.clone();
         scheduler.register(&context);
@@ -172,6 +176,17 @@ impl KfdProcess {
 
     pub fn events(&self) -> &EventTable {
         &self.events
+    }
+
+    /// From now on, dispatches count their instructions and SDMA queues their copies
+    /// (`ROCJITSU_STATS`). Dispatches already running stay uncounted.
+    pub fn enable_stats(&self) {
+        self.stats.get_or_init(ProcessStats::default);
+    }
+
+    /// The statistics so far, if the process keeps them.
+    pub fn stats_report(&self) -> Option<StatsReport> {
+        self.stats.get().map(|s| s.report(self.pid))
     }
 
     /// A snapshot of the GPU address space, for the simulated GPU's memory
@@ -585,5 +600,9 @@ impl Context for KfdProcess {
 
     fn report_fault(&self, gpu: usize, fault: GpuFault) {
         self.memory_exception(gpu, fault);
+    }
+
+    fn stats(&self) -> Option<&ProcessStats> {
+        self.stats.get()
     }
 }

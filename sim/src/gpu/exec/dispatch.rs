@@ -46,6 +46,9 @@ pub struct DispatchInfo {
     /// `sramecc+`, every MI300) a d16 load writes zeros there, and compilers rely on it:
     /// Tensile's int8 edge loads OR four `_d16`/`_d16_hi` byte loads into one register.
     pub d16_preserves_unused: bool,
+    /// Whether the waves count their instructions by class for the process's statistics
+    /// (the loop without counting runs otherwise).
+    pub count_instructions: bool,
 }
 
 impl DispatchInfo {
@@ -139,6 +142,7 @@ impl DispatchInfo {
             vgprs: total_vgprs.max(1),
             agprs,
             d16_preserves_unused: !device.sramecc(),
+            count_instructions: process.stats().is_some(),
         })
     }
 

@@ -33,7 +33,9 @@ use super::workgroup::{self, GroupError, GroupState, TurnEnd};
 use super::LANES;
 use crate::config::Device;
 use crate::gpu::cp::dispatch::{DispatchError, DispatchTicket};
+use crate::gpu::kernel_names;
 use crate::gpu::queue::Queue;
+use crate::gpu::stats::{DispatchRecord, InstCounts};
 use crate::isa::Target;
 use crate::threads::ThreadHook;
 use std::collections::VecDeque;
@@ -181,6 +183,8 @@ struct Running {
     /// line each dispatch logs when it ends.
     retired: u64,
     submitted: std::time::Instant,
+    /// Its workgroups' instruction counts, when the process keeps statistics.
+    counts: InstCounts,
 }
 
 impl Running {
@@ -219,6 +223,8 @@ struct Ended {
     ticket: Arc<DispatchTicket>,
     queue: Option<Arc<Queue>>,
     outcome: Result<(), DispatchError>,
+    /// For the process's statistics, when it keeps them.
+    record: Option<(Arc<DispatchInfo>, DispatchRecord)>,
 }
 
 /// The shared state of a GPU's compute units.
@@ -313,6 +319,9 @@ impl Units {
         r.on_workers -= 1;
         let mut turn = turn;
         r.retired += turn.state.take_retired();
+        if r.info.count_instructions {
+            r.counts.add(&turn.state.take_counts());
+        }
         let keep = match result {
             Ok(TurnEnd::Finished) => {
                 r.finished += 1;
@@ -363,8 +372,13 @@ impl Units {
             None | Some(GroupError::Aborted) => Err(DispatchError::Aborted),
             Some(GroupError::Failed(f)) => Err(failure_to_error(f)),
         };
-        log_end(&r.info, r.retired, r.submitted.elapsed(), &outcome);
-        ended.push(Ended { ticket: r.ticket, queue: r.queue, outcome });
+        let took = r.submitted.elapsed();
+        log_end(&r.info, r.retired, took, &outcome);
+        let record = r
+            .info
+            .count_instructions
+            .then(|| (r.info.clone(), DispatchRecord { workgroups: r.finished, counts: r.counts, host_time: took }));
+        ended.push(Ended { ticket: r.ticket, queue: r.queue, outcome, record });
         true
     }
 
@@ -504,6 +518,7 @@ impl ComputeUnits {
             failed: Arc::new(AtomicBool::new(false)),
             retired: 0,
             submitted: std::time::Instant::now(),
+            counts: InstCounts::default(),
         });
         // The caller's thread takes one workgroup when it helps; wake the pool for more.
         if total > 1 && units.idle_workers > 0 {
@@ -654,6 +669,12 @@ fn log_end(info: &DispatchInfo, retired: u64, took: Duration, outcome: &Result<(
 /// takes other locks).
 fn report(ended: Vec<Ended>) {
     for e in ended {
+        if let Some((info, record)) = &e.record {
+            if let Some(stats) = info.process.stats() {
+                let name = || kernel_names::kernel_name(&*info.process.vm(), info.packet.kernel_object);
+                stats.record_dispatch(info.packet.kernel_object, name, record);
+            }
+        }
         if let Some(q) = &e.queue {
             q.dispatch_stopped();
         }

@@ -7,6 +7,7 @@ use super::code::CodeCache;
 use super::dispatch::DispatchInfo;
 use super::memory::{PrivateMem, WaveMem};
 use super::{vector_modes, Ctx, ExecError, Flow, Wave, WaveStatus};
+use crate::gpu::stats::{op_table, InstClass, InstCounts, Traffic};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Wave-instructions retired by every dispatch of this process so far (for benchmarks:
@@ -43,16 +44,31 @@ pub struct GroupState {
     /// Wave-instructions retired since the owner last took the count
     /// ([`Self::take_retired`]): how a dispatch learns its own count.
     retired: u64,
+    /// Instructions by class and memory traffic since the owner last took them, when the
+    /// dispatch counts them ([`DispatchInfo::count_instructions`]).
+    counts: InstCounts,
 }
 
 impl GroupState {
     pub fn new() -> Self {
-        GroupState { index: 0, waves: Vec::new(), private: Vec::new(), lds: Vec::new(), retired: 0 }
+        GroupState {
+            index: 0,
+            waves: Vec::new(),
+            private: Vec::new(),
+            lds: Vec::new(),
+            retired: 0,
+            counts: InstCounts::default(),
+        }
     }
 
     /// The wave-instructions retired since the last call.
     pub fn take_retired(&mut self) -> u64 {
         std::mem::take(&mut self.retired)
+    }
+
+    /// The instruction counts since the last call (all zero unless the dispatch counts).
+    pub fn take_counts(&mut self) -> InstCounts {
+        std::mem::take(&mut self.counts)
     }
 }
 
@@ -91,9 +107,15 @@ pub fn run_turn(
     rounds: usize,
     stop: impl Fn() -> bool,
 ) -> Result<TurnEnd, GroupError> {
-    let GroupState { waves, private, lds, .. } = group;
+    let GroupState { waves, private, lds, counts, .. } = group;
     let mut retired = 0u64;
-    let result = run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired);
+    // Two instances of the loop: the one without statistics has no counting code at all.
+    let result = if info.count_instructions {
+        let mut counter = Counter { table: op_table(), counts };
+        run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired, &mut counter)
+    } else {
+        run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired, &mut NoCounting)
+    };
     RETIRED.fetch_add(retired, Ordering::Relaxed);
     group.retired += retired;
     result
@@ -110,6 +132,7 @@ fn run_rounds(
     rounds: usize,
     stop: impl Fn() -> bool,
     retired: &mut u64,
+    counter: &mut impl CountInstructions,
 ) -> Result<TurnEnd, GroupError> {
     for _ in 0..rounds {
         let mut running = 0;
@@ -120,7 +143,7 @@ fn run_rounds(
             }
             running += 1;
             let mut ctx = Ctx { mem, lds: &mut *lds, private: p, dispatch: info };
-            match step_quantum(w, code, &mut ctx, retired).map_err(GroupError::Failed)? {
+            match step_quantum(w, code, &mut ctx, retired, counter).map_err(GroupError::Failed)? {
                 Quantum::Ran => advanced = true,
                 Quantum::Waiting => {}
             }
@@ -156,16 +179,44 @@ enum Quantum {
     Waiting,
 }
 
+/// What the interpreter loop does for each instruction it runs, besides running it: nothing,
+/// or counting it for the statistics. A type parameter rather than a flag, so that the loop
+/// without statistics has no trace of them.
+trait CountInstructions {
+    fn count(&mut self, op: crate::isa::Op, exec: u64);
+}
+
+struct NoCounting;
+
+impl CountInstructions for NoCounting {
+    #[inline(always)]
+    fn count(&mut self, _op: crate::isa::Op, _exec: u64) {}
+}
+
+struct Counter<'a> {
+    table: &'static [(InstClass, Traffic)],
+    counts: &'a mut InstCounts,
+}
+
+impl CountInstructions for Counter<'_> {
+    #[inline(always)]
+    fn count(&mut self, op: crate::isa::Op, exec: u64) {
+        self.counts.count(self.table, op, exec.count_ones());
+    }
+}
+
 /// Runs up to [`QUANTUM`] instructions of one wave.
 fn step_quantum(
     w: &mut Wave,
     code: &mut CodeCache,
     ctx: &mut Ctx<'_>,
     retired: &mut u64,
+    counter: &mut impl CountInstructions,
 ) -> Result<Quantum, WaveFailure> {
     for _ in 0..QUANTUM {
         *retired += 1;
         let d = code.fetch(w.pc, ctx.mem).map_err(|error| WaveFailure { error, pc: w.pc, inst: String::new() })?;
+        counter.count(d.inst.op, w.exec);
         let indexed;
         let inst = if w.mode & vector_modes::MODE_BITS == 0 {
             &d.inst

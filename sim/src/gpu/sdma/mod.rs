@@ -11,6 +11,7 @@ use crate::clock;
 use crate::gpu::context::Context;
 use crate::gpu::memory::{GpuFault, GpuMem};
 use crate::gpu::queue::{Progress, Queue};
+use crate::gpu::stats::CopyKind;
 use packet::{Packet, RectSide, SdmaError};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -85,7 +86,7 @@ fn step(process: &dyn Context, q: &Queue, mem: &GpuMem<'_>) -> Result<Option<Out
         Err(SdmaError::Truncated { .. }) => return Ok(None),
         other => other?,
     };
-    match execute(process, mem, packet)? {
+    match execute(process, q, mem, packet)? {
         Outcome::Blocked => return Ok(Some(Outcome::Blocked)),
         Outcome::Done => {}
     }
@@ -93,12 +94,23 @@ fn step(process: &dyn Context, q: &Queue, mem: &GpuMem<'_>) -> Result<Option<Out
     Ok(Some(Outcome::Done))
 }
 
-fn execute(process: &dyn Context, mem: &GpuMem<'_>, p: Packet) -> Result<Outcome, StepError> {
+fn execute(process: &dyn Context, q: &Queue, mem: &GpuMem<'_>, p: Packet) -> Result<Outcome, StepError> {
     tracing::trace!(pid = process.pid(), "SDMA {p:x?}");
+    let count = |kind, bytes| {
+        if let Some(stats) = process.stats() {
+            stats.record_copy(q.gpu, q.id, kind, bytes);
+        }
+    };
     match p {
         Packet::Nop | Packet::Gcr => {}
-        Packet::CopyLinear { src, dst, bytes } => mem.copy(dst, src, bytes)?,
-        Packet::CopyRect { element_bytes, src, dst, extent } => copy_rect(mem, element_bytes, &src, &dst, extent)?,
+        Packet::CopyLinear { src, dst, bytes } => {
+            mem.copy(dst, src, bytes)?;
+            count(CopyKind::Copy, bytes);
+        }
+        Packet::CopyRect { element_bytes, src, dst, extent } => {
+            copy_rect(mem, element_bytes, &src, &dst, extent)?;
+            count(CopyKind::Copy, element_bytes * extent.iter().product::<u64>());
+        }
         Packet::Fence { addr, data } => mem.write::<u32>(addr, data)?,
         Packet::Trap { context } => process.interrupt(context),
         Packet::Poll { memory: false, .. } => {}
@@ -112,7 +124,10 @@ fn execute(process: &dyn Context, mem: &GpuMem<'_>, p: Packet) -> Result<Outcome
             // ADD64 (the only operation `decode` accepts).
             mem.atomic_u64(addr, true)?.fetch_add(src, Ordering::AcqRel);
         }
-        Packet::ConstFill { dst, data, bytes } => mem.fill_u32(dst, data, bytes)?,
+        Packet::ConstFill { dst, data, bytes } => {
+            mem.fill_u32(dst, data, bytes)?;
+            count(CopyKind::Fill, bytes);
+        }
         Packet::Timestamp { addr } => mem.write::<u64>(addr, clock::gpu_ticks())?,
     }
     Ok(Outcome::Done)

@@ -1,0 +1,15 @@
+// Straight-line kernels for sim/tests/stats.rs (run statistics): every wave runs every
+// instruction once, so the counts follow from the disassembly and the grid. Compiler
+// builtins only; the block size is passed in, as the tests launch blocks of 64.
+
+static uint gid(uint block) { return __builtin_amdgcn_workgroup_id_x() * block + __builtin_amdgcn_workitem_id_x(); }
+
+kernel void axpy(global const float* x, global float* y, float a) {
+    uint i = gid(64);
+    y[i] = a * x[i] + y[i];
+}
+
+kernel void triple4(global const float4* x, global float4* y) {
+    uint i = gid(64);
+    y[i] = x[i] * 3.0f;
+}

@@ -1,0 +1,166 @@
+//! Run statistics through the real dispatch path (embedding API, a KFD process with
+//! statistics on): exact instruction counts by class for straight-line kernels, computed here
+//! from `llvm-objdump-15`'s disassembly and the grid; memory traffic from what the kernels
+//! read and write; names from the code object's symbols.
+
+use sim::config::default_config;
+use sim::gpu::stats::StatsReport;
+use sim::runner::KernelRunner;
+use sim::testing::opencl_kernels;
+use sim::Machine;
+use std::collections::BTreeMap;
+
+fn code_object() -> Vec<u8> {
+    opencl_kernels("clang-15", "gfx90a", "stats.cl")
+}
+
+/// The mnemonics of `kernel` up to its `s_endpgm`, from `llvm-objdump-15`.
+fn disassembly(elf: &[u8], kernel: &str) -> Vec<String> {
+    // A file of its own per call: the tests run in parallel.
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("rocjitsu-stats-{}-{n}.co", std::process::id()));
+    std::fs::write(&path, elf).unwrap();
+    let out = std::process::Command::new("llvm-objdump-15")
+        .args(["-d", "--mcpu=gfx90a"])
+        .arg(&path)
+        .output()
+        .expect("llvm-objdump-15 runs (`cargo xtask deps` installs it)");
+    let _ = std::fs::remove_file(&path);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut mnemonics = Vec::new();
+    for line in text.lines().skip_while(|l| !l.ends_with(&format!("<{kernel}>:"))).skip(1) {
+        let mnemonic = line.split_whitespace().next().unwrap_or("").to_string();
+        let end = mnemonic == "s_endpgm";
+        mnemonics.push(mnemonic);
+        if end {
+            return mnemonics;
+        }
+    }
+    panic!("no s_endpgm in {kernel}");
+}
+
+/// Instructions by class, as this test classifies mnemonics (written independently of the
+/// simulator's table).
+fn classes(mnemonics: &[String]) -> BTreeMap<&'static str, u64> {
+    let mut classes = BTreeMap::new();
+    for m in mnemonics {
+        let class = match m.as_str() {
+            m if m.starts_with("s_load") || m.starts_with("s_buffer_load") => "SMEM",
+            m if m.starts_with("s_branch") || m.starts_with("s_cbranch") || m.starts_with("s_setpc") => "branch",
+            "s_waitcnt" | "s_endpgm" | "s_nop" | "s_barrier" => "other",
+            m if m.starts_with("s_") => "SALU",
+            m if m.starts_with("v_mfma") => "MFMA",
+            m if m.starts_with("v_") => "VALU",
+            m if m.starts_with("global_") || m.starts_with("buffer_") || m.starts_with("flat_") => "VMEM",
+            m if m.starts_with("ds_") => "LDS",
+            m => panic!("unclassified {m:?}"),
+        };
+        *classes.entry(class).or_default() += 1;
+    }
+    classes
+}
+
+/// Bytes a wave's scalar loads read: `s_load_dword` 4, `s_load_dwordxN` 4N.
+fn scalar_load_bytes(mnemonics: &[String]) -> u64 {
+    mnemonics
+        .iter()
+        .filter_map(|m| m.strip_prefix("s_load_dword"))
+        .map(|rest| 4 * rest.strip_prefix('x').map_or(1, |n| n.parse::<u64>().unwrap()))
+        .sum()
+}
+
+fn runner_with_stats(m: &Machine) -> KernelRunner {
+    let r = m.kernel_runner().unwrap();
+    r.process().enable_stats();
+    r
+}
+
+fn report(r: &KernelRunner) -> StatsReport {
+    r.process().stats_report().expect("statistics are on")
+}
+
+#[test]
+fn straight_line_kernels_count_what_their_disassembly_says_times_their_waves() {
+    let elf = code_object();
+    let m = Machine::new(default_config());
+    let r = runner_with_stats(&m);
+    let co = r.load_code_object(&elf).unwrap();
+    let n = 64 * 40u32;
+    let x = r.upload(&vec![1.5f32; n as usize]).unwrap();
+    let y = r.upload(&vec![2.0f32; n as usize]).unwrap();
+    let mut args = Vec::new();
+    args.extend_from_slice(&x.to_le_bytes());
+    args.extend_from_slice(&y.to_le_bytes());
+    args.extend_from_slice(&0.5f32.to_le_bytes());
+    for _ in 0..3 {
+        r.dispatch(co.kernel("axpy").unwrap(), [n, 1, 1], [64, 1, 1], &args).unwrap();
+    }
+    let x4 = r.upload(&vec![1.0f32; 4 * 128]).unwrap();
+    let y4 = r.alloc(16 * 128).unwrap();
+    let mut args4 = Vec::new();
+    args4.extend_from_slice(&x4.to_le_bytes());
+    args4.extend_from_slice(&y4.to_le_bytes());
+    r.dispatch(co.kernel("triple4").unwrap(), [128, 1, 1], [64, 1, 1], &args4).unwrap();
+    let y_back: Vec<f32> = r.read_vec(y, n as usize).unwrap();
+    assert!(y_back.iter().all(|&v| v == 2.0 + 3.0 * 0.75), "the kernel ran: {}", y_back[0]);
+
+    let report = report(&r);
+    assert_eq!(report.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["axpy", "triple4"]);
+    for (k, waves, dispatches) in [(&report.kernels[0], 3 * 40u64, 3u64), (&report.kernels[1], 2, 1)] {
+        let expected = classes(&disassembly(&elf, &k.name));
+        assert_eq!(k.dispatches, dispatches);
+        assert_eq!(k.workgroups, waves, "one wave per workgroup of 64");
+        for class in ["SALU", "VALU", "MFMA", "SMEM", "VMEM", "LDS", "branch", "other"] {
+            let want = expected.get(class).copied().unwrap_or(0) * waves;
+            assert_eq!(k.by_class[class], want, "{} {class}: {expected:?}", k.name);
+        }
+        assert_eq!(k.wave_instructions, expected.values().sum::<u64>() * waves);
+        assert!(k.host_seconds > 0.0);
+    }
+    // axpy reads x[i] and y[i] and writes y[i]: 8 and 4 bytes per lane, plus its kernel
+    // arguments by scalar loads (the disassembly's s_load sizes, per wave).
+    let smem_bytes = |name: &str| scalar_load_bytes(&disassembly(&elf, name));
+    let axpy = &report.kernels[0];
+    assert_eq!(axpy.bytes_read, 3 * (8 * n as u64 + 40 * smem_bytes("axpy")));
+    assert_eq!(axpy.bytes_written, 3 * 4 * n as u64);
+    let triple4 = &report.kernels[1];
+    assert_eq!(triple4.bytes_read, 16 * 128 + 2 * smem_bytes("triple4"));
+    assert_eq!(triple4.bytes_written, 16 * 128);
+    let totals = report.totals();
+    assert_eq!(totals.dispatches, 4);
+    assert_eq!(totals.wave_instructions, axpy.wave_instructions + triple4.wave_instructions);
+}
+
+#[test]
+fn inactive_lanes_move_no_memory() {
+    let elf = code_object();
+    let m = Machine::new(default_config());
+    let r = runner_with_stats(&m);
+    let co = r.load_code_object(&elf).unwrap();
+    let x4 = r.upload(&vec![1.0f32; 4 * 64]).unwrap();
+    let y4 = r.alloc(16 * 64).unwrap();
+    let mut args = Vec::new();
+    args.extend_from_slice(&x4.to_le_bytes());
+    args.extend_from_slice(&y4.to_le_bytes());
+    // A grid of 40 work-items: one wave with 24 lanes off.
+    r.dispatch(co.kernel("triple4").unwrap(), [40, 1, 1], [64, 1, 1], &args).unwrap();
+    let k = &report(&r).kernels[0];
+    let smem = scalar_load_bytes(&disassembly(&elf, "triple4"));
+    assert_eq!((k.bytes_read, k.bytes_written), (16 * 40 + smem, 16 * 40));
+}
+
+#[test]
+fn without_statistics_nothing_is_kept() {
+    let elf = code_object();
+    let m = Machine::new(default_config());
+    let r = m.kernel_runner().unwrap();
+    let co = r.load_code_object(&elf).unwrap();
+    let x4 = r.upload(&vec![1.0f32; 4 * 64]).unwrap();
+    let y4 = r.alloc(16 * 64).unwrap();
+    let mut args = Vec::new();
+    args.extend_from_slice(&x4.to_le_bytes());
+    args.extend_from_slice(&y4.to_le_bytes());
+    r.dispatch(co.kernel("triple4").unwrap(), [64, 1, 1], [64, 1, 1], &args).unwrap();
+    assert!(r.process().stats_report().is_none());
+}
