@@ -73,6 +73,11 @@ pub trait OpenKfd: Send + Sync {
     fn enable_stats(&self) -> Result<(), Errno>;
     /// The run statistics so far, if they were started.
     fn stats_report(&self) -> Option<StatsReport>;
+    /// Starts the process's timeline (`ROCJITSU_TRACE`).
+    fn enable_trace(&self) -> Result<(), Errno>;
+    /// The timeline so far as a Chrome trace-event JSON document, if it was started;
+    /// `process_name` names the process's track.
+    fn trace_document(&self, process_name: &str) -> Option<Vec<u8>>;
 }
 
 /// The simulated machine, as the hooks need it.
@@ -153,6 +158,15 @@ impl OpenKfd for LocalKfd {
 
     fn stats_report(&self) -> Option<StatsReport> {
         self.process.stats_report()
+    }
+
+    fn enable_trace(&self) -> Result<(), Errno> {
+        self.process.enable_trace();
+        Ok(())
+    }
+
+    fn trace_document(&self, process_name: &str) -> Option<Vec<u8>> {
+        self.process.trace_document(process_name)
     }
 }
 

@@ -27,7 +27,9 @@ use crate::usershare::{page_range, UserShare};
 use proto::abi::kfd::{self, alloc_flags, cmd};
 use proto::framing::std_io::UnixTransport;
 use proto::ioctl::UserMemory;
-use proto::payload::{FdDesc, FdKind, MachineInfo, MmapRequest, MunmapRequest, StatsRequest, FD_PAGE_SIZE};
+use proto::payload::{
+    FdDesc, FdKind, MachineInfo, MmapRequest, MunmapRequest, StatsRequest, FD_PAGE_SIZE, STATS_PIECE_BYTES,
+};
 use proto::RpcClient;
 use sim::driver::kfd::DeviceFile;
 use sim::gpu::stats::StatsReport;
@@ -297,6 +299,26 @@ impl OpenKfd for RemoteKfd {
         StatsReport::from_json(&document)
             .map_err(|e| tracing::warn!("rocjitsu: the daemon's statistics cannot be read: {e}"))
             .ok()
+    }
+
+    fn enable_trace(&self) -> Result<(), Errno> {
+        self.inner.with_conn(|c| c.stats(StatsRequest::EnableTrace).map(drop).map_err(rpc_errno))
+    }
+
+    /// In frame-sized pieces (the daemon names the process itself, from its command line).
+    fn trace_document(&self, _process_name: &str) -> Option<Vec<u8>> {
+        let mut guard = self.inner.lock_conn();
+        let c = guard.as_mut()?;
+        let mut document = Vec::new();
+        loop {
+            let offset = document.len() as u64;
+            let piece = c.stats(StatsRequest::TracePiece { offset }).map_err(rpc_errno).ok()?;
+            let last = piece.len() < STATS_PIECE_BYTES;
+            document.extend_from_slice(&piece);
+            if last {
+                return Some(document);
+            }
+        }
     }
 
     fn close(&self) {

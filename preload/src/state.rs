@@ -27,7 +27,7 @@ pub struct KfdHandle {
 
 impl Drop for KfdHandle {
     fn drop(&mut self) {
-        crate::stats::closing(&*self.kfd);
+        crate::observe::closing(&*self.kfd);
         self.kfd.close();
     }
 }
@@ -154,7 +154,7 @@ impl State {
                     Some(h) => h,
                     None => {
                         let h = Arc::new(KfdHandle { kfd: self.driver.open_kfd()? });
-                        crate::stats::opened(&h.kfd);
+                        crate::observe::opened(&h.kfd);
                         *slot = Arc::downgrade(&h);
                         h
                     }

@@ -1268,33 +1268,87 @@ mod tests {
     }
 }
 
-/// STATS request: what to do with the session's run statistics.
+/// STATS request: what to do with the session's run statistics and timeline.
 ///
-/// Wire: `op u32` (0 start keeping them, 1 report them).
+/// Wire: `op u32` (0 start the statistics, 1 report them, 2 start the timeline, 3 a piece of
+/// the timeline), `reserved u32` (0), `offset u64` (the piece's offset; 0 for the others).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StatsRequest {
     /// From now on, count the session's dispatches and copies.
     Enable,
-    /// Send the statistics so far.
+    /// Send the statistics so far (a JSON document).
     Report,
+    /// From now on, record the session's timeline.
+    EnableTrace,
+    /// Up to a frame of the timeline's JSON document from `offset`: piece 0 writes the
+    /// document, a piece shorter than [`STATS_PIECE_BYTES`] is the last.
+    TracePiece { offset: u64 },
 }
 
+/// The longest piece of a timeline one STATS reply carries.
+pub const STATS_PIECE_BYTES: usize = 8 << 20;
+
 impl StatsRequest {
-    pub const SIZE: usize = 4;
+    pub const SIZE: usize = 16;
 
     pub fn encode(&self, out: &mut Vec<u8>) {
-        out.put_u32(match self {
-            StatsRequest::Enable => 0,
-            StatsRequest::Report => 1,
-        });
+        let (op, offset) = match *self {
+            StatsRequest::Enable => (0, 0),
+            StatsRequest::Report => (1, 0),
+            StatsRequest::EnableTrace => (2, 0),
+            StatsRequest::TracePiece { offset } => (3, offset),
+        };
+        out.put_u32(op);
+        out.put_u32(0);
+        out.put_u64(offset);
     }
 
     pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
         exact("STATS request", payload, Self::SIZE)?;
-        match u32::from_le_bytes(payload.try_into().expect("checked size")) {
-            0 => Ok(StatsRequest::Enable),
-            1 => Ok(StatsRequest::Report),
-            op => Err(MessageError::ReservedNonZero { what: "STATS request operation", value: u64::from(op) }),
+        let mut r = Reader::new(payload);
+        let (Some(op), Some(reserved), Some(offset)) = (r.u32(), r.u32(), r.u64()) else { unreachable_size()? };
+        if reserved != 0 {
+            return Err(MessageError::ReservedNonZero { what: "STATS request", value: u64::from(reserved) });
         }
+        match (op, offset) {
+            (0, 0) => Ok(StatsRequest::Enable),
+            (1, 0) => Ok(StatsRequest::Report),
+            (2, 0) => Ok(StatsRequest::EnableTrace),
+            (3, offset) => Ok(StatsRequest::TracePiece { offset }),
+            (0..=2, offset) => Err(MessageError::ReservedNonZero { what: "STATS request offset", value: offset }),
+            (op, _) => Err(MessageError::ReservedNonZero { what: "STATS request operation", value: u64::from(op) }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod stats_request_tests {
+    use super::*;
+
+    #[test]
+    fn every_operation_round_trips_and_others_are_refused() {
+        for r in [
+            StatsRequest::Enable,
+            StatsRequest::Report,
+            StatsRequest::EnableTrace,
+            StatsRequest::TracePiece { offset: 0 },
+            StatsRequest::TracePiece { offset: 8 << 20 },
+        ] {
+            let mut out = Vec::new();
+            r.encode(&mut out);
+            assert_eq!(out.len(), StatsRequest::SIZE);
+            assert_eq!(StatsRequest::decode(&out), Ok(r));
+        }
+        let frame = |op: u32, reserved: u32, offset: u64| {
+            let mut out = Vec::new();
+            out.put_u32(op);
+            out.put_u32(reserved);
+            out.put_u64(offset);
+            out
+        };
+        assert!(StatsRequest::decode(&frame(4, 0, 0)).is_err());
+        assert!(StatsRequest::decode(&frame(1, 1, 0)).is_err());
+        assert!(StatsRequest::decode(&frame(1, 0, 5)).is_err());
+        assert!(StatsRequest::decode(&[0; 4]).is_err());
     }
 }

@@ -130,7 +130,7 @@ fn unknown_and_reserved_opcodes_are_refused() {
 fn every_fixed_size_request_is_exact() {
     let cases: [(Opcode, usize, Role); 6] = [
         (Opcode::Mmap, 40, Role::Process),
-        (Opcode::Stats, 4, Role::Process),
+        (Opcode::Stats, 16, Role::Process),
         (Opcode::Munmap, 16, Role::Process),
         (Opcode::Close, 0, Role::Process),
         (Opcode::Status, 0, Role::Tool),

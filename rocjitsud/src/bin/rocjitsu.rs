@@ -33,7 +33,7 @@ const CONFIG_EXIT: u8 = 2;
         "The daemon socket is $ROCJITSU_RUNTIME_DIR/daemon.sock, else $XDG_RUNTIME_DIR/rocjitsu/daemon.sock,\n",
         "else /tmp/rocjitsu-<uid>/daemon.sock (or --socket / $ROCJITSU_SOCKET).\n",
         "Environment: ROCJITSU_PRELOAD_LIB overrides where librocjitsu.so is found; ROCJITSU_LOG sets logging;\n",
-        "ROCJITSU_STATS=1 and ROCJITSU_STATS_JSON=FILE do what --stats and --stats-json do."
+        "ROCJITSU_STATS=1, ROCJITSU_STATS_JSON=FILE and ROCJITSU_TRACE=FILE do what --stats, --stats-json and --trace do."
     )
 )]
 struct Cli {
@@ -65,6 +65,11 @@ struct Cli {
     /// Write the run statistics as JSON to FILE when the application exits.
     #[arg(long, value_name = "FILE")]
     stats_json: Option<std::path::PathBuf>,
+
+    /// Write a timeline of the application on the simulated GPU to FILE when it exits
+    /// (Chrome trace-event JSON; open it in ui.perfetto.dev).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<std::path::PathBuf>,
 
     /// With --daemon alone: exit after SECONDS without any client.
     #[arg(long, value_name = "SECONDS", requires = "daemon")]
@@ -140,6 +145,9 @@ fn main() -> ExitCode {
     }
     if let Some(path) = &cli.stats_json {
         env.push(("ROCJITSU_STATS_JSON", std::path::absolute(path).unwrap_or_else(|_| path.clone()).into_os_string()));
+    }
+    if let Some(path) = &cli.trace {
+        env.push(("ROCJITSU_TRACE", std::path::absolute(path).unwrap_or_else(|_| path.clone()).into_os_string()));
     }
     match launch_app(app, args, &config, socket.as_deref(), &env) {
         Ok(never) => match never {},

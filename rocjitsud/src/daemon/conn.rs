@@ -12,7 +12,7 @@ use proto::header::Opcode;
 use proto::message::{Reply, Request};
 use proto::payload::{
     AttachWaitRequest, DeviceFile, FdDesc, HandshakeReply, HandshakeRequest, IoctlRequest, MachineInfo, MmapReply,
-    MmapRequest, Role, StatsRequest, PROTOCOL_VERSION,
+    MmapRequest, Role, StatsRequest, PROTOCOL_VERSION, STATS_PIECE_BYTES,
 };
 use proto::sequence::{Pending, ServerSequence};
 use sim::driver::kfd::KfdProcess;
@@ -343,6 +343,14 @@ impl Client {
                 Some(report) => Ok(report.to_json()),
                 None => Err(libc::ENODATA),
             },
+            StatsRequest::EnableTrace => {
+                process.enable_trace();
+                Ok(Vec::new())
+            }
+            StatsRequest::TracePiece { offset } => {
+                let name = process_name(self.peer_pid);
+                process.trace_piece(&name, offset, STATS_PIECE_BYTES).ok_or(libc::ENODATA)
+            }
         };
         // A report larger than a frame (tens of thousands of kernels) is refused rather than
         // ending the connection.
@@ -391,4 +399,16 @@ async fn call<T>(engine: &EngineHandle, make: impl FnOnce(oneshot::Sender<T>) ->
         return None;
     }
     rx.await.ok()
+}
+
+/// How a client's process track is named in its timeline: its program and pid.
+fn process_name(pid: u32) -> String {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let program = cmdline.split(|&b| b == 0).next().map(String::from_utf8_lossy).unwrap_or_default();
+    let program = program.rsplit('/').next().unwrap_or("").to_string();
+    if program.is_empty() {
+        format!("process {pid}")
+    } else {
+        format!("{program} (pid {pid})")
+    }
 }

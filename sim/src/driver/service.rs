@@ -13,8 +13,10 @@ use crate::driver::drm::DrmError;
 use crate::driver::kfd::ipc::Exports;
 use crate::driver::kfd::usage::DeviceUsage;
 use crate::driver::kfd::{ArenaRange, DeviceFile, KfdError, KfdProcess, UserptrMode};
+use crate::gpu::context::Context as _;
 use crate::gpu::memory::{LentMemory, LentPiece};
 use crate::gpu::scheduler::Scheduler;
+use crate::gpu::trace::{Detail, Track};
 use proto::abi::kfd::cmd;
 use proto::ioctl::{EINVAL, ENODEV};
 use rustix::fd::{BorrowedFd, OwnedFd};
@@ -157,6 +159,27 @@ impl Service {
     /// import, the memory of a USERPTR allocation); returns the file the ioctl gives back
     /// (the dmabuf of an EXPORT_DMABUF), for the caller to hand to the application.
     pub fn ioctl_with_files(
+        &self,
+        process: Option<&KfdProcess>,
+        device: DeviceFile,
+        cmd: u32,
+        payload: &mut [u8],
+        files: IoctlFiles<'_>,
+    ) -> Result<Option<OwnedFd>, i32> {
+        let Some(trace) = process.and_then(|p| p.trace()) else {
+            return self.run_ioctl(process, device, cmd, payload, files);
+        };
+        let started = std::time::Instant::now();
+        let done = self.run_ioctl(process, device, cmd, payload, files);
+        let detail = Detail::Ioctl {
+            result: done.as_ref().err().map_or(0, |errno| -errno),
+            micros: started.elapsed().as_micros() as u64,
+        };
+        trace.record(Track::Ioctls, proto::ioctl::name_of(cmd).into(), started, started, detail);
+        done
+    }
+
+    fn run_ioctl(
         &self,
         process: Option<&KfdProcess>,
         device: DeviceFile,

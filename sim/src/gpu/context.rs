@@ -7,6 +7,7 @@ use super::gws::GwsTable;
 use super::memory::{GpuFault, GpuVm};
 use super::queue::Queue;
 use super::stats::ProcessStats;
+use super::trace::TraceLog;
 use crate::config::Device;
 use std::sync::Arc;
 
@@ -34,4 +35,6 @@ pub trait Context: Send + Sync + std::fmt::Debug {
     /// The process's run statistics, when it asked for them (`ROCJITSU_STATS`): dispatches
     /// then count their instructions, and SDMA queues their copies.
     fn stats(&self) -> Option<&ProcessStats>;
+    /// The process's timeline, when it asked for one (`ROCJITSU_TRACE`).
+    fn trace(&self) -> Option<&TraceLog>;
 }

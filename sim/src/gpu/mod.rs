@@ -17,3 +17,4 @@ pub mod queue;
 pub mod scheduler;
 pub mod sdma;
 pub mod stats;
+pub mod trace;

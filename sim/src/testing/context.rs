@@ -8,6 +8,7 @@ use crate::gpu::gws::GwsTable;
 use crate::gpu::memory::{Arena, GpuFault, GpuVm, VmRange};
 use crate::gpu::queue::Queue;
 use crate::gpu::stats::ProcessStats;
+use crate::gpu::trace::TraceLog;
 use std::sync::{Arc, Mutex};
 
 /// A process of one test.
@@ -20,6 +21,7 @@ pub struct TestContext {
     interrupts: Mutex<Vec<u32>>,
     faults: Mutex<Vec<(usize, GpuFault)>>,
     stats: std::sync::OnceLock<ProcessStats>,
+    trace: std::sync::OnceLock<TraceLog>,
 }
 
 impl TestContext {
@@ -34,7 +36,13 @@ impl TestContext {
             interrupts: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
             stats: std::sync::OnceLock::new(),
+            trace: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Copies from now on go into [`Context::trace`].
+    pub fn enable_trace(&self) {
+        self.trace.get_or_init(TraceLog::default);
     }
 
     /// Dispatches from now on count their instructions into [`Context::stats`].
@@ -102,5 +110,9 @@ impl Context for TestContext {
 
     fn stats(&self) -> Option<&ProcessStats> {
         self.stats.get()
+    }
+
+    fn trace(&self) -> Option<&TraceLog> {
+        self.trace.get()
     }
 }

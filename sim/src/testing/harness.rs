@@ -83,6 +83,7 @@ impl Harness {
             agprs: 32,
             d16_preserves_unused: !config.gpus()[0].sramecc(),
             count_instructions: false,
+            trace: false,
         };
         Harness {
             wave: Wave::new(64, 32),

@@ -22,6 +22,7 @@ use crate::gpu::memory::{Arena, GpuFault, GpuVm};
 use crate::gpu::queue::{Queue, QueueTable};
 use crate::gpu::scheduler::Scheduler;
 use crate::gpu::stats::{ProcessStats, StatsReport};
+use crate::gpu::trace::TraceLog;
 use arc_swap::ArcSwap;
 use bytemuck::Pod;
 use proto::abi::kfd::{self, cmd};
@@ -109,6 +110,10 @@ pub struct KfdProcess {
     gws: Box<[crate::gpu::gws::GwsTable]>,
     /// Run statistics, once the process asks for them ([`Self::enable_stats`]).
     stats: std::sync::OnceLock<ProcessStats>,
+    /// Its timeline, once it asks for one ([`Self::enable_trace`]).
+    trace: std::sync::OnceLock<TraceLog>,
+    /// The timeline as written, kept from the first piece a daemon client fetches to the last.
+    trace_document: Mutex<Option<Arc<Vec<u8>>>>,
 }
 
 impl KfdProcess {
@@ -147,6 +152,8 @@ impl KfdProcess {
             scheduler: scheduler.clone(),
             closing: AtomicBool::new(false),
             stats: std::sync::OnceLock::new(),
+            trace: std::sync::OnceLock::new(),
+            trace_document: Mutex::new(None),
         });
         let context: Arc<dyn Context> = process.clone();
         scheduler.register(&context);
@@ -187,6 +194,35 @@ impl KfdProcess {
     /// The statistics so far, if the process keeps them.
     pub fn stats_report(&self) -> Option<StatsReport> {
         self.stats.get().map(|s| s.report(self.pid))
+    }
+
+    /// From now on, the process's dispatches, workgroup turns, copies and ioctls go into its
+    /// timeline (`ROCJITSU_TRACE`).
+    pub fn enable_trace(&self) {
+        self.trace.get_or_init(TraceLog::default);
+    }
+
+    /// The timeline as a Chrome trace-event JSON document (`process_name` names the process
+    /// track), if the process keeps one.
+    pub fn trace_document(&self, process_name: &str) -> Option<Vec<u8>> {
+        self.trace.get().map(|t| t.to_chrome_json(self.pid, process_name))
+    }
+
+    /// Up to `max` bytes of the timeline's document from `offset`, for a daemon client that
+    /// fetches it in frames: the document is written when piece 0 is asked for and kept until
+    /// the last piece (shorter than `max`) is taken.
+    pub fn trace_piece(&self, process_name: &str, offset: u64, max: usize) -> Option<Vec<u8>> {
+        let mut kept = self.trace_document.lock().unwrap_or_else(|e| e.into_inner());
+        if offset == 0 || kept.is_none() {
+            *kept = Some(Arc::new(self.trace_document(process_name)?));
+        }
+        let document = kept.clone().expect("set above");
+        let start = (offset as usize).min(document.len());
+        let end = start.saturating_add(max).min(document.len());
+        if end - start < max {
+            *kept = None;
+        }
+        Some(document[start..end].to_vec())
     }
 
     /// A snapshot of the GPU address space, for the simulated GPU's memory
@@ -604,5 +640,9 @@ impl Context for KfdProcess {
 
     fn stats(&self) -> Option<&ProcessStats> {
         self.stats.get()
+    }
+
+    fn trace(&self) -> Option<&TraceLog> {
+        self.trace.get()
     }
 }

@@ -49,6 +49,8 @@ pub struct DispatchInfo {
     /// Whether the waves count their instructions by class for the process's statistics
     /// (the loop without counting runs otherwise).
     pub count_instructions: bool,
+    /// Whether the dispatch and its workgroup turns go into the process's timeline.
+    pub trace: bool,
 }
 
 impl DispatchInfo {
@@ -143,6 +145,7 @@ impl DispatchInfo {
             agprs,
             d16_preserves_unused: !device.sramecc(),
             count_instructions: process.stats().is_some(),
+            trace: process.trace().is_some(),
         })
     }
 

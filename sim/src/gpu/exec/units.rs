@@ -36,6 +36,7 @@ use crate::gpu::cp::dispatch::{DispatchError, DispatchTicket};
 use crate::gpu::kernel_names;
 use crate::gpu::queue::Queue;
 use crate::gpu::stats::{DispatchRecord, InstCounts};
+use crate::gpu::trace::{Detail, Track};
 use crate::isa::Target;
 use crate::threads::ThreadHook;
 use std::collections::VecDeque;
@@ -43,6 +44,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
+use std::time::Instant;
 
 /// Rounds (a quantum of 512 instructions per running wave) in one turn: long enough that
 /// switching costs nothing measurable, short enough that a workgroup spinning on another
@@ -224,7 +226,7 @@ struct Ended {
     queue: Option<Arc<Queue>>,
     outcome: Result<(), DispatchError>,
     /// For the process's statistics, when it keeps them.
-    record: Option<(Arc<DispatchInfo>, DispatchRecord)>,
+    record: Option<(Arc<DispatchInfo>, DispatchRecord, Instant)>,
 }
 
 /// The shared state of a GPU's compute units.
@@ -374,10 +376,10 @@ impl Units {
         };
         let took = r.submitted.elapsed();
         log_end(&r.info, r.retired, took, &outcome);
-        let record = r
-            .info
-            .count_instructions
-            .then(|| (r.info.clone(), DispatchRecord { workgroups: r.finished, counts: r.counts, host_time: took }));
+        let record = (r.info.count_instructions || r.info.trace).then(|| {
+            let record = DispatchRecord { workgroups: r.finished, counts: r.counts, host_time: took };
+            (r.info.clone(), record, r.submitted)
+        });
         ended.push(Ended { ticket: r.ticket, queue: r.queue, outcome, record });
         true
     }
@@ -643,7 +645,16 @@ fn play(turn: &mut Turn, caches: &mut WorkerCaches, rounds: usize) -> Result<Tur
     let mem = WaveMem::new(&vm);
     let code = caches.for_dispatch(turn.serial, info.target);
     let (failed, queue) = (&turn.failed, turn.queue.as_deref());
-    workgroup::run_turn(info, code, &mut turn.state, &mem, rounds, || stop_requested(failed, info, queue))
+    let started = info.trace.then(Instant::now);
+    let result = workgroup::run_turn(info, code, &mut turn.state, &mem, rounds, || stop_requested(failed, info, queue));
+    if let (Some(started), Some(trace)) = (started, info.process.trace()) {
+        let worker: Arc<str> = std::thread::current().name().unwrap_or("unnamed").into();
+        let ko = info.packet.kernel_object;
+        let name = trace.kernel_name(ko, || kernel_names::kernel_name(&*vm, ko));
+        let detail = Detail::Workgroup { dispatch_id: info.dispatch_id, index: turn.state.index };
+        trace.record(Track::Worker(worker), name, started, Instant::now(), detail);
+    }
+    result
 }
 
 /// One debug line per dispatch (`ROCJITSU_LOG=sim=debug`): which kernel, its shape, and what
@@ -669,10 +680,20 @@ fn log_end(info: &DispatchInfo, retired: u64, took: Duration, outcome: &Result<(
 /// takes other locks).
 fn report(ended: Vec<Ended>) {
     for e in ended {
-        if let Some((info, record)) = &e.record {
+        if let Some((info, record, started)) = &e.record {
+            let ko = info.packet.kernel_object;
+            let name = || kernel_names::kernel_name(&*info.process.vm(), ko);
             if let Some(stats) = info.process.stats() {
-                let name = || kernel_names::kernel_name(&*info.process.vm(), info.packet.kernel_object);
-                stats.record_dispatch(info.packet.kernel_object, name, record);
+                stats.record_dispatch(ko, name, record);
+            }
+            if let Some(trace) = info.process.trace() {
+                let track = match &e.queue {
+                    Some(q) => Track::Queue { gpu: q.gpu, queue: q.id },
+                    None => Track::Queue { gpu: info.gpu, queue: u32::MAX },
+                };
+                let detail =
+                    Detail::Dispatch { dispatch_id: info.dispatch_id, grid: info.grid, workgroup: info.wg_size };
+                trace.record(track, trace.kernel_name(ko, name), *started, *started + record.host_time, detail);
             }
         }
         if let Some(q) = &e.queue {

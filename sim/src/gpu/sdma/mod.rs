@@ -12,6 +12,7 @@ use crate::gpu::context::Context;
 use crate::gpu::memory::{GpuFault, GpuMem};
 use crate::gpu::queue::{Progress, Queue};
 use crate::gpu::stats::CopyKind;
+use crate::gpu::trace::{Detail, Track};
 use packet::{Packet, RectSide, SdmaError};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -96,9 +97,18 @@ fn step(process: &dyn Context, q: &Queue, mem: &GpuMem<'_>) -> Result<Option<Out
 
 fn execute(process: &dyn Context, q: &Queue, mem: &GpuMem<'_>, p: Packet) -> Result<Outcome, StepError> {
     tracing::trace!(pid = process.pid(), "SDMA {p:x?}");
+    let started = std::time::Instant::now();
     let count = |kind, bytes| {
         if let Some(stats) = process.stats() {
             stats.record_copy(q.gpu, q.id, kind, bytes);
+        }
+        if let Some(trace) = process.trace() {
+            let name = match kind {
+                CopyKind::Copy => "copy",
+                CopyKind::Fill => "fill",
+            };
+            let track = Track::Sdma { gpu: q.gpu, queue: q.id };
+            trace.record(track, name.into(), started, std::time::Instant::now(), Detail::Copy { bytes });
         }
     };
     match p {
