@@ -179,6 +179,11 @@ pub fn run(args: &[String]) -> Result<()> {
 
     rows.extend(figures("local: ", rocjitsu(&[], &bench_hip, &[]))?);
     rows.extend(figures("daemon: ", rocjitsu(&["--daemon"], &bench_hip, &[]))?);
+    // The cost of observing: statistics and a timeline kept (written to a scratch file).
+    let observed = out_dir().join("observed.json");
+    let observed = observed.to_string_lossy();
+    rows.extend(figures("local, --stats: ", rocjitsu(&["--stats-json", &observed], &bench_hip, &[]))?);
+    rows.extend(figures("local, --trace: ", rocjitsu(&["--trace", &observed], &bench_hip, &[]))?);
     rows.extend(figures("local: ", rocjitsu(&[], &bench_rocrand, &[]))?);
     rows.extend(figures("local: ", rocjitsu(&[], &bench_streams, &["throughput"]))?);
     {
