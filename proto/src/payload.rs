@@ -12,7 +12,7 @@
 //! | MUNMAP | [`MunmapRequest`] (16) | empty |
 //! | IOCTL | [`IoctlRequest`]: 16 + ioctl payload + fd trailer | [`IoctlReply`]: 8 + ioctl payload + fd trailer |
 //! | ATTACH_WAIT | [`AttachWaitRequest`] (16) | empty |
-//! | STATUS | empty | [`StatusReply`] (24 + 40 × records) |
+//! | STATUS | empty | [`StatusReply`] (24 + 48 × sessions + 40 × allocations + (64 + name) × queues) |
 //! | PROTOCOL_ERROR | never | [`ProtocolErrorBody`] (16 + reason) |
 //!
 //! A reply whose `result` is negative has an empty payload, except IOCTL,
@@ -26,6 +26,9 @@ use crate::header::{Opcode, MAX_PAYLOAD_BYTES};
 use crate::ioctl::EPROTO;
 use crate::wire::{Put, Reader};
 
+mod status;
+pub use status::{clip_text, AllocationStatus, QueueStatus, SessionStatus, StatusReply, MAX_KERNEL_NAME_BYTES};
+
 /// "RJSU": first field of the handshake in both directions, so a peer that
 /// is not rocjitsu (or AMD's C++ rocjitsu, whose handshake is empty) is told
 /// so instead of being misread.
@@ -33,7 +36,8 @@ pub const PROTOCOL_MAGIC: u32 = u32::from_le_bytes(*b"RJSU");
 /// Our protocol version. Both sides check it and report both values.
 /// 2: IOCTL requests name their device and end with an fd trailer (USERPTR memory from
 /// the client).
-/// 3: STATS (run statistics of a session).
+/// 3: STATUS reports each session's uptime and, per queue, the dispatches done and the
+/// kernel running now with its name. STATS: a session's run statistics and timeline.
 pub const PROTOCOL_VERSION: u32 = 3;
 /// Most descriptors one message may carry (as AMD's transport).
 pub const MAX_FDS: usize = 4;
@@ -759,192 +763,6 @@ pub fn encode_ioctl_reply(out: &mut Vec<u8>, cmd: u32, payload: &[u8], fds: &[Fd
     put_fd_trailer(out, fds)
 }
 
-/// One session in a [`StatusReply`] (40 bytes on the wire:
-/// `session_id u64, client_pid u32, wait_connections u32, allocations u32,
-/// queues u32, events u32, reserved u32, bytes_allocated u64`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SessionStatus {
-    pub session_id: u64,
-    pub client_pid: u32,
-    pub wait_connections: u32,
-    pub allocations: u32,
-    pub queues: u32,
-    pub events: u32,
-    pub bytes_allocated: u64,
-}
-
-/// One allocation in a [`StatusReply`] (40 bytes: `session_id u64, va u64,
-/// size u64, handle u64, gpu_id u32, flags u32`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AllocationStatus {
-    pub session_id: u64,
-    pub va: u64,
-    pub size: u64,
-    pub handle: u64,
-    pub gpu_id: u32,
-    /// KFD allocation flags (`abi::kfd::alloc_flags`).
-    pub flags: u32,
-}
-
-/// One queue in a [`StatusReply`] (40 bytes: `session_id u64,
-/// ring_base_address u64, packets_consumed u64, queue_id u32, gpu_id u32,
-/// queue_type u32, ring_size u32`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueueStatus {
-    pub session_id: u64,
-    pub ring_base_address: u64,
-    pub packets_consumed: u64,
-    pub queue_id: u32,
-    pub gpu_id: u32,
-    pub queue_type: u32,
-    pub ring_size: u32,
-}
-
-/// STATUS reply: the daemon's sessions, allocations and queues.
-///
-/// Wire: `daemon_pid u32, sessions u32, allocations u32, queues u32,
-/// uptime_ms u64` (24), then the three record arrays in that order, 40 bytes
-/// per record. The counts are bounded by the frame size.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StatusReply {
-    pub daemon_pid: u32,
-    pub uptime_ms: u64,
-    pub sessions: Vec<SessionStatus>,
-    pub allocations: Vec<AllocationStatus>,
-    pub queues: Vec<QueueStatus>,
-}
-
-impl StatusReply {
-    pub const FIXED_SIZE: usize = 24;
-    pub const RECORD_SIZE: usize = 40;
-
-    /// The most records of all three kinds one reply can carry.
-    pub const MAX_RECORDS: usize = (MAX_PAYLOAD_BYTES as usize - Self::FIXED_SIZE) / Self::RECORD_SIZE;
-
-    pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), MessageError> {
-        let records = self.sessions.len() + self.allocations.len() + self.queues.len();
-        check_count("status records", records, Self::MAX_RECORDS)?;
-        out.put_u32(self.daemon_pid);
-        out.put_u32(self.sessions.len() as u32);
-        out.put_u32(self.allocations.len() as u32);
-        out.put_u32(self.queues.len() as u32);
-        out.put_u64(self.uptime_ms);
-        for s in &self.sessions {
-            out.put_u64(s.session_id);
-            out.put_u32(s.client_pid);
-            out.put_u32(s.wait_connections);
-            out.put_u32(s.allocations);
-            out.put_u32(s.queues);
-            out.put_u32(s.events);
-            out.put_u32(0);
-            out.put_u64(s.bytes_allocated);
-        }
-        for a in &self.allocations {
-            out.put_u64(a.session_id);
-            out.put_u64(a.va);
-            out.put_u64(a.size);
-            out.put_u64(a.handle);
-            out.put_u32(a.gpu_id);
-            out.put_u32(a.flags);
-        }
-        for q in &self.queues {
-            out.put_u64(q.session_id);
-            out.put_u64(q.ring_base_address);
-            out.put_u64(q.packets_consumed);
-            out.put_u32(q.queue_id);
-            out.put_u32(q.gpu_id);
-            out.put_u32(q.queue_type);
-            out.put_u32(q.ring_size);
-        }
-        Ok(())
-    }
-
-    pub fn decode(payload: &[u8]) -> Result<Self, MessageError> {
-        const WHAT: &str = "STATUS reply";
-        let mut r = Reader::new(payload);
-        let (Some(daemon_pid), Some(ns), Some(na), Some(nq), Some(uptime_ms)) =
-            (r.u32(), r.u32(), r.u32(), r.u32(), r.u64())
-        else {
-            return Err(MessageError::PayloadTooShort { what: WHAT, min: Self::FIXED_SIZE, got: payload.len() });
-        };
-        // u64 arithmetic on u32 counts cannot overflow; the exact-size check
-        // then bounds every count by the (already bounded) payload length.
-        let records = ns as u64 + na as u64 + nq as u64;
-        let expected = Self::FIXED_SIZE as u64 + records * Self::RECORD_SIZE as u64;
-        if expected != payload.len() as u64 {
-            return Err(MessageError::PayloadSize {
-                what: WHAT,
-                expected: usize::try_from(expected).unwrap_or(usize::MAX),
-                got: payload.len(),
-            });
-        }
-        let mut out = StatusReply {
-            daemon_pid,
-            uptime_ms,
-            sessions: Vec::with_capacity(ns as usize),
-            allocations: Vec::with_capacity(na as usize),
-            queues: Vec::with_capacity(nq as usize),
-        };
-        for _ in 0..ns {
-            let (
-                Some(session_id),
-                Some(client_pid),
-                Some(wait_connections),
-                Some(allocations),
-                Some(queues),
-                Some(events),
-                Some(res),
-                Some(bytes_allocated),
-            ) = (r.u64(), r.u32(), r.u32(), r.u32(), r.u32(), r.u32(), r.u32(), r.u64())
-            else {
-                return unreachable_size();
-            };
-            reserved("session status reserved", res.into())?;
-            out.sessions.push(SessionStatus {
-                session_id,
-                client_pid,
-                wait_connections,
-                allocations,
-                queues,
-                events,
-                bytes_allocated,
-            });
-        }
-        for _ in 0..na {
-            let (Some(session_id), Some(va), Some(size), Some(handle), Some(gpu_id), Some(flags)) =
-                (r.u64(), r.u64(), r.u64(), r.u64(), r.u32(), r.u32())
-            else {
-                return unreachable_size();
-            };
-            out.allocations.push(AllocationStatus { session_id, va, size, handle, gpu_id, flags });
-        }
-        for _ in 0..nq {
-            let (
-                Some(session_id),
-                Some(ring_base_address),
-                Some(packets_consumed),
-                Some(queue_id),
-                Some(gpu_id),
-                Some(queue_type),
-                Some(ring_size),
-            ) = (r.u64(), r.u64(), r.u64(), r.u32(), r.u32(), r.u32(), r.u32())
-            else {
-                return unreachable_size();
-            };
-            out.queues.push(QueueStatus {
-                session_id,
-                ring_base_address,
-                packets_consumed,
-                queue_id,
-                gpu_id,
-                queue_type,
-                ring_size,
-            });
-        }
-        Ok(out)
-    }
-}
-
 /// Why the daemon refused a frame ([`ProtocolErrorBody::code`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
@@ -1228,25 +1046,6 @@ mod tests {
         let mut short = v.clone();
         short.pop();
         assert!(MmapReply::decode(&short).is_err());
-    }
-
-    #[test]
-    fn status_counts_are_bounded_by_the_payload() {
-        let s = StatusReply {
-            daemon_pid: 1,
-            uptime_ms: 2,
-            sessions: vec![SessionStatus { session_id: 3, ..Default::default() }],
-            allocations: vec![AllocationStatus::default(); 2],
-            queues: vec![QueueStatus { ring_size: 4096, ..Default::default() }],
-        };
-        let mut v = Vec::new();
-        s.encode(&mut v).unwrap();
-        assert_eq!(v.len(), 24 + 4 * 40);
-        assert_eq!(StatusReply::decode(&v).unwrap(), s);
-        // A count of 4 billion with a small payload is a size error, not an
-        // allocation.
-        v[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(matches!(StatusReply::decode(&v), Err(MessageError::PayloadSize { .. })));
     }
 
     #[test]

@@ -48,7 +48,7 @@ fn frame() -> impl Strategy<Value = Vec<u8>> {
         // A plausible handshake or ioctl head followed by arbitrary bytes.
         1 => (prop::collection::vec(any::<u8>(), 0..120), any::<u32>()).prop_map(|(mut tail, v)| {
             let mut p = b"RJSU".to_vec();
-            p.extend_from_slice(&(1 + v % 2).to_le_bytes());
+            p.extend_from_slice(&(proto::PROTOCOL_VERSION - 1 + v % 2).to_le_bytes());
             p.append(&mut tail);
             p
         }),

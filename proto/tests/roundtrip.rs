@@ -116,9 +116,12 @@ proptest! {
     fn status_round_trips(
         daemon_pid in any::<u32>(), uptime_ms in any::<u64>(),
         sessions in prop::collection::vec(
-            (any::<u64>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u64>())
-                .prop_map(|(session_id, client_pid, wait_connections, allocations, queues, events, bytes_allocated)|
-                    SessionStatus { session_id, client_pid, wait_connections, allocations, queues, events, bytes_allocated }),
+            (any::<u64>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u64>(),
+                any::<u64>())
+                .prop_map(|(session_id, client_pid, wait_connections, allocations, queues, events, bytes_allocated,
+                        uptime_ms)|
+                    SessionStatus { session_id, client_pid, wait_connections, allocations, queues, events,
+                        bytes_allocated, uptime_ms }),
             0..20),
         allocations in prop::collection::vec(
             (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>(), any::<u32>(), any::<u32>())
@@ -126,9 +129,12 @@ proptest! {
                     AllocationStatus { session_id, va, size, handle, gpu_id, flags }),
             0..20),
         queues in prop::collection::vec(
-            (any::<u64>(), any::<u64>(), any::<u64>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>())
-                .prop_map(|(session_id, ring_base_address, packets_consumed, queue_id, gpu_id, queue_type, ring_size)|
-                    QueueStatus { session_id, ring_base_address, packets_consumed, queue_id, gpu_id, queue_type, ring_size }),
+            ((any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>()),
+                (any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), "[^\u{0}]{0,300}"))
+                .prop_map(|((session_id, ring_base_address, packets_consumed, dispatches_done, running_kernel),
+                        (queue_id, gpu_id, queue_type, ring_size, kernel_name))|
+                    QueueStatus { session_id, ring_base_address, packets_consumed, dispatches_done, running_kernel,
+                        queue_id, gpu_id, queue_type, ring_size, kernel_name }),
             0..20),
         tool in any::<bool>(),
     ) {

@@ -3,3 +3,4 @@
 pub mod daemon;
 pub mod launch;
 pub mod modes;
+pub mod status;

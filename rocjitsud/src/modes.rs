@@ -16,6 +16,18 @@ pub fn default_socket() -> Result<PathBuf> {
     Ok(sim::driver::sysfs::runtime_dir().context("the runtime directory")?.join("daemon.sock"))
 }
 
+/// The socket of a running daemon, for `--attach` and `rocjitsu status`: `explicit`
+/// (`--socket`), else `$ROCJITSU_SOCKET`, else the well-known socket.
+pub fn attach_socket(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(s) = explicit {
+        return Ok(s.to_path_buf());
+    }
+    if let Some(s) = std::env::var_os(crate::launch::ENV_SOCKET).filter(|s| !s.is_empty()) {
+        return Ok(s.into());
+    }
+    default_socket()
+}
+
 /// A private socket for the daemon of one invocation.
 pub fn invocation_socket() -> Result<PathBuf> {
     Ok(sim::driver::sysfs::runtime_dir()?.join(std::process::id().to_string()).join("daemon.sock"))

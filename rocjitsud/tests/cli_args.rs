@@ -74,3 +74,31 @@ fn unknown_option_is_a_usage_error() {
 fn config_without_value_is_a_usage_error() {
     assert_usage_error(&["--config"], "--config");
 }
+
+#[test]
+fn status_has_its_own_help_and_usage_errors() {
+    let o = rocjitsu(&["status", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(text.contains("Usage: rocjitsu status [OPTIONS]"), "{text}");
+    for option in ["--socket", "--json", "ROCJITSU_SOCKET"] {
+        assert!(text.contains(option), "{option} in {text}");
+    }
+    let o = rocjitsu(&["status", "--bogus"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("rocjitsu status: ") && err.contains("'--bogus'"), "{err}");
+    // The launcher's help tells of it.
+    assert!(stdout(&rocjitsu(&["--help"])).contains("rocjitsu status [--socket <PATH>] [--json]"));
+}
+
+#[test]
+fn status_without_a_daemon_is_one_line_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("daemon.sock");
+    let o = rocjitsu(&["status", "--socket", socket.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), format!("rocjitsu status: no daemon is running on {}\n", socket.display()));
+    assert_eq!(stdout(&o), "");
+}

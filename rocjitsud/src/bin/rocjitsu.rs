@@ -4,12 +4,15 @@
 //! - `rocjitsu --daemon [--config C] -- app …`: a private daemon for this application.
 //! - `rocjitsu --daemon [--config C]`: run the daemon in the foreground.
 //! - `rocjitsu --attach -- app …`: use a running daemon.
+//! - `rocjitsu status [--socket PATH] [--json]`: what a running daemon serves. `status` is a
+//!   command only as the first word; `rocjitsu -- status` runs an application of that name.
 //!
 //! Exit status: the application's own; 2 for a usage or config error; 1 when the interposer
-//! or the daemon cannot be found or started; 127/126 when the application is missing or
-//! cannot be executed.
+//! or the daemon cannot be found or started (for `status`: when no daemon answers); 127/126
+//! when the application is missing or cannot be executed.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
@@ -27,11 +30,13 @@ const CONFIG_EXIT: u8 = 2;
     version,
     disable_version_flag = true,
     about = "Run an unmodified ROCm application on a simulated AMD GPU.",
-    override_usage = "rocjitsu [--config <CONFIG>] [--daemon | --attach] [--] <APP> [ARGS]...\n       rocjitsu --daemon [--config <CONFIG>] [--socket <PATH>] [--idle-exit <SECONDS>]",
+    override_usage = "rocjitsu [--config <CONFIG>] [--daemon | --attach] [--] <APP> [ARGS]...\n       rocjitsu --daemon [--config <CONFIG>] [--socket <PATH>] [--idle-exit <SECONDS>]\n       rocjitsu status [--socket <PATH>] [--json]",
     after_help = concat!(
         "CONFIG is a JSON file or a built-in: mi210 (default), mi210-2gpu, mi300x, mi350x, mi350x-2gpu.\n",
         "The daemon socket is $ROCJITSU_RUNTIME_DIR/daemon.sock, else $XDG_RUNTIME_DIR/rocjitsu/daemon.sock,\n",
         "else /tmp/rocjitsu-<uid>/daemon.sock (or --socket / $ROCJITSU_SOCKET).\n",
+        "`rocjitsu status` shows a running daemon's clients, memory and queues (`rocjitsu -- status` runs an\n",
+        "application named status).\n",
         "Environment: ROCJITSU_PRELOAD_LIB overrides where librocjitsu.so is found; ROCJITSU_LOG sets logging;\n",
         "ROCJITSU_STATS=1, ROCJITSU_STATS_JSON=FILE and ROCJITSU_TRACE=FILE do what --stats, --stats-json and --trace do."
     )
@@ -55,7 +60,7 @@ struct Cli {
 
     /// The daemon's socket (default: the well-known path, see below).
     #[arg(long, value_name = "PATH")]
-    socket: Option<std::path::PathBuf>,
+    socket: Option<PathBuf>,
 
     /// Print the application's run statistics when it exits (per kernel: dispatches,
     /// workgroups, wave-instructions by class, memory traffic, host time; per copy engine).
@@ -80,7 +85,35 @@ struct Cli {
     app: Vec<OsString>,
 }
 
+/// `rocjitsu status`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "rocjitsu status",
+    bin_name = "rocjitsu status",
+    about = "Show what a running rocjitsu daemon serves: its clients (pid, command line, uptime), their memory\n\
+             (VRAM, GTT, USERPTR) and queues (dispatches done, the kernel running now).",
+    after_help = concat!(
+        "The socket is --socket, else $ROCJITSU_SOCKET, else the well-known socket (see rocjitsu --help).\n",
+        "Exit status: 0; 1 when no daemon runs on the socket or it does not answer; 2 for a usage error."
+    )
+)]
+struct StatusCli {
+    /// The daemon's socket.
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+
+    /// Print the status as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
 fn main() -> ExitCode {
+    // A command only as the first word, so that `rocjitsu -- status` still runs an
+    // application named `status`.
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "status") {
+        return status(&args[1..]);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
@@ -159,14 +192,38 @@ fn main() -> ExitCode {
 }
 
 /// `--socket`, else `$ROCJITSU_SOCKET`, else the well-known socket.
-fn attach_socket(cli: &Cli) -> anyhow::Result<std::path::PathBuf> {
-    if let Some(s) = &cli.socket {
-        return Ok(s.clone());
+fn attach_socket(cli: &Cli) -> anyhow::Result<PathBuf> {
+    modes::attach_socket(cli.socket.as_deref())
+}
+
+/// `rocjitsu status …` (`args` starts with `status`).
+fn status(args: &[OsString]) -> ExitCode {
+    let cli = match StatusCli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!(
+                "rocjitsu status: {} (usage: rocjitsu status [--socket <PATH>] [--json])",
+                first_line(&e.to_string())
+            );
+            return ExitCode::from(USAGE_EXIT);
+        }
+    };
+    let shown =
+        modes::attach_socket(cli.socket.as_deref()).and_then(|socket| Ok(rocjitsud::status::run(&socket, cli.json)?));
+    match shown {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("rocjitsu status: {e:#}");
+            ExitCode::from(1)
+        }
     }
-    if let Some(s) = std::env::var_os(launch::ENV_SOCKET).filter(|s| !s.is_empty()) {
-        return Ok(s.into());
-    }
-    modes::default_socket()
 }
 
 fn run_foreground_daemon(cli: &Cli, config: config::Config) -> ExitCode {

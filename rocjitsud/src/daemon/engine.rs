@@ -5,8 +5,8 @@
 //! machine's request service on a waiter thread of their own.)
 
 use proto::payload::{
-    fd_access, AllocationStatus, DeviceFile, FdDesc, FdKind, MachineInfo, MmapRequest, QueueStatus, SessionStatus,
-    StatusReply,
+    clip_text, fd_access, AllocationStatus, DeviceFile, FdDesc, FdKind, MachineInfo, MmapRequest, QueueStatus,
+    SessionStatus, StatusReply, MAX_KERNEL_NAME_BYTES,
 };
 use sim::driver::kfd::{KfdProcess, MapKind, UserptrMode};
 use sim::driver::service::{IoctlFiles, Service};
@@ -83,6 +83,8 @@ struct Session {
     token: u64,
     pid: u32,
     wait_connections: u32,
+    /// When the client connected (its uptime in STATUS).
+    connected: Instant,
 }
 
 struct Engine {
@@ -179,8 +181,14 @@ impl Engine {
                         let session_id = self.next_id;
                         self.next_id += 1;
                         let token = random_token();
-                        self.sessions
-                            .insert(session_id, Session { process: process.clone(), token, pid, wait_connections: 0 });
+                        let session = Session {
+                            process: process.clone(),
+                            token,
+                            pid,
+                            wait_connections: 0,
+                            connected: Instant::now(),
+                        };
+                        self.sessions.insert(session_id, session);
                         tracing::info!("session {session_id}: process {pid} connected");
                         Opened { session_id, attach_token: token, process }
                     });
@@ -251,6 +259,7 @@ impl Engine {
                 queues: summary.queues.len() as u32,
                 events: summary.events as u32,
                 bytes_allocated: summary.allocations.iter().map(|a| a.size).sum(),
+                uptime_ms: s.connected.elapsed().as_millis() as u64,
             });
             for a in summary.allocations {
                 allocations.push(AllocationStatus {
@@ -263,27 +272,43 @@ impl Engine {
                 });
             }
             for q in summary.queues {
+                let running = q.activity.running_kernel;
                 queues.push(QueueStatus {
                     session_id: id,
                     ring_base_address: q.ring_base,
-                    packets_consumed: 0,
+                    packets_consumed: q.activity.packets_consumed,
+                    dispatches_done: q.activity.dispatches_done,
+                    running_kernel: running,
                     queue_id: q.id,
                     gpu_id: q.gpu_id,
                     queue_type: q.queue_type,
                     ring_size: q.ring_bytes as u32,
+                    kernel_name: running_kernel_name(p, running),
                 });
             }
         }
-        let cap = StatusReply::MAX_RECORDS;
-        allocations.truncate(cap.saturating_sub(sessions.len() + queues.len()));
-        StatusReply {
+        let mut reply = StatusReply {
             daemon_pid: std::process::id(),
             uptime_ms: self.started.elapsed().as_millis() as u64,
             sessions,
             allocations,
             queues,
+        };
+        if !reply.fit_frame() {
+            tracing::warn!("STATUS: the reply is cut to fit in a frame (allocation records first)");
         }
+        reply
     }
+}
+
+/// The name of the kernel a queue runs (empty when it runs none), read from the process's GPU
+/// memory and cut to what a STATUS record carries.
+fn running_kernel_name(process: &KfdProcess, kernel_object: u64) -> String {
+    if kernel_object == 0 {
+        return String::new();
+    }
+    let name = sim::gpu::kernel_names::kernel_name(&*process.vm(), kernel_object);
+    clip_text(&name, MAX_KERNEL_NAME_BYTES)
 }
 
 /// Gives the heap memory a session freed back to the system. glibc's allocator keeps

@@ -54,6 +54,8 @@ pub struct Queue {
     running_dispatches: AtomicU32,
     /// The queue holds its process's GWS on its GPU (ALLOC_QUEUE_GWS).
     pub holds_gws: AtomicBool,
+    /// What the command processor did and does with the queue (`rocjitsu status`).
+    pub activity: QueueActivity,
 }
 
 impl Queue {
@@ -87,6 +89,7 @@ impl Queue {
             cu_mask: Mutex::new(Vec::new()),
             running_dispatches: AtomicU32::new(0),
             holds_gws: AtomicBool::new(false),
+            activity: QueueActivity::default(),
         }
     }
 
@@ -145,6 +148,57 @@ impl Queue {
 
     pub fn destroyed(&self) -> bool {
         self.destroyed.load(Ordering::Acquire)
+    }
+}
+
+/// What a queue's command processor has done and is doing, for status reports (`rocjitsu
+/// status`). Plain counters with relaxed atomics: one add or store per packet, no lock, and a
+/// reader sees each value on its own (a snapshot may be a packet apart between fields, which a
+/// report does not mind).
+#[derive(Debug, Default)]
+pub struct QueueActivity {
+    packets_consumed: AtomicU64,
+    dispatches_done: AtomicU64,
+    /// The kernel object of the dispatch running now, 0 when none runs.
+    running_kernel: AtomicU64,
+}
+
+/// One reading of a [`QueueActivity`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ActivitySnapshot {
+    /// Packets consumed (retired in order).
+    pub packets_consumed: u64,
+    /// Kernel dispatches that completed without a fault or error.
+    pub dispatches_done: u64,
+    /// The kernel object of the dispatch running now, 0 when none runs.
+    pub running_kernel: u64,
+}
+
+impl QueueActivity {
+    /// A packet was retired.
+    pub fn packet_consumed(&self) {
+        self.packets_consumed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A dispatch of `kernel_object` is about to start.
+    pub fn kernel_started(&self, kernel_object: u64) {
+        self.running_kernel.store(kernel_object, Ordering::Relaxed);
+    }
+
+    /// The running dispatch ended (`completed`: without a fault or error) or never started.
+    pub fn kernel_ended(&self, completed: bool) {
+        self.running_kernel.store(0, Ordering::Relaxed);
+        if completed {
+            self.dispatches_done.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub fn snapshot(&self) -> ActivitySnapshot {
+        ActivitySnapshot {
+            packets_consumed: self.packets_consumed.load(Ordering::Relaxed),
+            dispatches_done: self.dispatches_done.load(Ordering::Relaxed),
+            running_kernel: self.running_kernel.load(Ordering::Relaxed),
+        }
     }
 }
 
@@ -239,6 +293,19 @@ mod tests {
         assert_eq!(t.free_id(), 1);
         assert_eq!(t.alloc_doorbell(0), Some(1));
         assert_eq!(t.alloc_doorbell(1), Some(0), "doorbells are per GPU");
+    }
+
+    #[test]
+    fn activity_counts_completed_dispatches_and_names_the_running_one() {
+        let a = QueueActivity::default();
+        assert_eq!(a.snapshot(), ActivitySnapshot::default());
+        a.kernel_started(0x1000);
+        assert_eq!(a.snapshot().running_kernel, 0x1000);
+        a.kernel_ended(true);
+        a.packet_consumed();
+        a.kernel_started(0x2000);
+        a.kernel_ended(false);
+        assert_eq!(a.snapshot(), ActivitySnapshot { packets_consumed: 1, dispatches_done: 1, running_kernel: 0 });
     }
 
     #[test]

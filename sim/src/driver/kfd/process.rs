@@ -65,6 +65,8 @@ pub struct QueueSummary {
     pub queue_type: u32,
     pub ring_base: u64,
     pub ring_bytes: u64,
+    /// Packets consumed, dispatches done, the kernel running now.
+    pub activity: crate::gpu::queue::ActivitySnapshot,
 }
 
 /// Per-process, per-GPU settings the runtime makes once.
@@ -306,6 +308,7 @@ impl KfdProcess {
                     },
                     ring_base,
                     ring_bytes,
+                    activity: q.activity.snapshot(),
                 }
             })
             .collect();

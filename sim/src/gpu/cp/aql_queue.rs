@@ -129,6 +129,9 @@ fn step(
                         return Ok(Some(false));
                     }
                     Some(outcome) => {
+                        // Counted before the completion signal, so whoever waits on it
+                        // finds the dispatch counted.
+                        q.activity.kernel_ended(outcome.is_ok());
                         start = f.started;
                         outcome.clone()
                     }
@@ -144,12 +147,18 @@ fn step(
                         packet,
                         packet_va: slot,
                     };
+                    // Set before it starts: its waves may run, and tell the host so, before `start`
+                    // returns.
+                    q.activity.kernel_started(packet.kernel_object);
                     match exec.start(&job, &ticket) {
                         Ok(()) => {
                             *in_flight = Some(InFlight { ticket, read, started: start });
                             return Ok(Some(true));
                         }
-                        Err(e) => Err(e),
+                        Err(e) => {
+                            q.activity.kernel_ended(false);
+                            Err(e)
+                        }
                     }
                 }
             };
@@ -186,6 +195,7 @@ fn step(
                 Ordering::Release,
             );
             read_index.store(read + 1, Ordering::Release);
+            q.activity.packet_consumed();
             if profiling {
                 signal::write_timestamps(mem, completion, start, clock::gpu_ticks())?;
             }
