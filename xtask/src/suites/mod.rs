@@ -1,4 +1,5 @@
-//! `cargo xtask suites [NAME…] [--filter PATTERN] [--smoke] [--daemon] [--fresh] [--stall SECS]`:
+//! `cargo xtask suites [NAME…] [--filter PATTERN] [--smoke] [--daemon] [--fresh] [--stall SECS]
+//! [--sample N] [--count-slowest]`:
 //! the libraries' own test suites (Debian sid's `*-tests` packages, built for gfx90a) under
 //! `rocjitsu` on the default MI210 config.
 //!
@@ -8,7 +9,9 @@
 //! test is appended to `target/suites/<mode>/<suite>/results.jsonl` at once: an interrupted run
 //! resumes where it stopped (`--fresh` starts again). Each failing test's output is kept in
 //! `failures/`. At the end a table: suite, tests, passed, failed, skipped, wall time, and the
-//! ten slowest tests.
+//! ten slowest tests; with `--count-slowest` each of those runs once more alone with run
+//! statistics (`ROCJITSU_STATS_JSON`) and the table gives its wave-instructions (the input
+//! for the speed work).
 //!
 //! `--smoke` runs the fixed subset CI runs (each suite's `smoke` filter, always fresh) and fails
 //! if any of it fails.
@@ -60,6 +63,8 @@ struct Options {
     stall: Duration,
     /// Run only this many tests of each program's selection, spread evenly over it.
     sample: Option<usize>,
+    /// Run the ten slowest tests again, alone, counting their wave-instructions.
+    count_slowest: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -71,6 +76,7 @@ fn parse(args: &[String]) -> Result<Options> {
         fresh: false,
         stall: Duration::from_secs(1800),
         sample: None,
+        count_slowest: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -81,6 +87,7 @@ fn parse(args: &[String]) -> Result<Options> {
                 o.sample = Some(it.next().context("--sample needs a count")?.parse().context("--sample needs a count")?)
             }
             "--daemon" => o.daemon = true,
+            "--count-slowest" => o.count_slowest = true,
             "--fresh" => o.fresh = true,
             "--stall" => {
                 let s: u64 = it.next().context("--stall needs seconds")?.parse().context("--stall needs seconds")?;
@@ -138,7 +145,13 @@ pub struct Summary {
     pub times: Vec<(f64, String, String)>,
     /// More of the suite's own figures, printed after the table.
     pub extra: String,
+    /// How to run one of its tests alone: the program's path and arguments by short name
+    /// (gtest suites).
+    pub programs: std::collections::HashMap<String, (String, Vec<String>)>,
 }
+
+/// Wave-instructions of tests run alone, by (program, test).
+type Counts = std::collections::HashMap<(String, String), u64>;
 
 pub fn run(args: &[String]) -> Result<()> {
     let o = parse(args)?;
@@ -208,7 +221,8 @@ pub fn run(args: &[String]) -> Result<()> {
         );
         summaries.push(summary);
     }
-    let table = table(&summaries);
+    let counts = if o.count_slowest { count_slowest(&ctx, &summaries, &out)? } else { Counts::new() };
+    let table = table(&summaries, &counts);
     println!("{table}");
     std::fs::write(out.join("table.md"), &table)?;
     eprintln!("xtask suites: results in {}", out.display());
@@ -409,7 +423,12 @@ fn run_gtest(
             })?;
         }
     }
-    Ok(summarize(suite.name, &store, &selected_all))
+    let mut summary = summarize(suite.name, &store, &selected_all);
+    summary.programs = gtest_programs(&ctx.root, bin_dir, programs)?
+        .into_iter()
+        .map(|p| (short(&p).to_string(), (p.clone(), args.clone())))
+        .collect();
+    Ok(summary)
 }
 
 /// `n` of `items`, spread evenly from the first on (a sample across every area of a suite,
@@ -438,7 +457,48 @@ fn summarize(name: &str, store: &Store, selected: &[(String, String)]) -> Summar
     s
 }
 
-fn table(summaries: &[Summary]) -> String {
+/// The ten slowest tests.
+fn slowest(summaries: &[Summary]) -> Vec<(f64, String, String, &str)> {
+    let mut times: Vec<(f64, String, String, &str)> = summaries
+        .iter()
+        .flat_map(|s| s.times.iter().map(|(t, p, n)| (*t, p.clone(), n.clone(), s.name.as_str())))
+        .collect();
+    times.sort_by(|a, b| b.0.total_cmp(&a.0));
+    times.truncate(10);
+    times
+}
+
+/// Runs each of the ten slowest tests of gtest suites alone with run statistics and sums the
+/// wave-instructions of every kernel it dispatched.
+fn count_slowest(ctx: &Ctx, summaries: &[Summary], out: &Path) -> Result<Counts> {
+    let dir = out.join("stats");
+    std::fs::create_dir_all(&dir)?;
+    let mut counts = Counts::new();
+    for (_, program, test, suite) in slowest(summaries) {
+        let Some((path, args)) = summaries.iter().find(|s| s.name == suite).and_then(|s| s.programs.get(&program))
+        else {
+            continue;
+        };
+        let json = dir.join(log_name(&program, &test).replace(".log", ".json"));
+        let _ = std::fs::remove_file(&json);
+        let mut run_args = args.clone();
+        run_args.push(format!("--gtest_filter={}", test.replace('-', "?")));
+        let mut cmd = ctx.command(path, &run_args);
+        cmd.env("ROCJITSU_STATS_JSON", &json).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        eprintln!("xtask suites: counting the wave-instructions of {program} {test}");
+        cmd.status().with_context(|| format!("cannot run {program}"))?;
+        let Ok(text) = std::fs::read_to_string(&json) else { continue };
+        let report: serde_json::Value = serde_json::from_str(&text).context("the statistics are JSON")?;
+        let total = report["kernels"]
+            .as_array()
+            .map(|ks| ks.iter().filter_map(|k| k["wave_instructions"].as_u64()).sum())
+            .unwrap_or(0);
+        counts.insert((program, test), total);
+    }
+    Ok(counts)
+}
+
+fn table(summaries: &[Summary], counts: &Counts) -> String {
     let mut t = String::from(
         "| suite | tests | passed | failed | skipped | not run | pass rate | wall time |\n|---|--:|--:|--:|--:|--:|--:|--:|\n",
     );
@@ -457,17 +517,16 @@ fn table(summaries: &[Summary]) -> String {
             duration(s.seconds)
         ));
     }
-    let mut times: Vec<(f64, String, String, &str)> = summaries
-        .iter()
-        .flat_map(|s| s.times.iter().map(|(t, p, n)| (*t, p.clone(), n.clone(), s.name.as_str())))
-        .collect();
-    times.sort_by(|a, b| b.0.total_cmp(&a.0));
     for s in summaries {
         t.push_str(&s.extra);
     }
-    t.push_str("\nThe ten slowest tests:\n\n| seconds | suite | program | test |\n|--:|---|---|---|\n");
-    for (secs, program, test, suite) in times.iter().take(10) {
-        t.push_str(&format!("| {secs:.1} | {suite} | {program} | {test} |\n"));
+    t.push_str(
+        "\nThe ten slowest tests (wave-instructions: the test run again alone with `--count-slowest`):\n\n\
+         | seconds | wave-instructions | suite | program | test |\n|--:|--:|---|---|---|\n",
+    );
+    for (secs, program, test, suite) in slowest(summaries) {
+        let n = counts.get(&(program.clone(), test.clone())).map_or(String::new(), |n| n.to_string());
+        t.push_str(&format!("| {secs:.1} | {n} | {suite} | {program} | {test} |\n"));
     }
     t
 }
