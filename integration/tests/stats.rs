@@ -2,7 +2,8 @@
 //! kernel is straight-line code. Its dispatches, workgroups and wave-instructions by class
 //! must be exactly what the kernel's disassembly (`llvm-objdump-15` of the same source's code
 //! object) and its grid say; its memory traffic what it reads and writes. ROCm 5.2, local and
-//! `--daemon`; two clients of one daemon each get their own numbers.
+//! `--daemon`; two clients of one daemon each get their own numbers. And the instruction trace
+//! (`ROCJITSU_ITRACE`) of one workgroup of the same kernel.
 
 use integration::{hip_code_object, hip_program, run, Daemon, Mode, Outcome, Stack};
 use serde_json::Value;
@@ -165,4 +166,30 @@ fn without_stats_nothing_is_printed_or_written() {
     let o = run(cmd, Duration::from_secs(120));
     o.assert_passes("stats_kernels", &["scale_add x1"]);
     assert!(!o.stderr.contains("rocjitsu stats"));
+}
+
+#[test]
+fn the_instruction_trace_prints_every_instruction_of_the_chosen_workgroup() {
+    let exe = hip_program("stats_kernels");
+    let mnemonics = scale_add_mnemonics();
+    for (filter, waves) in [("scale_add@0", 4usize), ("scale_add@39", 4), ("no_such_kernel", 0)] {
+        let mut cmd = Stack::Host.rocjitsu_in(Mode::Local);
+        cmd.env("ROCJITSU_ITRACE", filter).arg("--").arg(&exe).arg("1");
+        let o = run(cmd, Duration::from_secs(120));
+        o.assert_passes("stats_kernels", &["scale_add x1"]);
+        let lines: Vec<&str> = o.stderr.lines().filter(|l| l.starts_with("itrace ")).collect();
+        // 256 work-items per workgroup: 4 waves, each through the whole straight-line kernel.
+        assert_eq!(lines.len(), waves * mnemonics.len(), "{filter}");
+        let wg = filter.rsplit_once('@').map_or("", |(_, wg)| wg);
+        for (i, l) in lines.iter().enumerate() {
+            let mnemonic = &mnemonics[i % mnemonics.len()];
+            assert!(l.starts_with(&format!("itrace d0 wg{wg} w")), "{l}");
+            assert!(l.contains(&format!(" {mnemonic}")), "{l} is not {mnemonic}");
+            assert!(l.contains("exec=ffffffffffffffff"), "{l}");
+        }
+        if waves > 0 {
+            // The last instruction of the kernel's arithmetic wrote its result lanes.
+            assert!(lines.iter().any(|l| l.contains("v_fmac_f32") && l.contains("v3=[0:")), "{lines:?}");
+        }
+    }
 }

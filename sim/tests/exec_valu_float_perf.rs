@@ -67,6 +67,7 @@ fn float_op_throughput() {
         d16_preserves_unused: false,
         count_instructions: false,
         trace: false,
+        itrace: None,
     };
     let vm = process.vm();
     let mem = WaveMem::new(&vm);

@@ -84,6 +84,7 @@ impl Harness {
             d16_preserves_unused: !config.gpus()[0].sramecc(),
             count_instructions: false,
             trace: false,
+            itrace: None,
         };
         Harness {
             wave: Wave::new(64, 32),

@@ -4,6 +4,7 @@
 //! GPU's compute units ([`super::units`]), which admit them in increasing order
 //! and time-slice the resident ones on the host workers.
 
+use super::itrace;
 use super::kd::{properties, KernelDescriptor};
 use super::memory::PRIVATE_BUFFER_BASE;
 use super::units::{ComputeUnits, CuShape};
@@ -51,6 +52,8 @@ pub struct DispatchInfo {
     pub count_instructions: bool,
     /// Whether the dispatch and its workgroup turns go into the process's timeline.
     pub trace: bool,
+    /// The instruction trace that matches this dispatch's kernel (`ROCJITSU_ITRACE`).
+    pub itrace: Option<&'static itrace::Filter>,
 }
 
 impl DispatchInfo {
@@ -146,6 +149,10 @@ impl DispatchInfo {
             d16_preserves_unused: !device.sramecc(),
             count_instructions: process.stats().is_some(),
             trace: process.trace().is_some(),
+            itrace: itrace::Filter::from_env().filter(|f| {
+                let name = crate::gpu::kernel_names::kernel_name(&*process.vm(), packet.kernel_object);
+                f.matches_kernel(&name)
+            }),
         })
     }
 

@@ -12,6 +12,7 @@
 pub mod code;
 pub mod coverage;
 pub mod dispatch;
+pub mod itrace;
 pub mod kd;
 pub mod memory;
 pub mod ops;

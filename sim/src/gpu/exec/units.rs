@@ -43,8 +43,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Rounds (a quantum of 512 instructions per running wave) in one turn: long enough that
 /// switching costs nothing measurable, short enough that a workgroup spinning on another
@@ -225,7 +224,8 @@ struct Ended {
     ticket: Arc<DispatchTicket>,
     queue: Option<Arc<Queue>>,
     outcome: Result<(), DispatchError>,
-    /// For the process's statistics, when it keeps them.
+    /// For the process's statistics and timeline, when it keeps either: what the dispatch
+    /// did, and when it was submitted.
     record: Option<(Arc<DispatchInfo>, DispatchRecord, Instant)>,
 }
 

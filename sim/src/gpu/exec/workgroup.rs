@@ -6,7 +6,7 @@
 use super::code::CodeCache;
 use super::dispatch::DispatchInfo;
 use super::memory::{PrivateMem, WaveMem};
-use super::{vector_modes, Ctx, ExecError, Flow, Wave, WaveStatus};
+use super::{itrace, vector_modes, Ctx, ExecError, Flow, Wave, WaveStatus};
 use crate::gpu::stats::{op_table, InstClass, InstCounts, Traffic};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -107,10 +107,14 @@ pub fn run_turn(
     rounds: usize,
     stop: impl Fn() -> bool,
 ) -> Result<TurnEnd, GroupError> {
-    let GroupState { waves, private, lds, counts, .. } = group;
+    let GroupState { index, waves, private, lds, counts, .. } = group;
     let mut retired = 0u64;
-    // Two instances of the loop: the one without statistics has no counting code at all.
-    let result = if info.count_instructions {
+    // Instances of the loop: the one without statistics or a trace has no code for them.
+    let traced = info.itrace.is_some_and(|f| f.matches_workgroup(*index));
+    let result = if traced {
+        let mut tracer = Tracer { dispatch: info.dispatch_id, workgroup: *index, entry: info.entry_pc };
+        run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired, &mut tracer)
+    } else if info.count_instructions {
         let mut counter = Counter { table: op_table(), counts };
         run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired, &mut counter)
     } else {
@@ -132,7 +136,7 @@ fn run_rounds(
     rounds: usize,
     stop: impl Fn() -> bool,
     retired: &mut u64,
-    counter: &mut impl CountInstructions,
+    counter: &mut impl Observe,
 ) -> Result<TurnEnd, GroupError> {
     for _ in 0..rounds {
         let mut running = 0;
@@ -180,17 +184,36 @@ enum Quantum {
 }
 
 /// What the interpreter loop does for each instruction it runs, besides running it: nothing,
-/// or counting it for the statistics. A type parameter rather than a flag, so that the loop
-/// without statistics has no trace of them.
-trait CountInstructions {
-    fn count(&mut self, op: crate::isa::Op, exec: u64);
+/// counting it for the statistics, or tracing it (`ROCJITSU_ITRACE`). A type parameter rather
+/// than a flag, so that the loop without statistics or a trace has no code for them.
+trait Observe {
+    /// Before the instruction runs.
+    fn before(&mut self, op: crate::isa::Op, exec: u64);
+    /// After it ran (`pc` its address), whatever its outcome.
+    #[inline(always)]
+    fn after(&mut self, _w: &Wave, _inst: &crate::isa::Inst, _pc: u64) {}
 }
 
 struct NoCounting;
 
-impl CountInstructions for NoCounting {
+impl Observe for NoCounting {
     #[inline(always)]
-    fn count(&mut self, _op: crate::isa::Op, _exec: u64) {}
+    fn before(&mut self, _op: crate::isa::Op, _exec: u64) {}
+}
+
+/// Prints each instruction with what it wrote ([`itrace`]).
+struct Tracer {
+    dispatch: u64,
+    workgroup: u64,
+    entry: u64,
+}
+
+impl Observe for Tracer {
+    fn before(&mut self, _op: crate::isa::Op, _exec: u64) {}
+
+    fn after(&mut self, w: &Wave, inst: &crate::isa::Inst, pc: u64) {
+        itrace::emit(&itrace::line(self.dispatch, self.workgroup, w, inst, pc, self.entry));
+    }
 }
 
 struct Counter<'a> {
@@ -198,9 +221,9 @@ struct Counter<'a> {
     counts: &'a mut InstCounts,
 }
 
-impl CountInstructions for Counter<'_> {
+impl Observe for Counter<'_> {
     #[inline(always)]
-    fn count(&mut self, op: crate::isa::Op, exec: u64) {
+    fn before(&mut self, op: crate::isa::Op, exec: u64) {
         self.counts.count(self.table, op, exec.count_ones());
     }
 }
@@ -211,12 +234,12 @@ fn step_quantum(
     code: &mut CodeCache,
     ctx: &mut Ctx<'_>,
     retired: &mut u64,
-    counter: &mut impl CountInstructions,
+    counter: &mut impl Observe,
 ) -> Result<Quantum, WaveFailure> {
     for _ in 0..QUANTUM {
         *retired += 1;
         let d = code.fetch(w.pc, ctx.mem).map_err(|error| WaveFailure { error, pc: w.pc, inst: String::new() })?;
-        counter.count(d.inst.op, w.exec);
+        counter.before(d.inst.op, w.exec);
         let indexed;
         let inst = if w.mode & vector_modes::MODE_BITS == 0 {
             &d.inst
@@ -233,7 +256,10 @@ fn step_quantum(
                 }
             }
         };
-        match (d.handler)(w, inst, ctx) {
+        let pc = w.pc;
+        let outcome = (d.handler)(w, inst, ctx);
+        counter.after(w, inst, pc);
+        match outcome {
             Ok(Flow::Next) => w.pc += d.inst.len as u64,
             Ok(Flow::Jump(target)) => w.pc = target,
             Ok(Flow::End) => {
