@@ -86,7 +86,7 @@ fn fill_words(h: &Harness, va: u64, n: u32) {
 }
 
 #[test]
-fn raw_buffers_check_range_per_dword_without_soffset() {
+fn raw_buffers_check_range_per_dword_with_soffset() {
     let mut h = Harness::new();
     fill_words(&h, MEM_BASE, 256);
     vsharp(&mut h, MEM_BASE, 0, 64, SEL_XYZW);
@@ -96,12 +96,17 @@ fn raw_buffers_check_range_per_dword_without_soffset() {
     for l in 0..LANES {
         assert_eq!(h.wave.vgpr[1][l], if l < 16 { 0x1000 + l as u32 } else { 0 }, "lane {l}");
     }
-    // soffset moves the address but not the range check: offset + 4 <= 64.
-    h.wave.sgpr[4] = 400;
+    // soffset moves the address and counts in the range check: soffset + offset + 4 <= 64
+    // (offset = 4 * lane + offset:4), so lanes 0..=10.
+    h.wave.sgpr[4] = 16;
     h.run(&LOAD_DWORD_SOFF).unwrap();
     for l in 0..LANES {
-        assert_eq!(h.wave.vgpr[1][l], if l < 15 { 0x1000 + 101 + l as u32 } else { 0 }, "lane {l}");
+        assert_eq!(h.wave.vgpr[1][l], if l <= 10 { 0x1000 + 5 + l as u32 } else { 0 }, "lane {l}");
     }
+    // An soffset past num_records: nothing in range, whatever the lane offset.
+    h.wave.sgpr[4] = 400;
+    h.run(&LOAD_DWORD_SOFF).unwrap();
+    assert_eq!(h.wave.vgpr[1], [0; LANES]);
     // x4 at offset 56: two dwords in range, two out.
     h.wave.vgpr[2][0] = 56;
     h.wave.exec = 1;

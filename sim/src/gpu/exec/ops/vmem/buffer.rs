@@ -5,11 +5,14 @@
 //! `offset = voffset (offen) + instruction offset`; swizzled buffers
 //! interleave `index_stride` records of 4-byte elements.
 //!
-//! Range checking (gfx9): a raw buffer (stride 0) is out of range past
-//! `num_records` bytes of `offset` (soffset excluded), per dword for
-//! multi-dword accesses; a structured buffer is out of range when
-//! `index >= num_records`. Typed accesses and atomics are all-or-nothing.
-//! Out-of-range loads return 0, stores and atomics are dropped.
+//! Range checking (gfx9): a raw buffer (stride 0) is out of range where
+//! `soffset + offset` reaches `num_records` bytes, per dword for multi-dword
+//! accesses (gem5's Vega model checks `offset >= num_records - soffset` too);
+//! a structured buffer is out of range when `index >= num_records`. Typed
+//! accesses and atomics are all-or-nothing. Out-of-range loads return 0,
+//! stores and atomics are dropped. Tensile's GEMM kernels step through K with
+//! soffset and rely on the loads past the matrix reading zeros: rocBLAS's
+//! tests pad matrices with NaN, and a check without soffset let it in.
 //!
 //! A descriptor whose base lies in the private buffer window
 //! ([`PRIVATE_BUFFER_BASE`], the private segment buffer of s[0:3]) reaches
@@ -103,7 +106,7 @@ pub fn addresses(w: &Wave, inst: &Inst, v: &Vsharp) -> Result<Access, ExecError>
         let index = vi + if v.add_tid { l as u64 } else { 0 };
         let offset = voff.map_or(0, |r| r[l]) as u64 + b.offset as u64;
         avail[l] = if stride == 0 {
-            (v.num_records as u64).saturating_sub(offset)
+            (v.num_records as u64).saturating_sub(offset + soffset)
         } else if index < v.num_records as u64 {
             u64::MAX
         } else {
