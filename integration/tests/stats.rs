@@ -193,3 +193,19 @@ fn the_instruction_trace_prints_every_instruction_of_the_chosen_workgroup() {
         }
     }
 }
+
+#[test]
+fn a_percent_p_in_the_path_names_the_file_by_pid() {
+    let exe = hip_program("stats_kernels");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Stack::Host.rocjitsu_in(Mode::Local);
+    cmd.arg("--stats-json").arg(dir.path().join("stats-%p.json")).arg("--").arg(&exe).arg("2");
+    let o = run(cmd, Duration::from_secs(120));
+    o.assert_passes("stats_kernels", &["scale_add x2"]);
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let report = read_report(&files[0], &o);
+    let pid = report["pid"].as_u64().unwrap();
+    assert_eq!(files[0].file_name().unwrap().to_string_lossy(), format!("stats-{pid}.json"));
+    check_scale_add(&report, 2, pid as u32);
+}

@@ -139,7 +139,8 @@ fn write_at_exit() {
     }
     let (reports, trace) = with_collected(|c| (std::mem::take(&mut c.reports), c.trace.take()));
     let write = |path: &PathBuf, what: &str, bytes: &[u8]| {
-        if let Err(e) = std::fs::write(path, bytes) {
+        let path = for_process(path, std::process::id());
+        if let Err(e) = std::fs::write(&path, bytes) {
             let _ = writeln!(std::io::stderr(), "rocjitsu: cannot write the {what} to {}: {e}", path.display());
         }
     };
@@ -152,6 +153,17 @@ fn write_at_exit() {
     }
     if let Some(path) = &wanted.json {
         write(path, "statistics", &report.to_json());
+    }
+}
+
+/// `path` with each `%p` replaced by `pid`: the processes of one application (workers,
+/// ranks) each write their own file when the path asks for it, as core patterns do.
+fn for_process(path: &std::path::Path, pid: u32) -> PathBuf {
+    let text = path.to_string_lossy();
+    if text.contains("%p") {
+        PathBuf::from(text.replace("%p", &pid.to_string()))
+    } else {
+        path.to_path_buf()
     }
 }
 
@@ -169,6 +181,12 @@ fn merge(reports: Vec<StatsReport>) -> Option<StatsReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_percent_p_in_a_path_becomes_the_pid() {
+        assert_eq!(for_process(std::path::Path::new("/tmp/stats-%p.json"), 42), PathBuf::from("/tmp/stats-42.json"));
+        assert_eq!(for_process(std::path::Path::new("/tmp/trace.json"), 42), PathBuf::from("/tmp/trace.json"));
+    }
 
     #[test]
     fn the_environment_asks_for_a_table_a_file_or_nothing() {

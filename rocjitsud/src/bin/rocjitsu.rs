@@ -67,12 +67,13 @@ struct Cli {
     #[arg(long)]
     stats: bool,
 
-    /// Write the run statistics as JSON to FILE when the application exits.
+    /// Write the run statistics as JSON to FILE when the application exits (`%p` in FILE
+    /// becomes each process's pid, for applications of several processes).
     #[arg(long, value_name = "FILE")]
     stats_json: Option<std::path::PathBuf>,
 
     /// Write a timeline of the application on the simulated GPU to FILE when it exits
-    /// (Chrome trace-event JSON; open it in ui.perfetto.dev).
+    /// (Chrome trace-event JSON; open it in ui.perfetto.dev; `%p` in FILE becomes the pid).
     #[arg(long, value_name = "FILE")]
     trace: Option<std::path::PathBuf>,
 
