@@ -3,11 +3,9 @@
 //! from `llvm-objdump-15`'s disassembly and the grid; memory traffic from what the kernels
 //! read and write; names from the code object's symbols.
 
-use sim::config::default_config;
 use sim::gpu::stats::StatsReport;
-use sim::runner::KernelRunner;
-use sim::testing::opencl_kernels;
-use sim::Machine;
+use sim::runner::{CodeObject, KernelRunner};
+use sim::testing::{kernargs, opencl_kernels, runner};
 use std::collections::BTreeMap;
 
 fn code_object() -> Vec<u8> {
@@ -70,10 +68,22 @@ fn scalar_load_bytes(mnemonics: &[String]) -> u64 {
         .sum()
 }
 
-fn runner_with_stats(m: &Machine) -> KernelRunner {
-    let r = m.kernel_runner().unwrap();
-    r.process().enable_stats();
-    r
+/// A kernel runner on the MI210 whose process keeps statistics (`stats`) or not, with the
+/// test kernels loaded.
+fn setup(stats: bool) -> (sim::Machine, KernelRunner, CodeObject) {
+    let (m, r) = runner("mi210", None);
+    if stats {
+        r.process().enable_stats();
+    }
+    let co = r.load_code_object(&code_object()).unwrap();
+    (m, r, co)
+}
+
+/// `triple4` on `items` work-items in blocks of 64 (the last block partly off).
+fn run_triple4(r: &KernelRunner, co: &CodeObject, items: u32) {
+    let x4 = r.upload(&vec![1.0f32; 4 * 128]).unwrap();
+    let y4 = r.alloc(16 * 128).unwrap();
+    r.dispatch(co.kernel("triple4").unwrap(), [items, 1, 1], [64, 1, 1], &kernargs(&[x4, y4])).unwrap();
 }
 
 fn report(r: &KernelRunner) -> StatsReport {
@@ -83,25 +93,15 @@ fn report(r: &KernelRunner) -> StatsReport {
 #[test]
 fn straight_line_kernels_count_what_their_disassembly_says_times_their_waves() {
     let elf = code_object();
-    let m = Machine::new(default_config());
-    let r = runner_with_stats(&m);
-    let co = r.load_code_object(&elf).unwrap();
+    let (_m, r, co) = setup(true);
     let n = 64 * 40u32;
     let x = r.upload(&vec![1.5f32; n as usize]).unwrap();
     let y = r.upload(&vec![2.0f32; n as usize]).unwrap();
-    let mut args = Vec::new();
-    args.extend_from_slice(&x.to_le_bytes());
-    args.extend_from_slice(&y.to_le_bytes());
-    args.extend_from_slice(&0.5f32.to_le_bytes());
+    let args = kernargs(&[x, y, 0.5f32.to_bits() as u64]);
     for _ in 0..3 {
         r.dispatch(co.kernel("axpy").unwrap(), [n, 1, 1], [64, 1, 1], &args).unwrap();
     }
-    let x4 = r.upload(&vec![1.0f32; 4 * 128]).unwrap();
-    let y4 = r.alloc(16 * 128).unwrap();
-    let mut args4 = Vec::new();
-    args4.extend_from_slice(&x4.to_le_bytes());
-    args4.extend_from_slice(&y4.to_le_bytes());
-    r.dispatch(co.kernel("triple4").unwrap(), [128, 1, 1], [64, 1, 1], &args4).unwrap();
+    run_triple4(&r, &co, 128);
     let y_back: Vec<f32> = r.read_vec(y, n as usize).unwrap();
     assert!(y_back.iter().all(|&v| v == 2.0 + 3.0 * 0.75), "the kernel ran: {}", y_back[0]);
 
@@ -134,33 +134,17 @@ fn straight_line_kernels_count_what_their_disassembly_says_times_their_waves() {
 
 #[test]
 fn inactive_lanes_move_no_memory() {
-    let elf = code_object();
-    let m = Machine::new(default_config());
-    let r = runner_with_stats(&m);
-    let co = r.load_code_object(&elf).unwrap();
-    let x4 = r.upload(&vec![1.0f32; 4 * 64]).unwrap();
-    let y4 = r.alloc(16 * 64).unwrap();
-    let mut args = Vec::new();
-    args.extend_from_slice(&x4.to_le_bytes());
-    args.extend_from_slice(&y4.to_le_bytes());
+    let (_m, r, co) = setup(true);
     // A grid of 40 work-items: one wave with 24 lanes off.
-    r.dispatch(co.kernel("triple4").unwrap(), [40, 1, 1], [64, 1, 1], &args).unwrap();
+    run_triple4(&r, &co, 40);
     let k = &report(&r).kernels[0];
-    let smem = scalar_load_bytes(&disassembly(&elf, "triple4"));
+    let smem = scalar_load_bytes(&disassembly(&code_object(), "triple4"));
     assert_eq!((k.bytes_read, k.bytes_written), (16 * 40 + smem, 16 * 40));
 }
 
 #[test]
 fn without_statistics_nothing_is_kept() {
-    let elf = code_object();
-    let m = Machine::new(default_config());
-    let r = m.kernel_runner().unwrap();
-    let co = r.load_code_object(&elf).unwrap();
-    let x4 = r.upload(&vec![1.0f32; 4 * 64]).unwrap();
-    let y4 = r.alloc(16 * 64).unwrap();
-    let mut args = Vec::new();
-    args.extend_from_slice(&x4.to_le_bytes());
-    args.extend_from_slice(&y4.to_le_bytes());
-    r.dispatch(co.kernel("triple4").unwrap(), [64, 1, 1], [64, 1, 1], &args).unwrap();
+    let (_m, r, co) = setup(false);
+    run_triple4(&r, &co, 64);
     assert!(r.process().stats_report().is_none());
 }

@@ -166,16 +166,14 @@ impl Service {
         payload: &mut [u8],
         files: IoctlFiles<'_>,
     ) -> Result<Option<OwnedFd>, i32> {
-        let Some(trace) = process.and_then(|p| p.trace()) else {
-            return self.run_ioctl(process, device, cmd, payload, files);
-        };
-        let started = std::time::Instant::now();
+        let trace = process.and_then(|p| p.trace());
+        let started = trace.map(|_| std::time::Instant::now());
         let done = self.run_ioctl(process, device, cmd, payload, files);
-        let detail = Detail::Ioctl {
-            result: done.as_ref().err().map_or(0, |errno| -errno),
-            micros: started.elapsed().as_micros() as u64,
-        };
-        trace.record(Track::Ioctls, proto::ioctl::name_of(cmd).into(), started, started, detail);
+        if let (Some(trace), Some(started)) = (trace, started) {
+            let result = done.as_ref().err().map_or(0, |errno| -errno);
+            let detail = Detail::Ioctl { result, micros: started.elapsed().as_micros() as u64 };
+            trace.record(Track::Ioctls, proto::ioctl::name_of(cmd).into(), started, started, detail);
+        }
         done
     }
 

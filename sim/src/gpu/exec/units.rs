@@ -682,18 +682,22 @@ fn report(ended: Vec<Ended>) {
     for e in ended {
         if let Some((info, record, started)) = &e.record {
             let ko = info.packet.kernel_object;
-            let name = || kernel_names::kernel_name(&*info.process.vm(), ko);
+            let trace = info.process.trace();
+            // Read from GPU memory once per kernel object: the timeline keeps names, and the
+            // statistics ask only for a kernel they have not seen.
+            let read = || kernel_names::kernel_name(&*info.process.vm(), ko);
+            let name = || trace.map_or_else(read, |t| t.kernel_name(ko, read).to_string());
             if let Some(stats) = info.process.stats() {
                 stats.record_dispatch(ko, name, record);
             }
-            if let Some(trace) = info.process.trace() {
+            if let Some(trace) = trace {
                 let track = match &e.queue {
                     Some(q) => Track::Queue { gpu: q.gpu, queue: q.id },
                     None => Track::Queue { gpu: info.gpu, queue: u32::MAX },
                 };
                 let detail =
                     Detail::Dispatch { dispatch_id: info.dispatch_id, grid: info.grid, workgroup: info.wg_size };
-                trace.record(track, trace.kernel_name(ko, name), *started, *started + record.host_time, detail);
+                trace.record(track, trace.kernel_name(ko, read), *started, *started + record.host_time, detail);
             }
         }
         if let Some(q) = &e.queue {

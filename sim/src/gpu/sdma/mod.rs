@@ -97,12 +97,13 @@ fn step(process: &dyn Context, q: &Queue, mem: &GpuMem<'_>) -> Result<Option<Out
 
 fn execute(process: &dyn Context, q: &Queue, mem: &GpuMem<'_>, p: Packet) -> Result<Outcome, StepError> {
     tracing::trace!(pid = process.pid(), "SDMA {p:x?}");
-    let started = std::time::Instant::now();
+    // The clock is read only for a timeline: every packet of every queue passes here.
+    let started = process.trace().map(|_| std::time::Instant::now());
     let count = |kind, bytes| {
         if let Some(stats) = process.stats() {
             stats.record_copy(q.gpu, q.id, kind, bytes);
         }
-        if let Some(trace) = process.trace() {
+        if let (Some(trace), Some(started)) = (process.trace(), started) {
             let name = match kind {
                 CopyKind::Copy => "copy",
                 CopyKind::Fill => "fill",
