@@ -13,7 +13,7 @@
 //! ```
 
 use super::Wave;
-use crate::isa::{Inst, Operand};
+use crate::isa::{Inst, OpClass, Operand};
 use std::io::Write;
 use std::sync::OnceLock;
 
@@ -52,31 +52,20 @@ impl Filter {
 /// Lanes shown of a vector destination.
 const LANES_SHOWN: usize = 4;
 
-/// The line for one executed instruction (`pc` its address, `entry` the kernel's).
+/// The line for one executed instruction (`pc` its address, `entry` the kernel's). Code of a
+/// callee may lie before the kernel's entry: its offset is then negative.
 pub fn line(dispatch: u64, workgroup: u64, w: &Wave, inst: &Inst, pc: u64, entry: u64) -> String {
+    let (sign, offset) = if pc >= entry { ("+", pc - entry) } else { ("-", entry - pc) };
     let mut s = format!(
-        "itrace d{dispatch} wg{workgroup} w{} +{:#05x} {inst} exec={:016x}",
-        w.wave_in_group,
-        pc.wrapping_sub(entry),
-        w.exec
+        "itrace d{dispatch} wg{workgroup} w{} {sign}{offset:#05x} {inst} exec={:016x}",
+        w.wave_in_group, w.exec
     );
-    let regs = inst.info().dst[0].regs.max(1) as usize;
+    let info = inst.info();
     match inst.dst[0] {
-        Operand::Vgpr(r) | Operand::Agpr(r) => {
-            let file = if matches!(inst.dst[0], Operand::Agpr(_)) { &w.agpr } else { &w.vgpr };
-            let prefix = if matches!(inst.dst[0], Operand::Agpr(_)) { 'a' } else { 'v' };
-            for k in 0..regs {
-                let Some(lanes) = file.get(r as usize + k) else { break };
-                let shown: Vec<String> = (0..64)
-                    .filter(|&l| w.exec >> l & 1 == 1)
-                    .take(LANES_SHOWN)
-                    .map(|l| format!("{l}:{:08x}", lanes[l]))
-                    .collect();
-                s.push_str(&format!(" {prefix}{}=[{}]", r as usize + k, shown.join(" ")));
-            }
-        }
+        Operand::Vgpr(r) => push_vector(&mut s, w, 'v', r, info.dst[0].regs),
+        Operand::Agpr(r) => push_vector(&mut s, w, 'a', r, info.dst[0].regs),
         Operand::Sgpr(r) => {
-            for k in 0..regs {
+            for k in 0..info.dst[0].regs.max(1) as usize {
                 if let Some(v) = w.sgpr.get(r as usize + k) {
                     s.push_str(&format!(" s{}={v:08x}", r as usize + k));
                 }
@@ -84,12 +73,44 @@ pub fn line(dispatch: u64, workgroup: u64, w: &Wave, inst: &Inst, pc: u64, entry
         }
         Operand::VccLo => s.push_str(&format!(" vcc={:016x}", w.vcc)),
         Operand::ExecLo => s.push_str(&format!(" exec'={:016x}", w.exec)),
+        // Nothing written to a register (a store, `ds_write`): what it read, the address and
+        // the data, which is what one looks for in a lost or misplaced write.
+        Operand::None => {
+            for (k, src) in inst.src.iter().enumerate() {
+                match *src {
+                    Operand::Vgpr(r) => push_vector(&mut s, w, 'v', r, info.src[k].regs),
+                    Operand::Agpr(r) => push_vector(&mut s, w, 'a', r, info.src[k].regs),
+                    _ => {}
+                }
+            }
+        }
         _ => {}
     }
-    if inst.info().class == crate::isa::OpClass::Salu {
+    // A flat or global load: also the address it read (the registers after the load, so a
+    // load over its own address register shows the loaded value there).
+    if matches!(info.class, OpClass::Flat | OpClass::Global) && inst.dst[0] != Operand::None {
+        if let Operand::Vgpr(r) = inst.src[0] {
+            push_vector(&mut s, w, 'v', r, info.src[0].regs);
+        }
+    }
+    if info.class == OpClass::Salu {
         s.push_str(&format!(" scc={}", w.scc as u8));
     }
     s
+}
+
+/// ` v7=[0:… 1:…]` for `regs` registers from `first`, the first active lanes of each.
+fn push_vector(s: &mut String, w: &Wave, prefix: char, first: u8, regs: u8) {
+    let file = if prefix == 'a' { &w.agpr } else { &w.vgpr };
+    for k in 0..regs.max(1) as usize {
+        let Some(lanes) = file.get(first as usize + k) else { break };
+        let shown: Vec<String> = (0..64)
+            .filter(|&l| w.exec >> l & 1 == 1)
+            .take(LANES_SHOWN)
+            .map(|l| format!("{l}:{:08x}", lanes[l]))
+            .collect();
+        s.push_str(&format!(" {prefix}{}=[{}]", first as usize + k, shown.join(" ")));
+    }
 }
 
 /// Writes one line to stderr (whole, so lines of concurrent workers do not interleave).

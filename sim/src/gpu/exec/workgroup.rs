@@ -24,6 +24,16 @@ pub fn instructions_retired() -> u64 {
 /// (small enough that waves spinning on each other make progress).
 const QUANTUM: usize = 512;
 
+/// Rounds of one instruction per wave after a barrier releases its workgroup.
+///
+/// On the hardware the waves of a workgroup leave a barrier together and then advance side by
+/// side, one instruction every few cycles each, while a global load takes hundreds of cycles.
+/// Code relies on that: RCCL's kernel loop reads `isLast` from LDS after a barrier while
+/// wave 0 is already fetching the next work item over it, a race the hardware's timing always
+/// wins. Running wave 0 for a whole quantum first would let it overwrite the value before the
+/// other waves read it, so after a barrier the waves run in lockstep for this many rounds.
+const LOCKSTEP_ROUNDS: u32 = 64;
+
 /// A wave that could not continue, with where and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WaveFailure {
@@ -47,6 +57,9 @@ pub struct GroupState {
     /// Instructions by class and memory traffic since the owner last took them, when the
     /// dispatch counts them ([`DispatchInfo::count_instructions`]).
     counts: InstCounts,
+    /// Rounds of one instruction per wave still to run since a barrier released the group
+    /// ([`LOCKSTEP_ROUNDS`]); kept across turns, as a release may end one.
+    pub(super) lockstep: u32,
 }
 
 impl GroupState {
@@ -58,6 +71,7 @@ impl GroupState {
             lds: Vec::new(),
             retired: 0,
             counts: InstCounts::default(),
+            lockstep: 0,
         }
     }
 
@@ -107,18 +121,18 @@ pub fn run_turn(
     rounds: usize,
     stop: impl Fn() -> bool,
 ) -> Result<TurnEnd, GroupError> {
-    let GroupState { index, waves, private, lds, counts, .. } = group;
+    let GroupState { index, waves, private, lds, counts, lockstep, .. } = group;
     let mut retired = 0u64;
     // Instances of the loop: the one without statistics or a trace has no code for them.
     let traced = info.itrace.is_some_and(|f| f.matches_workgroup(*index));
     let result = if traced {
         let mut tracer = Tracer { dispatch: info.dispatch_id, workgroup: *index, entry: info.entry_pc };
-        run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired, &mut tracer)
+        run_rounds(info, code, waves, private, lds, lockstep, mem, rounds, stop, &mut retired, &mut tracer)
     } else if info.count_instructions {
         let mut counter = Counter { table: op_table(), counts };
-        run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired, &mut counter)
+        run_rounds(info, code, waves, private, lds, lockstep, mem, rounds, stop, &mut retired, &mut counter)
     } else {
-        run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired, &mut NoCounting)
+        run_rounds(info, code, waves, private, lds, lockstep, mem, rounds, stop, &mut retired, &mut NoCounting)
     };
     RETIRED.fetch_add(retired, Ordering::Relaxed);
     group.retired += retired;
@@ -132,13 +146,23 @@ fn run_rounds(
     waves: &mut [Wave],
     private: &mut [PrivateMem],
     lds: &mut [u8],
+    lockstep: &mut u32,
     mem: &WaveMem<'_>,
     rounds: usize,
     stop: impl Fn() -> bool,
     retired: &mut u64,
     counter: &mut impl Observe,
 ) -> Result<TurnEnd, GroupError> {
-    for _ in 0..rounds {
+    let mut round = 0;
+    while round < rounds {
+        // Lockstep rounds after a barrier do not count against the turn: they are short.
+        let quantum = if *lockstep > 0 {
+            *lockstep -= 1;
+            1
+        } else {
+            round += 1;
+            QUANTUM
+        };
         let mut running = 0;
         let mut advanced = false;
         for (w, p) in waves.iter_mut().zip(private.iter_mut()) {
@@ -147,7 +171,7 @@ fn run_rounds(
             }
             running += 1;
             let mut ctx = Ctx { mem, lds: &mut *lds, private: p, dispatch: info };
-            match step_quantum(w, code, &mut ctx, retired, counter).map_err(GroupError::Failed)? {
+            match step_quantum(w, code, &mut ctx, quantum, retired, counter).map_err(GroupError::Failed)? {
                 Quantum::Ran => advanced = true,
                 Quantum::Waiting => {}
             }
@@ -166,6 +190,7 @@ fn run_rounds(
             if !released {
                 return Ok(TurnEnd::Finished);
             }
+            *lockstep = LOCKSTEP_ROUNDS;
         } else if !advanced {
             // Every runnable wave waits for something outside the workgroup: let the
             // worker run someone else instead of spinning here.
@@ -228,15 +253,16 @@ impl Observe for Counter<'_> {
     }
 }
 
-/// Runs up to [`QUANTUM`] instructions of one wave.
+/// Runs up to `quantum` instructions of one wave.
 fn step_quantum(
     w: &mut Wave,
     code: &mut CodeCache,
     ctx: &mut Ctx<'_>,
+    quantum: usize,
     retired: &mut u64,
     counter: &mut impl Observe,
 ) -> Result<Quantum, WaveFailure> {
-    for _ in 0..QUANTUM {
+    for _ in 0..quantum {
         *retired += 1;
         let d = code.fetch(w.pc, ctx.mem).map_err(|error| WaveFailure { error, pc: w.pc, inst: String::new() })?;
         counter.before(d.inst.op, w.exec);
