@@ -147,3 +147,25 @@ fn killing_clients_in_the_middle_of_a_long_kernel() {
     run(c, DEADLINE).assert_passes("rank_vadd after the kills", &["rank 0"]);
     assert_eq!(d.stop().code(), Some(0));
 }
+
+/// A process the application forked and left running still has its GPU after the application
+/// exits: the private daemon serves it to the end (RCCL's test ranks tear down after their
+/// parent has returned), then exits on its own.
+#[test]
+fn a_private_daemon_serves_the_processes_its_application_left_behind() {
+    let exe = hip_program("rank_vadd");
+    let out = std::env::temp_dir().join(format!("rocjitsu-orphan-{}.txt", std::process::id()));
+    let _ = std::fs::remove_file(&out);
+    // The shell starts a rank in the background and exits at once; the rank runs its kernels
+    // after its parent (the daemon's application) is gone.
+    let script =
+        format!("(sleep 0.5; ROUNDS=3 '{}' > '{}' 2>&1; echo exit=$? >> '{1}') & exit 0", exe.display(), out.display());
+    let mut cmd = Stack::Host.rocjitsu_in(Mode::Daemon);
+    cmd.arg("--").args(["sh", "-c", &script]);
+    run(cmd, DEADLINE).assert_success_of("sh with a background rank (--daemon)");
+    let done = || std::fs::read_to_string(&out).is_ok_and(|s| s.contains("exit="));
+    assert!(eventually(DEADLINE, done), "the background rank did not finish");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
+    assert!(text.contains("PASS rank 0") && text.contains("round 2 ok") && text.contains("exit=0"), "{text}");
+}

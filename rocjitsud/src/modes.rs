@@ -44,8 +44,10 @@ pub fn init_daemon_logging(default: &str) {
 }
 
 /// Starts a daemon in a child process listening on `socket`, waits (at
-/// most [`READY_TIMEOUT`]) until it listens, and returns. The child dies
-/// with this process (PDEATHSIG), i.e. with the application it becomes.
+/// most [`READY_TIMEOUT`]) until it listens, and returns. When this process,
+/// i.e. the application it becomes, exits, the child is told (PDEATHSIG SIGUSR1)
+/// and ends once the application's remaining processes are done with it
+/// ([`daemon::Options::outlive_parent`]).
 ///
 /// Must be called while this process is single-threaded.
 pub fn spawn_daemon(config: &sim::config::Config, socket: &Path) -> Result<()> {
@@ -61,7 +63,7 @@ pub fn spawn_daemon(config: &sim::config::Config, socket: &Path) -> Result<()> {
         drop(read_end);
         // SAFETY: prctl with PR_SET_PDEATHSIG only changes this process's
         // death signal.
-        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGUSR1) };
         if rustix::process::getppid().map(|p| p.as_raw_nonzero().get() as u32) != Some(parent) {
             std::process::exit(1);
         }
@@ -86,7 +88,13 @@ pub fn spawn_daemon(config: &sim::config::Config, socket: &Path) -> Result<()> {
 }
 
 fn run_child(config: sim::config::Config, socket: &Path, ready: OwnedFd) -> Result<()> {
-    daemon::run(daemon::Options { config, socket: socket.to_path_buf(), ready: Some(ready), idle_exit: None })
+    daemon::run(daemon::Options {
+        config,
+        socket: socket.to_path_buf(),
+        ready: Some(ready),
+        idle_exit: None,
+        outlive_parent: true,
+    })
 }
 
 fn wait_ready(fd: &OwnedFd) -> Result<()> {

@@ -238,6 +238,7 @@ fn run_foreground_daemon(cli: &Cli, config: config::Config) -> ExitCode {
         socket,
         ready: None,
         idle_exit: cli.idle_exit.map(std::time::Duration::from_secs),
+        outlive_parent: false,
     };
     match rocjitsud::daemon::run(options) {
         Ok(()) => ExitCode::SUCCESS,

@@ -26,7 +26,17 @@ pub struct Options {
     pub ready: Option<OwnedFd>,
     /// Exit after this long without any connection.
     pub idle_exit: Option<Duration>,
+    /// A private daemon (`--daemon -- app`): SIGUSR1, its parent-death signal, says the
+    /// application it was started for has exited. Processes the application forked may still
+    /// be using the GPU (a test harness's ranks tearing down after their parent returned), so
+    /// the daemon serves them, as the kernel driver would, and exits once no client has been
+    /// connected for [`ORPHAN_GRACE`].
+    pub outlive_parent: bool,
 }
+
+/// How long a private daemon whose application exited waits, without clients, for one of the
+/// application's children to connect before it exits.
+pub const ORPHAN_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs the daemon until it is told to stop.
 pub fn run(options: Options) -> Result<()> {
@@ -46,6 +56,11 @@ pub fn run(options: Options) -> Result<()> {
 }
 
 async fn serve(options: Options) -> Result<()> {
+    // Before anything else: until it is handled, SIGUSR1 would kill the daemon.
+    let mut parent_exit = match options.outlive_parent {
+        true => Some(tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())?),
+        false => None,
+    };
     let topology_dir =
         sim::driver::sysfs::write_machine_tree(&options.config).context("cannot write the sysfs tree")?;
     let machine = sim::Machine::new(options.config);
@@ -60,7 +75,7 @@ async fn serve(options: Options) -> Result<()> {
     let mut tasks = JoinSet::new();
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-    let idle_limit = options.idle_exit;
+    let mut idle_limit = options.idle_exit;
     let my_uid = rustix::process::getuid().as_raw();
     loop {
         let idle_for = idle_limit.filter(|_| tasks.is_empty());
@@ -84,6 +99,11 @@ async fn serve(options: Options) -> Result<()> {
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             _ = sigterm.recv() => { tracing::info!("SIGTERM: shutting down"); break; }
             _ = sigint.recv() => { tracing::info!("SIGINT: shutting down"); break; }
+            Some(_) = async { parent_exit.as_mut()?.recv().await }, if parent_exit.is_some() => {
+                tracing::info!("the application exited: serving its remaining processes");
+                parent_exit = None;
+                idle_limit = Some(ORPHAN_GRACE);
+            }
             _ = idle => { tracing::info!("idle for {:?}: exiting", idle_limit.unwrap_or_default()); break; }
         }
     }
