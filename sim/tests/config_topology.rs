@@ -316,6 +316,60 @@ fn two_gpus_without_a_hive_use_p2p_links() {
     }
 }
 
+/// GPU node `n`'s links of `kind` as (type, node_to, weight).
+fn links(t: &TopologyTree, n: u64, kind: &str) -> Vec<(u64, u64, u64)> {
+    (0..entries(t, n as usize, kind))
+        .map(|i| {
+            let l = props(t, &format!("nodes/{n}/{kind}/{i}/properties"));
+            assert_eq!(l["node_from"], n);
+            (l["type"], l["node_to"], l["weight"])
+        })
+        .collect()
+}
+
+#[test]
+fn eight_mi300x_are_one_fully_connected_hive() {
+    let t = tree("mi300x-8gpu");
+    check_invariants(&t);
+    assert_eq!(node_count(&t), 9);
+    for n in 1..=8u64 {
+        let p = props(&t, &format!("nodes/{n}/properties"));
+        assert_eq!((p["hive_id"], p["io_links_count"], p["p2p_links_count"]), (1, 8, 0), "node {n}");
+        let want: Vec<_> =
+            std::iter::once((2, 0, 20)).chain((1..=8).filter(|&m| m != n).map(|m| (11, m, 15))).collect();
+        assert_eq!(links(&t, n, "io_links"), want, "node {n}: the CPU, then an XGMI link to each peer");
+    }
+}
+
+#[test]
+fn eight_mi210_are_two_hives_of_four_joined_through_the_cpu() {
+    let t = tree("mi210-8gpu");
+    check_invariants(&t);
+    for n in 1..=8u64 {
+        let hive = (n - 1) / 4;
+        let p = props(&t, &format!("nodes/{n}/properties"));
+        assert_eq!(p["hive_id"], 1 + hive, "node {n}");
+        let mates = (1..=8).filter(|&m| m != n && (m - 1) / 4 == hive);
+        let others = (1..=8).filter(|&m| (m - 1) / 4 != hive);
+        let io: Vec<_> = std::iter::once((2, 0, 20)).chain(mates.map(|m| (11, m, 15))).collect();
+        assert_eq!(links(&t, n, "io_links"), io, "node {n}: XGMI within its bridge");
+        let p2p: Vec<_> = others.map(|m| (2, m, 40)).collect();
+        assert_eq!(links(&t, n, "p2p_links"), p2p, "node {n}: PCIe through the CPU to the other hive");
+    }
+}
+
+#[test]
+fn a_hive_size_must_divide_the_gpus() {
+    let text = config::BUILTINS
+        .iter()
+        .find(|b| b.name == "mi210-8gpu")
+        .unwrap()
+        .text
+        .replace("\"xgmi_hive_size\": 4", "\"xgmi_hive_size\": 3");
+    let e = config::from_json_str(&text, ConfigSource::Builtin("bad-hive")).unwrap_err().to_string();
+    assert!(e.contains("vm.gpu.xgmi_hive_size") && e.contains("got 3"), "{e}");
+}
+
 #[test]
 fn write_to_creates_the_tree() {
     let t = tree("mi350x-2gpu");

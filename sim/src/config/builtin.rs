@@ -23,7 +23,7 @@ impl Builtin {
 pub const DEFAULT_BUILTIN: &str = "mi210";
 
 /// Every built-in config.
-pub const BUILTINS: [Builtin; 5] = [
+pub const BUILTINS: [Builtin; 8] = [
     Builtin {
         name: "mi210",
         file: "gfx90a_mi210_kmd.json",
@@ -35,9 +35,24 @@ pub const BUILTINS: [Builtin; 5] = [
         text: include_str!("../../../configs/gfx90a_mi210_kmd_2gpu.json"),
     },
     Builtin {
+        name: "mi210-4gpu",
+        file: "gfx90a_mi210_kmd_4gpu.json",
+        text: include_str!("../../../configs/gfx90a_mi210_kmd_4gpu.json"),
+    },
+    Builtin {
+        name: "mi210-8gpu",
+        file: "gfx90a_mi210_kmd_8gpu.json",
+        text: include_str!("../../../configs/gfx90a_mi210_kmd_8gpu.json"),
+    },
+    Builtin {
         name: "mi300x",
         file: "gfx942_cdna3_kmd.json",
         text: include_str!("../../../configs/gfx942_cdna3_kmd.json"),
+    },
+    Builtin {
+        name: "mi300x-8gpu",
+        file: "gfx942_mi300x_kmd_8gpu.json",
+        text: include_str!("../../../configs/gfx942_mi300x_kmd_8gpu.json"),
     },
     Builtin {
         name: "mi350x",

@@ -177,9 +177,12 @@ impl Device {
     }
 
     /// The copy of this device that GPU `index` of a multi-GPU config gets.
-    pub(crate) fn instance(&self, index: u32) -> Device {
+    /// GPU `index` of the machine; GPUs in hives of `hive_size` share a hive id (the first
+    /// hive has the configured one, the next that plus one, and so on).
+    pub(crate) fn instance(&self, index: u32, hive_size: u32) -> Device {
         Device {
             index,
+            hive_id: if self.hive_id == 0 { 0 } else { self.hive_id + u64::from(index / hive_size) },
             gpu_id: self.gpu_id + index,
             drm_render_minor: self.drm_render_minor + index,
             location_id: self.location_id + (index << 8),

@@ -204,8 +204,16 @@ fn parse(text: &str, label: &str, source: ConfigSource) -> Result<Config, Config
         Some(n) => return Err(c.err("workers", ConfigErrorKind::Range, format!("must be 1..=1024, got {n}"))),
     };
 
+    let hive_size = raw.vm.gpu.xgmi_hive_size.unwrap_or(num_gpus);
+    if hive_size == 0 || num_gpus % hive_size != 0 {
+        return Err(c.err(
+            "vm.gpu.xgmi_hive_size",
+            ConfigErrorKind::Range,
+            format!("must divide vm.gpu.num_gpus ({num_gpus}) into whole hives, got {hive_size}"),
+        ));
+    }
     let first = device::build_device(&raw, target, num_gpus, &c)?;
-    let gpus = (0..num_gpus).map(|i| first.instance(i)).collect();
+    let gpus = (0..num_gpus).map(|i| first.instance(i, hive_size)).collect();
     Ok(Config { source, arch, gpus, workers, ignored_keys })
 }
 

@@ -74,6 +74,10 @@ pub(crate) struct RawVm {
 #[serde(remote = "Self", default, expecting = "a JSON object")]
 pub(crate) struct RawGpu {
     pub num_gpus: Option<u32>,
+    /// Our own key: GPUs per XGMI hive (default: all of them). A board of 8 MI210s is two
+    /// hives of 4 (an Infinity Fabric bridge joins four cards); the hives reach each other
+    /// over PCIe through the CPU.
+    pub xgmi_hive_size: Option<u32>,
     pub num_xcds: Option<u32>,
     pub memory: RawMemory,
     pub device: RawDevice,

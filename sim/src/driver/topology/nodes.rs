@@ -33,24 +33,24 @@ const CACHE_CPU_DATA: u32 = 1 | 4;
 /// libhsakmt reads at most this many sibling-map entries (`HSA_CPU_SIBLINGS`).
 const MAX_SIBLINGS: u32 = 256;
 
-/// How GPUs of a multi-GPU config reach each other.
+/// Whether GPUs have peers to link to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Peers {
     /// One GPU: nothing to connect, and no `p2p_links_count` key (the tree ROCm 5.2 was
     /// verified with).
     None,
-    /// A hive (`hive_id` ≠ 0): direct XGMI io_links, as amdkfd creates from the CRAT.
-    Xgmi,
-    /// No hive: PCIe peer links through the CPU as `p2p_links`, as amdkfd adds them.
-    PcieP2p,
+    /// Several GPUs: those of one hive (the same `hive_id` ≠ 0) have direct XGMI io_links, as
+    /// amdkfd creates from the CRAT; any other pair has a PCIe peer link through the CPU in
+    /// `p2p_links`, as amdkfd adds for GPUs not in the same hive.
+    Some,
 }
 
 impl Peers {
     pub fn of(config: &Config) -> Peers {
-        match (config.num_gpus(), config.device().hive_id) {
-            (1, _) => Peers::None,
-            (_, 0) => Peers::PcieP2p,
-            _ => Peers::Xgmi,
+        if config.num_gpus() == 1 {
+            Peers::None
+        } else {
+            Peers::Some
         }
     }
 }
@@ -100,13 +100,20 @@ impl Link {
 /// Links of GPU node `node` (= GPU index + 1): `(io_links, p2p_links)`. io_link 0 is always the
 /// CPU, which libhsakmt uses to find the GPU's "direct" CPU.
 pub(crate) fn gpu_links(config: &Config, node: u32, peers: Peers) -> (Vec<Link>, Vec<Link>) {
-    let others = (1..=config.num_gpus()).filter(|&n| n != node);
     let mut io = vec![Link::pcie(node, 0)];
     let mut p2p = Vec::new();
-    match peers {
-        Peers::None => {}
-        Peers::Xgmi => io.extend(others.map(|n| Link::xgmi(node, n))),
-        Peers::PcieP2p => p2p.extend(others.map(|n| Link::pcie_peer(node, n))),
+    if peers == Peers::None {
+        return (io, p2p);
+    }
+    let gpus = config.gpus();
+    let me = &gpus[node as usize - 1];
+    for other in gpus.iter().filter(|d| d.index != me.index) {
+        let to = other.sysfs_node();
+        if me.hive_id != 0 && other.hive_id == me.hive_id {
+            io.push(Link::xgmi(node, to));
+        } else {
+            p2p.push(Link::pcie_peer(node, to));
+        }
     }
     (io, p2p)
 }
