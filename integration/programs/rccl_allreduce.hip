@@ -6,7 +6,9 @@
 //   rccl_allreduce rank ID_FILE COUNT           one rank of a torchrun-style job: RANK,
 //                                               LOCAL_RANK and WORLD_SIZE from the environment,
 //                                               GPU LOCAL_RANK % visible GPUs; rank 0 writes the
-//                                               ncclUniqueId to ID_FILE, the others wait for it
+//                                               ncclUniqueId to ID_FILE, the others wait for it;
+//                                               with ROUNDS=N it first runs N more f32
+//                                               all-reduces, printing "rank R round K" after each
 //
 // Each all-reduce runs in f32 and in bf16. Every rank's input is small integers (in bf16
 // too), so every partial sum is exact whatever order RCCL adds in, and the result must equal
@@ -180,6 +182,13 @@ static int one_rank(const char* id_file, size_t count) {
   hipStream_t stream;
   HIP_CHECK(hipStreamCreate(&stream));
   Buffers b = make_buffers(rank, count);
+  const char* rounds = getenv("ROUNDS");
+  for (int k = 0; rounds && k < atoi(rounds); k++) {
+    NCCL_CHECK(ncclAllReduce(b.f32_in, b.f32_out, count, ncclFloat32, ncclSum, comm, stream));
+    HIP_CHECK(hipStreamSynchronize(stream));
+    printf("rank %d round %d\n", rank, k);
+    fflush(stdout);
+  }
   auto t0 = std::chrono::steady_clock::now();
   NCCL_CHECK(ncclAllReduce(b.f32_in, b.f32_out, count, ncclFloat32, ncclSum, comm, stream));
   HIP_CHECK(hipStreamSynchronize(stream));

@@ -49,8 +49,14 @@ const ROCM_PACKAGES: &[&str] = &[
 /// python3-gguf, for the tiny-model test (`integration/tests/llama.rs`).
 const SID_EXTRA: &[&str] = &["libllama-dev", "libggml0-backend-hip", "llama.cpp-tools", "python3-gguf"];
 
-pub const FLAVORS: [Flavor; 2] =
-    [Flavor { name: "trixie", suite: "trixie", extra: &[] }, Flavor { name: "sid", suite: "sid", extra: SID_EXTRA }];
+/// Trixie's also: RCCL 5.4.3 (built for gfx90a) and its own gtest program, `UnitTests`, for
+/// the collectives tests (`integration/tests/rccl.rs`).
+const TRIXIE_EXTRA: &[&str] = &["librccl-dev", "librccl1-tests"];
+
+pub const FLAVORS: [Flavor; 2] = [
+    Flavor { name: "trixie", suite: "trixie", extra: TRIXIE_EXTRA },
+    Flavor { name: "sid", suite: "sid", extra: SID_EXTRA },
+];
 
 pub fn run(args: &[String]) -> Result<()> {
     let mut names = Vec::new();

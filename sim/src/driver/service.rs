@@ -83,11 +83,15 @@ impl ServiceError {
     }
 }
 
-/// Logs a failed request once, and turns it into its errno.
+/// Logs a failed request (a refusal the simulator makes, once per process and message), and
+/// turns it into its errno.
 fn report(process: Option<&KfdProcess>, what: &str, e: ServiceError) -> i32 {
     let who = process.map(|p| format!("process {}: ", p.pid())).unwrap_or_default();
-    if e.is_unsupported() {
-        tracing::warn!("{who}{what}: {e} (returning errno {})", e.errno());
+    let message = format!("{what}: {e} (returning errno {})", e.errno());
+    if e.is_unsupported() && process.is_none_or(|p| p.first_warning(&message)) {
+        tracing::warn!("{who}{message}");
+    } else if e.is_unsupported() {
+        tracing::debug!("{who}{message} (again)");
     } else {
         tracing::debug!("{who}{what}: {e}");
     }

@@ -116,6 +116,8 @@ pub struct KfdProcess {
     trace: std::sync::OnceLock<TraceLog>,
     /// The timeline as written, kept from the first piece a daemon client fetches to the last.
     trace_document: Mutex<Option<Arc<Vec<u8>>>>,
+    /// The failures already warned about ([`Self::first_warning`]).
+    warned: Mutex<Vec<String>>,
 }
 
 impl KfdProcess {
@@ -156,10 +158,26 @@ impl KfdProcess {
             stats: std::sync::OnceLock::new(),
             trace: std::sync::OnceLock::new(),
             trace_document: Mutex::new(None),
+            warned: Mutex::new(Vec::new()),
         });
         let context: Arc<dyn Context> = process.clone();
         scheduler.register(&context);
         Ok(process)
+    }
+
+    /// Whether `message` is new for this process: a request the simulator refuses is worth one
+    /// warning, not one per call (RCCL asks for an IPC handle of every buffer it registers).
+    pub fn first_warning(&self, message: &str) -> bool {
+        let mut warned = self.warned.lock().unwrap_or_else(|e| e.into_inner());
+        if warned.iter().any(|w| w == message) {
+            return false;
+        }
+        // Bounded: a process cycling through distinct failures keeps warning about each.
+        if warned.len() == 64 {
+            warned.remove(0);
+        }
+        warned.push(message.to_string());
+        true
     }
 
     /// The memfd behind every VRAM/GTT/doorbell/MMIO buffer of this process

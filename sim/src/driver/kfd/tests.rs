@@ -501,6 +501,15 @@ mod ipc {
     }
 
     #[test]
+    fn a_refusal_is_worth_one_warning_per_process() {
+        let (p, q) = (process(), process());
+        assert!(p.first_warning("IPC_EXPORT_HANDLE: refused"));
+        assert!(!p.first_warning("IPC_EXPORT_HANDLE: refused"), "said already");
+        assert!(p.first_warning("another refusal"));
+        assert!(q.first_warning("IPC_EXPORT_HANDLE: refused"), "another process hears it too");
+    }
+
+    #[test]
     fn only_vram_and_gtt_can_be_shared() {
         let s = service();
         let a = s.open_process(1, UserptrMode::Lent).unwrap();

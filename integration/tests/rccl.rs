@@ -1,0 +1,164 @@
+//! RCCL collectives across simulated GPUs (Debian 13's RCCL 5.4.3, in the trixie root): RCCL's
+//! own `UnitTests` for every collective in one process and one process per GPU, all-reduces
+//! checked against a CPU sum (`programs/rccl_allreduce.hip`) in one process over 2 and 8 GPUs
+//! (two XGMI hives joined through the CPU), the torchrun pattern (4 ranks on one daemon,
+//! 64 MiB), and a rank killed in the middle of an all-reduce.
+
+use integration::{eventually, program_file, run, Daemon, Mode, Outcome, Stack};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(600);
+const UNIT_TESTS: &str = "/usr/libexec/rocm/librccl1-tests/UnitTests";
+
+/// One test of every collective RCCL has (the full list runs for the STATUS figures).
+const COLLECTIVES: &str = "AllReduce.OutOfPlace:AllReduce.GroupCall:AllGather.OutOfPlace:AllToAll.OutOfPlace:\
+AllToAllv.OutOfPlace:Broadcast.OutOfPlace:Reduce.OutOfPlace:ReduceScatter.OutOfPlace:Scatter.OutOfPlace:\
+Gather.OutOfPlace:SendRecv.SinglePairs";
+
+fn rccl_allreduce() -> PathBuf {
+    Stack::Trixie.hip_program("rccl_allreduce", "gfx90a", &["rccl"])
+}
+
+/// RCCL's `UnitTests` on the 2-GPU config: `process_mask` 1 runs every rank in one process,
+/// 2 one process per GPU (which needs the daemon: the processes share the GPUs).
+fn unit_tests(mode: Mode, process_mask: u32) -> Outcome {
+    let mut cmd = Stack::Trixie.rocjitsu_in(mode);
+    cmd.args(["--config", "mi210-2gpu", "--", UNIT_TESTS, &format!("--gtest_filter={COLLECTIVES}")]);
+    cmd.env("UT_MAX_GPUS", "2").env("UT_PROCESS_MASK", process_mask.to_string());
+    cmd.env("UT_DATATYPES", "ncclFloat32,ncclBfloat16").env("UT_REDOPS", "sum");
+    Stack::Trixie.run(cmd, DEADLINE)
+}
+
+/// Checks that every selected test passed and returns how many cases ran.
+fn assert_unit_tests_pass(o: &Outcome, what: &str) -> u64 {
+    let tests = COLLECTIVES.split(':').count();
+    assert!(
+        o.status.success()
+            && o.stdout.contains(&format!("[  PASSED  ] {tests} tests."))
+            && !o.stdout.contains("FAILED"),
+        "{what}: status {:?}\n{}\n{}",
+        o.status,
+        o.stdout,
+        o.stderr
+    );
+    assert!(!o.stderr.contains("rocjitsu:"), "{what}: the simulator complained:\n{}", o.stderr);
+    let cases =
+        o.stdout.lines().find_map(|l| l.split("Total executed cases: ").nth(1)).and_then(|n| n.trim().parse().ok());
+    cases.unwrap_or_else(|| panic!("{what}: no case count\n{}", o.stdout))
+}
+
+#[test]
+fn unit_tests_of_every_collective_in_one_process() {
+    let o = unit_tests(Mode::Local, 1);
+    let cases = assert_unit_tests_pass(&o, "UnitTests, single process");
+    assert!(cases >= 50, "{cases} cases");
+}
+
+#[test]
+fn unit_tests_of_every_collective_one_process_per_gpu() {
+    let o = unit_tests(Mode::Daemon, 2);
+    let cases = assert_unit_tests_pass(&o, "UnitTests, one process per GPU (--daemon)");
+    assert!(cases >= 50, "{cases} cases");
+    assert!(o.stdout.contains("MP 2    ranks"), "the multi-process cases ran:\n{}", o.stdout);
+}
+
+#[test]
+fn grouped_all_reduces_in_one_process_on_two_and_eight_gpus() {
+    let exe = rccl_allreduce();
+    // Three all-reduces in one group call: one kernel works through several work items.
+    let mut cmd = Stack::Trixie.rocjitsu_in(Mode::Local);
+    cmd.args(["--config", "mi210-2gpu", "--"]).arg(&exe).args(["single", "2", "1048576", "3"]);
+    let o = Stack::Trixie.run(cmd, DEADLINE);
+    o.assert_passes(
+        "rccl_allreduce single 2 GPUs, group of 3",
+        &["allreduce single-process rank 1: 116509 elements, f32 and bf16"],
+    );
+    // Eight GPUs in two hives of four: rings cross from XGMI to PCIe.
+    let mut cmd = Stack::Trixie.rocjitsu_in(Mode::Local);
+    cmd.args(["--config", "mi210-8gpu", "--"]).arg(&exe).args(["single", "8", "262144"]);
+    let o = Stack::Trixie.run(cmd, DEADLINE);
+    o.assert_passes(
+        "rccl_allreduce single 8 GPUs",
+        &["allreduce single-process rank 7: 262144 elements, f32 and bf16"],
+    );
+}
+
+/// A path for the ranks' ncclUniqueId, unused so far.
+fn id_file(tag: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("rocjitsu-rccl-{tag}-{}.id", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+#[test]
+fn torchrun_pattern_four_ranks_all_reduce_64_mib_on_one_daemon() {
+    let exe = rccl_allreduce();
+    let id = id_file("torchrun");
+    let mut cmd = Stack::Trixie.rocjitsu_in(Mode::Daemon);
+    cmd.args(["--config", "mi210-4gpu", "--", "python3"]).arg(program_file("torchrun_launcher.py")).arg("4");
+    cmd.arg(&exe).arg("rank").arg(&id).arg((16u64 << 20).to_string());
+    let o = Stack::Trixie.run(cmd, DEADLINE);
+    let _ = std::fs::remove_file(&id);
+    let ranks: Vec<String> = (0..4).map(|r| format!("allreduce rank {r}: 16777216 elements, f32 and bf16")).collect();
+    o.assert_passes(
+        "torchrun_launcher.py 4 rccl_allreduce (--daemon)",
+        &ranks.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert!(o.stdout.contains("ranks exited with [0, 0, 0, 0]"), "{}", o.stdout);
+}
+
+/// Starts rank `rank` of `world` attached to `d`, running all-reduces in rounds.
+fn start_rank(d: &Daemon, exe: &Path, id: &Path, rank: u32, world: u32, rounds: u32) -> Child {
+    let mut c = Stack::Trixie.rocjitsu_in(Mode::Attach(d));
+    c.args(["--config", "mi210-4gpu", "--"]).arg(exe).arg("rank").arg(id).arg("262144");
+    c.env("RANK", rank.to_string()).env("LOCAL_RANK", rank.to_string()).env("WORLD_SIZE", world.to_string());
+    c.env("ROUNDS", rounds.to_string());
+    c.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("start a rank")
+}
+
+#[test]
+fn a_rank_killed_in_an_all_reduce_leaves_the_daemon_and_its_gpus_usable() {
+    let exe = rccl_allreduce();
+    let d = Daemon::start("mi210-4gpu");
+    let id = id_file("kill");
+    let mut ranks: Vec<Child> = (0..4).map(|r| start_rank(&d, &exe, &id, r, 4, 1_000_000)).collect();
+    // Once rank 0 has finished a few all-reduces, they are running back to back.
+    let out = ranks[0].stdout.take().unwrap();
+    let mut lines = BufReader::new(out).lines();
+    let started = lines.by_ref().map_while(Result::ok).any(|l| l == "rank 0 round 3");
+    assert!(started, "rank 0 never finished its third all-reduce\n{}", d.log());
+    // Rank 2 dies in the middle of the job; the others wait for it forever, as on hardware,
+    // until they are killed too.
+    ranks[2].kill().unwrap();
+    ranks[2].wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    for (r, c) in ranks.iter_mut().enumerate() {
+        assert!(r == 2 || c.try_wait().unwrap().is_none(), "rank {r} ended on its own");
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    let _ = std::fs::remove_file(&id);
+    assert!(eventually(Duration::from_secs(20), || d.log().matches("gone").count() >= 4), "{}", d.log());
+    // Every session is closed: no client holds memory or queues any more.
+    let status = || {
+        let mut c = Stack::Host.rocjitsu();
+        c.args(["status", "--socket"]).arg(&d.socket);
+        run(c, Duration::from_secs(30)).stdout
+    };
+    assert!(eventually(Duration::from_secs(20), || status().contains("no clients")), "{}", status());
+    // The four GPUs run a new job of four ranks to the end.
+    let id = id_file("after");
+    let again: Vec<Child> = (0..4).map(|r| start_rank(&d, &exe, &id, r, 4, 0)).collect();
+    for (r, c) in again.into_iter().enumerate() {
+        let o = c.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success() && text.contains(&format!("PASS allreduce rank {r}")),
+            "rank {r} after the kill: {text}"
+        );
+    }
+    let _ = std::fs::remove_file(&id);
+}
