@@ -2,13 +2,14 @@
 //! own `UnitTests` for every collective in one process and one process per GPU, all-reduces
 //! checked against a CPU sum (`programs/rccl_allreduce.hip`) in one process over 2 and 8 GPUs
 //! (two XGMI hives joined through the CPU), the torchrun pattern (4 ranks on one daemon,
-//! 64 MiB), and a rank killed in the middle of an all-reduce.
+//! 64 MiB), the same across two simulated hosts (a daemon each, in network namespaces joined by
+//! a veth pair) over RCCL's socket transport, and a rank killed in the middle of an all-reduce.
 
-use integration::{eventually, program_file, run, Daemon, Mode, Outcome, Stack};
+use integration::{bin_dir, eventually, program_file, run, Daemon, Mode, Outcome, Stack};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::time::Duration;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(600);
 const UNIT_TESTS: &str = "/usr/libexec/rocm/librccl1-tests/UnitTests";
@@ -161,4 +162,132 @@ fn a_rank_killed_in_an_all_reduce_leaves_the_daemon_and_its_gpus_usable() {
         );
     }
     let _ = std::fs::remove_file(&id);
+}
+
+/// Runs `ip` with `args`; panics with its message when it fails.
+fn ip(args: &[&str]) {
+    let o = Command::new("ip").args(args).output().expect("run ip (iproute2)");
+    assert!(o.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&o.stderr));
+}
+
+/// Two network namespaces joined by a veth pair, `10.77.<n>.1` and `.2`: two hosts on one
+/// wire. Deleted (with their interfaces) when dropped.
+struct TwoHosts {
+    ns: [String; 2],
+    /// The interfaces' common name prefix, for NCCL_SOCKET_IFNAME.
+    prefix: String,
+}
+
+impl TwoHosts {
+    fn new() -> TwoHosts {
+        let tag = std::process::id() % 100_000;
+        let ns = [format!("rjA{tag}"), format!("rjB{tag}")];
+        let prefix = format!("rv{tag}");
+        let veth = [format!("{prefix}a"), format!("{prefix}b")];
+        let hosts = TwoHosts { ns: ns.clone(), prefix };
+        let net = tag % 250;
+        for n in &ns {
+            ip(&["netns", "add", n]);
+        }
+        ip(&["link", "add", &veth[0], "type", "veth", "peer", "name", &veth[1]]);
+        for k in 0..2 {
+            ip(&["link", "set", &veth[k], "netns", &ns[k]]);
+            ip(&["-n", &ns[k], "addr", "add", &format!("10.77.{net}.{}/24", k + 1), "dev", &veth[k]]);
+            ip(&["-n", &ns[k], "link", "set", &veth[k], "up"]);
+            ip(&["-n", &ns[k], "link", "set", "lo", "up"]);
+        }
+        hosts
+    }
+
+    /// `program args…` in host `k`'s network namespace and a UTS namespace of its own named
+    /// `node<k>`, so that RCCL, which tells hosts apart by host name, sees two hosts.
+    fn command(&self, k: usize, inner: &Command) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.ns[k], "unshare", "--uts", "sh", "-c", "hostname \"$0\" && exec \"$@\""]);
+        c.arg(format!("node{k}")).arg(inner.get_program()).args(inner.get_args());
+        for (key, value) in inner.get_envs() {
+            match value {
+                Some(v) => c.env(key, v),
+                None => c.env_remove(key),
+            };
+        }
+        c
+    }
+}
+
+impl Drop for TwoHosts {
+    fn drop(&mut self) {
+        for n in &self.ns {
+            let _ = Command::new("ip").args(["netns", "del", n]).status();
+        }
+    }
+}
+
+/// A daemon (`mi210-2gpu`) running in host `k` of `hosts`, stopped when dropped.
+struct NodeDaemon {
+    child: Child,
+    dir: tempfile::TempDir,
+    socket: PathBuf,
+}
+
+impl NodeDaemon {
+    fn start(hosts: &TwoHosts, k: usize) -> NodeDaemon {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("daemon.sock");
+        let mut inner = Command::new(bin_dir().join("rocjitsu"));
+        inner.args(["--daemon", "--config", "mi210-2gpu", "--socket"]).arg(&socket);
+        inner.env("ROCJITSU_RUNTIME_DIR", dir.path());
+        let mut cmd = hosts.command(k, &inner);
+        let child =
+            cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("start a daemon");
+        let start = Instant::now();
+        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+            assert!(start.elapsed() < Duration::from_secs(30), "the daemon of host {k} did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        NodeDaemon { child, dir, socket }
+    }
+}
+
+impl Drop for NodeDaemon {
+    fn drop(&mut self) {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn two_simulated_hosts_all_reduce_64_mib_over_rccl_sockets() {
+    let exe = rccl_allreduce();
+    let hosts = TwoHosts::new();
+    let daemons = [NodeDaemon::start(&hosts, 0), NodeDaemon::start(&hosts, 1)];
+    let id = id_file("hosts");
+    // Each host runs torchrun's launcher for its two ranks, attached to its own daemon.
+    let nodes: Vec<_> = (0..2)
+        .map(|k| {
+            let mut inner = Stack::Trixie.rocjitsu();
+            inner
+                .args(["--attach", "--socket"])
+                .arg(&daemons[k].socket)
+                .env("ROCJITSU_RUNTIME_DIR", daemons[k].dir.path());
+            inner.args(["--config", "mi210-2gpu", "--", "python3"]).arg(program_file("torchrun_launcher.py")).arg("2");
+            inner.arg(&exe).arg("rank").arg(&id).arg((16u64 << 20).to_string());
+            inner.env("NNODES", "2").env("NODE_RANK", k.to_string());
+            inner.env("NCCL_SOCKET_IFNAME", &hosts.prefix).env("NCCL_DEBUG", "INFO");
+            let cmd = hosts.command(k, &inner);
+            std::thread::spawn(move || Stack::Trixie.run(cmd, DEADLINE))
+        })
+        .collect();
+    let outs: Vec<Outcome> = nodes.into_iter().map(|t| t.join().unwrap()).collect();
+    let _ = std::fs::remove_file(&id);
+    for (k, o) in outs.iter().enumerate() {
+        let ranks: Vec<String> =
+            (2 * k..2 * k + 2).map(|r| format!("allreduce rank {r}: 16777216 elements, f32 and bf16")).collect();
+        o.assert_passes(&format!("host {k}"), &ranks.iter().map(String::as_str).collect::<Vec<_>>());
+        // Between the hosts the data went through sockets; within a host, GPU to GPU.
+        let text = format!("{}{}", o.stdout, o.stderr);
+        assert!(text.contains("via NET/Socket"), "host {k}: no socket transport\n{text}");
+        assert!(text.contains("via P2P/IPC"), "host {k}: no GPU-to-GPU transport within the host\n{text}");
+    }
 }
