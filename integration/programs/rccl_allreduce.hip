@@ -101,6 +101,8 @@ static void report_bandwidth(int world, size_t count, double secs) {
   double bytes = (double)count * 4;
   double bus = 2.0 * (world - 1) / world * bytes / secs;
   printf("allreduce f32 %d ranks %zu bytes: %.3f s, bus bandwidth %.1f MB/s\n", world, count * 4, secs, bus / 1e6);
+  // The same as a figure for `cargo xtask bench` (name, value, unit, tab separated).
+  printf("RCCL all-reduce, %d GPUs, %zu MiB f32: bus bandwidth\t%.1f\tMB/s\n", world, count * 4 >> 20, bus / 1e6);
 }
 
 static int single_process(int ngpus, size_t count, int group) {

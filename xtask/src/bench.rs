@@ -266,6 +266,20 @@ pub fn run(args: &[String]) -> Result<()> {
         rows.extend(figures(&format!("{name} daemon: "), daemon)?);
     }
 
+    // RCCL (Debian 13's) all-reducing 64 MiB of f32 in one process over 2, 4 and 8 simulated
+    // GPUs, beside the same reduction done by a loop on the host.
+    let count = (16u64 << 20).to_string();
+    let rccl = integration::Stack::Trixie.hip_program("rccl_allreduce", "gfx90a", &["rccl"]);
+    let host_reduce = compile("gcc", &["-O2"], "host_reduce.c", "host_reduce", &[])?;
+    for (config, gpus) in [("mi210-2gpu", "2"), ("mi210-4gpu", "4"), ("mi210-8gpu", "8")] {
+        let mut c = integration::Stack::Trixie.rocjitsu();
+        c.args(["--config", config, "--"]).arg(&rccl).args(["single", gpus, &count]);
+        rows.extend(figures("trixie local: ", c)?);
+        let mut host = Command::new(&host_reduce);
+        host.args([gpus, &count]);
+        rows.extend(figures("", host)?);
+    }
+
     println!("| benchmark | result | unit |\n|---|---|---|");
     for r in rows {
         println!("| {} | {} | {} |", r.name, r.value, r.unit);
