@@ -87,6 +87,35 @@ fn grouped_all_reduces_in_one_process_on_two_and_eight_gpus() {
     );
 }
 
+/// ROCm SMI (what RCCL asks for the links between GPUs) finds the simulated GPUs through the
+/// DRM and hwmon classes and reads the KFD topology's links: on the 8-GPU MI210 config, XGMI
+/// (type 2, one hop, weight 15) within each hive of four, PCIe through the CPU (type 1, two
+/// hops, weight 40) between the hives.
+#[test]
+fn rocm_smi_sees_the_xgmi_hives_rccl_builds_rings_on() {
+    let exe = Stack::Trixie.hip_program("rsmi_links", "gfx90a", &["dl"]);
+    let mut cmd = Stack::Trixie.rocjitsu_in(Mode::Local);
+    cmd.args(["--config", "mi210-8gpu", "--"]).arg(&exe);
+    let o = Stack::Trixie.run(cmd, DEADLINE);
+    o.assert_passes("rsmi_links on 8 MI210", &["rsmi_links: 8 devices"]);
+    for d in 0..8u32 {
+        let want = format!("device {d} pci {:#x}", 0x300 + (d << 8));
+        assert!(o.stdout.lines().any(|l| l == want), "{want}\n{}", o.stdout);
+        for e in (0..8u32).filter(|&e| e != d) {
+            let link = if d / 4 == e / 4 { "type 2 hops 1 weight 15" } else { "type 1 hops 2 weight 40" };
+            let want = format!("link {d} {e} {link}");
+            assert!(o.stdout.lines().any(|l| l == want), "{want}\n{}", o.stdout);
+        }
+    }
+    // RCCL itself no longer finds ROCm SMI failing, and sees XGMI.
+    let mut cmd = Stack::Trixie.rocjitsu_in(Mode::Local);
+    cmd.args(["--config", "mi210-2gpu", "--"]).arg(rccl_allreduce()).args(["single", "2", "4096"]);
+    cmd.env("NCCL_DEBUG", "INFO").env("NCCL_DEBUG_SUBSYS", "INIT,GRAPH");
+    let o = Stack::Trixie.run(cmd, DEADLINE);
+    let text = format!("{}{}", o.stdout, o.stderr);
+    assert!(o.status.success() && !text.contains("ROCm SMI init failure") && text.contains("XGMI"), "{text}");
+}
+
 /// A path for the ranks' ncclUniqueId, unused so far.
 fn id_file(tag: &str) -> PathBuf {
     let p = std::env::temp_dir().join(format!("rocjitsu-rccl-{tag}-{}.id", std::process::id()));

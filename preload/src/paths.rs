@@ -25,8 +25,15 @@ pub enum Redirect {
 
 /// Prefix rules: (path prefix, tree directory). A prefix matches the path
 /// itself or the path followed by `/`.
-const TREE_PREFIXES: &[(&str, &str)] =
-    &[("/sys/devices/virtual/kfd/kfd", "kfd"), ("/sys/class/kfd/kfd", "kfd"), ("/sys/module/amdgpu", "module/amdgpu")];
+/// `/sys/class/drm` and `/sys/class/hwmon` are the simulated GPUs' only (ROCm SMI lists the GPUs
+/// there); a host GPU or sensor is hidden from the application, as its GPUs are the simulated ones.
+const TREE_PREFIXES: &[(&str, &str)] = &[
+    ("/sys/devices/virtual/kfd/kfd", "kfd"),
+    ("/sys/class/kfd/kfd", "kfd"),
+    ("/sys/module/amdgpu", "module/amdgpu"),
+    ("/sys/class/drm", "class_drm"),
+    ("/sys/class/hwmon", "class_hwmon"),
+];
 
 /// Exact-path rules.
 const TREE_EXACT: &[(&str, &str)] = &[
@@ -138,6 +145,9 @@ mod tests {
         assert_eq!(classify(b"/sys/class/kfd/kfd//topology/./generation_id"), tree("kfd/topology/generation_id"));
         assert_eq!(classify(b"/sys/class/kfd"), tree("class_kfd"));
         assert_eq!(classify(b"/sys/class/kfdx"), None);
+        assert_eq!(classify(b"/sys/class/drm/card0/device"), tree("class_drm/card0/device"));
+        assert_eq!(classify(b"/sys/class/hwmon"), tree("class_hwmon"));
+        assert_eq!(classify(b"/sys/class/drmx"), None);
         assert_eq!(classify(b"/sys/devices/virtual/kfd/kfdfoo"), None);
     }
 

@@ -23,10 +23,45 @@ pub enum Entry {
     Symlink(String, String),
 }
 
-/// Everything outside the KFD topology itself: the DRM sysfs directories
-/// libdrm checks, the render nodes' `/dev/dri` listing, and the module files
-/// rocminfo's `lsmod | grep amdgpu` check reads in its child process.
-pub fn support_entries(render_minors: &[(u32, u32, u32, u32)]) -> Vec<Entry> {
+/// What the DRM and PCI sysfs directories say about one GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuSysfs {
+    /// Its index among the GPUs: `card<index>`, `hwmon<index>`.
+    pub index: u32,
+    pub render_minor: u32,
+    pub vendor: u32,
+    pub device: u32,
+    pub revision: u32,
+    pub domain: u32,
+    /// PCI bus, device and function, as the KFD topology's `location_id`.
+    pub location_id: u32,
+}
+
+impl GpuSysfs {
+    pub fn of(d: &crate::config::Device) -> GpuSysfs {
+        GpuSysfs {
+            index: d.index,
+            render_minor: d.drm_render_minor,
+            vendor: d.vendor_id,
+            device: d.device_id,
+            revision: d.pci_revision_id,
+            domain: d.domain,
+            location_id: d.location_id,
+        }
+    }
+
+    /// The PCI address, `dddd:bb:dd.f`.
+    pub fn pci_address(&self) -> String {
+        let l = self.location_id;
+        format!("{:04x}:{:02x}:{:02x}.{:x}", self.domain, l >> 8 & 0xff, l >> 3 & 0x1f, l & 7)
+    }
+}
+
+/// Everything outside the KFD topology itself: the DRM sysfs directories libdrm checks, the
+/// render nodes' `/dev/dri` listing, the module files rocminfo's `lsmod | grep amdgpu` check
+/// reads in its child process, and the DRM card and hwmon classes through which ROCm SMI finds
+/// the GPUs and their PCI addresses (RCCL asks it for the XGMI links between GPUs).
+pub fn support_entries(gpus: &[GpuSysfs]) -> Vec<Entry> {
     let mut e = vec![
         Entry::Dir("class_kfd".into()),
         Entry::Symlink("class_kfd/kfd".into(), "../kfd".into()),
@@ -35,19 +70,41 @@ pub fn support_entries(render_minors: &[(u32, u32, u32, u32)]) -> Vec<Entry> {
         Entry::File("module/amdgpu/initstate".into(), "live\n".into()),
         Entry::Dir("module/amdgpu/holders".into()),
         Entry::Dir("dev_dri".into()),
+        Entry::Dir("class_drm".into()),
+        Entry::Dir("class_hwmon".into()),
     ];
-    for &(minor, vendor, device, revision) in render_minors {
+    for g in gpus {
+        let (minor, card) = (g.render_minor, g.index);
         let dev = format!("drm/226:{minor}");
         e.push(Entry::Dir(format!("{dev}/device/drm/renderD{minor}")));
         e.push(Entry::File(format!("{dev}/dev"), format!("226:{minor}\n")));
         e.push(Entry::File(format!("{dev}/uevent"), format!("MAJOR=226\nMINOR={minor}\nDEVNAME=dri/renderD{minor}\n")));
-        e.push(Entry::File(format!("{dev}/device/vendor"), format!("{vendor:#06x}\n")));
-        e.push(Entry::File(format!("{dev}/device/device"), format!("{device:#06x}\n")));
-        e.push(Entry::File(format!("{dev}/device/revision"), format!("{revision:#04x}\n")));
-        e.push(Entry::File(format!("{dev}/device/uevent"), "DRIVER=amdgpu\n".into()));
+        e.extend(pci_function(&format!("{dev}/device"), g));
         e.push(Entry::File(format!("dev_dri/renderD{minor}"), String::new()));
+        // The PCI function as sysfs has it under the root complex, and the class links to it:
+        // `/sys/class/drm/card0/device` reads as a link ending in the PCI address.
+        let pci = format!("pci/{}", g.pci_address());
+        e.extend(pci_function(&pci, g));
+        e.push(Entry::Dir(format!("{pci}/drm/renderD{minor}")));
+        e.push(Entry::Symlink(format!("{pci}/drm/card{card}/device"), format!("../../../{}", g.pci_address())));
+        e.push(Entry::Symlink(format!("{pci}/drm/renderD{minor}/device"), format!("../../../{}", g.pci_address())));
+        e.push(Entry::File(format!("{pci}/hwmon/hwmon{card}/name"), "amdgpu\n".into()));
+        e.push(Entry::Symlink(format!("{pci}/hwmon/hwmon{card}/device"), format!("../../../{}", g.pci_address())));
+        e.push(Entry::Symlink(format!("class_drm/card{card}"), format!("../{pci}/drm/card{card}")));
+        e.push(Entry::Symlink(format!("class_drm/renderD{minor}"), format!("../{pci}/drm/renderD{minor}")));
+        e.push(Entry::Symlink(format!("class_hwmon/hwmon{card}"), format!("../{pci}/hwmon/hwmon{card}")));
     }
     e
+}
+
+/// The identification files of a GPU's PCI function in directory `dir`.
+fn pci_function(dir: &str, g: &GpuSysfs) -> Vec<Entry> {
+    vec![
+        Entry::File(format!("{dir}/vendor"), format!("{:#06x}\n", g.vendor)),
+        Entry::File(format!("{dir}/device"), format!("{:#06x}\n", g.device)),
+        Entry::File(format!("{dir}/revision"), format!("{:#04x}\n", g.revision)),
+        Entry::File(format!("{dir}/uevent"), format!("DRIVER=amdgpu\nPCI_SLOT_NAME={}\n", g.pci_address())),
+    ]
 }
 
 /// The runtime directory of this user: `$ROCJITSU_RUNTIME_DIR`, else
@@ -83,9 +140,8 @@ pub fn write_machine_tree(config: &crate::config::Config) -> io::Result<PathBuf>
     let mut entries: Vec<Entry> = topology.dirs().iter().map(|d| Entry::Dir(format!("kfd/topology/{d}"))).collect();
     entries
         .extend(topology.files().iter().map(|f| Entry::File(format!("kfd/topology/{}", f.path), f.contents.clone())));
-    let minors: Vec<(u32, u32, u32, u32)> =
-        config.gpus().iter().map(|g| (g.drm_render_minor, g.vendor_id, g.device_id, g.pci_revision_id)).collect();
-    entries.extend(support_entries(&minors));
+    let gpus: Vec<GpuSysfs> = config.gpus().iter().map(GpuSysfs::of).collect();
+    entries.extend(support_entries(&gpus));
     materialize(&runtime_dir()?, &entries)
 }
 
@@ -146,13 +202,32 @@ mod tests {
     #[test]
     fn materialize_is_idempotent_and_content_addressed() {
         let base = tempfile::tempdir().unwrap();
-        let mut entries = support_entries(&[(128, 0x1002, 0x740f, 2)]);
+        let gpu = GpuSysfs {
+            index: 0,
+            render_minor: 128,
+            vendor: 0x1002,
+            device: 0x740f,
+            revision: 2,
+            domain: 0,
+            location_id: 0x300,
+        };
+        let mut entries = support_entries(&[gpu]);
         let a = materialize(base.path(), &entries).unwrap();
         let b = materialize(base.path(), &entries).unwrap();
         assert_eq!(a, b);
         assert!(a.join("drm/226:128/device/drm/renderD128").is_dir());
         assert_eq!(fs::read_to_string(a.join("proc_modules")).unwrap().split(' ').next(), Some("amdgpu"));
         assert!(a.join("class_kfd/kfd").symlink_metadata().unwrap().file_type().is_symlink());
+        // ROCm SMI's view: the card's device link names the PCI address, and the hwmon's
+        // device is the same directory.
+        assert_eq!(gpu.pci_address(), "0000:03:00.0");
+        let link = fs::read_link(a.join("class_drm/card0/device")).unwrap();
+        assert!(link.ends_with("0000:03:00.0"), "{}", link.display());
+        assert_eq!(fs::read_to_string(a.join("class_drm/card0/device/vendor")).unwrap(), "0x1002\n");
+        assert!(a.join("class_drm/card0/device/drm/renderD128").is_dir());
+        assert_eq!(fs::read_to_string(a.join("class_hwmon/hwmon0/name")).unwrap(), "amdgpu\n");
+        let (card, hwmon) = (a.join("class_drm/card0/device"), a.join("class_hwmon/hwmon0/device"));
+        assert_eq!(fs::metadata(card).unwrap().ino(), fs::metadata(hwmon).unwrap().ino());
         entries.push(Entry::File("extra".into(), "x".into()));
         let c = materialize(base.path(), &entries).unwrap();
         assert_ne!(a, c);
