@@ -34,6 +34,8 @@ pub const PACKAGES: &[&str] = &[
     // The Debian roots of the newer ROCm stacks (`cargo xtask rootfs`).
     "debootstrap",
     "bubblewrap",
+    // `ip`, for the two simulated hosts of the RCCL test (network namespaces, a veth pair).
+    "iproute2",
 ];
 
 fn installed(pkg: &str) -> bool {
