@@ -203,7 +203,7 @@ fn unknown_builtin_name() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("rocjitsu: mi9999: (file): cannot read"), "{err}");
     assert!(
-        err.contains("built-ins: mi210, mi210-2gpu, mi210-4gpu, mi210-8gpu, mi300x, mi300x-8gpu, mi350x, mi350x-2gpu"),
+        err.contains("built-ins: mi210, mi210-2gpu, mi210-4gpu, mi210-8gpu, mi300x, mi300x-4gpu, mi300x-8gpu, mi350x, mi350x-2gpu"),
         "{err}"
     );
 }

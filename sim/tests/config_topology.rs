@@ -328,16 +328,18 @@ fn links(t: &TopologyTree, n: u64, kind: &str) -> Vec<(u64, u64, u64)> {
 }
 
 #[test]
-fn eight_mi300x_are_one_fully_connected_hive() {
-    let t = tree("mi300x-8gpu");
-    check_invariants(&t);
-    assert_eq!(node_count(&t), 9);
-    for n in 1..=8u64 {
-        let p = props(&t, &format!("nodes/{n}/properties"));
-        assert_eq!((p["hive_id"], p["io_links_count"], p["p2p_links_count"]), (1, 8, 0), "node {n}");
-        let want: Vec<_> =
-            std::iter::once((2, 0, 20)).chain((1..=8).filter(|&m| m != n).map(|m| (11, m, 15))).collect();
-        assert_eq!(links(&t, n, "io_links"), want, "node {n}: the CPU, then an XGMI link to each peer");
+fn four_and_eight_mi300x_are_one_fully_connected_hive() {
+    for gpus in [4u64, 8] {
+        let t = tree(&format!("mi300x-{gpus}gpu"));
+        check_invariants(&t);
+        assert_eq!(node_count(&t), gpus as usize + 1);
+        for n in 1..=gpus {
+            let p = props(&t, &format!("nodes/{n}/properties"));
+            assert_eq!((p["hive_id"], p["io_links_count"], p["p2p_links_count"]), (1, gpus, 0), "node {n}");
+            let want: Vec<_> =
+                std::iter::once((2, 0, 20)).chain((1..=gpus).filter(|&m| m != n).map(|m| (11, m, 15))).collect();
+            assert_eq!(links(&t, n, "io_links"), want, "node {n}: the CPU, then an XGMI link to each peer");
+        }
     }
 }
 

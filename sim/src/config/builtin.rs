@@ -23,7 +23,7 @@ impl Builtin {
 pub const DEFAULT_BUILTIN: &str = "mi210";
 
 /// Every built-in config.
-pub const BUILTINS: [Builtin; 8] = [
+pub const BUILTINS: [Builtin; 9] = [
     Builtin {
         name: "mi210",
         file: "gfx90a_mi210_kmd.json",
@@ -48,6 +48,11 @@ pub const BUILTINS: [Builtin; 8] = [
         name: "mi300x",
         file: "gfx942_cdna3_kmd.json",
         text: include_str!("../../../configs/gfx942_cdna3_kmd.json"),
+    },
+    Builtin {
+        name: "mi300x-4gpu",
+        file: "gfx942_mi300x_kmd_4gpu.json",
+        text: include_str!("../../../configs/gfx942_mi300x_kmd_4gpu.json"),
     },
     Builtin {
         name: "mi300x-8gpu",
