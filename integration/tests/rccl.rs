@@ -140,13 +140,25 @@ fn torchrun_pattern_four_ranks_all_reduce_64_mib_on_one_daemon() {
     assert!(o.stdout.contains("ranks exited with [0, 0, 0, 0]"), "{}", o.stdout);
 }
 
-/// Starts rank `rank` of `world` attached to `d`, running all-reduces in rounds.
-fn start_rank(d: &Daemon, exe: &Path, id: &Path, rank: u32, world: u32, rounds: u32) -> Child {
+/// Rank `rank` of `world` attached to `d`, running `rounds` all-reduces before the checked one.
+fn rank_command(d: &Daemon, exe: &Path, id: &Path, rank: u32, world: u32, rounds: u32) -> Command {
     let mut c = Stack::Trixie.rocjitsu_in(Mode::Attach(d));
     c.args(["--config", "mi210-4gpu", "--"]).arg(exe).arg("rank").arg(id).arg("262144");
     c.env("RANK", rank.to_string()).env("LOCAL_RANK", rank.to_string()).env("WORLD_SIZE", world.to_string());
     c.env("ROUNDS", rounds.to_string());
-    c.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("start a rank")
+    c
+}
+
+/// Running ranks, killed when dropped: a failing test leaves none spinning.
+struct Ranks(Vec<Child>);
+
+impl Drop for Ranks {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
 
 #[test]
@@ -154,22 +166,26 @@ fn a_rank_killed_in_an_all_reduce_leaves_the_daemon_and_its_gpus_usable() {
     let exe = rccl_allreduce();
     let d = Daemon::start("mi210-4gpu");
     let id = id_file("kill");
-    let mut ranks: Vec<Child> = (0..4).map(|r| start_rank(&d, &exe, &id, r, 4, 1_000_000)).collect();
+    let spawn = |r| rank_command(&d, &exe, &id, r, 4, 1_000_000).stdout(Stdio::piped()).stderr(Stdio::null()).spawn();
+    let mut ranks = Ranks((0..4).map(|r| spawn(r).expect("start a rank")).collect());
     // Once rank 0 has finished a few all-reduces, they are running back to back.
-    let out = ranks[0].stdout.take().unwrap();
-    let mut lines = BufReader::new(out).lines();
-    let started = lines.by_ref().map_while(Result::ok).any(|l| l == "rank 0 round 3");
+    let out = ranks.0[0].stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let seen = BufReader::new(out).lines().map_while(Result::ok).any(|l| l == "rank 0 round 3");
+        let _ = tx.send(seen);
+    });
+    let started = rx.recv_timeout(DEADLINE).unwrap_or(false);
     assert!(started, "rank 0 never finished its third all-reduce\n{}", d.log());
     // Rank 2 dies in the middle of the job; the others wait for it forever, as on hardware,
     // until they are killed too.
-    ranks[2].kill().unwrap();
-    ranks[2].wait().unwrap();
+    ranks.0[2].kill().unwrap();
+    ranks.0[2].wait().unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    for (r, c) in ranks.iter_mut().enumerate() {
+    for (r, c) in ranks.0.iter_mut().enumerate() {
         assert!(r == 2 || c.try_wait().unwrap().is_none(), "rank {r} ended on its own");
-        let _ = c.kill();
-        let _ = c.wait();
     }
+    drop(ranks);
     let _ = std::fs::remove_file(&id);
     assert!(eventually(Duration::from_secs(20), || d.log().matches("gone").count() >= 4), "{}", d.log());
     // Every session is closed: no client holds memory or queues any more.
@@ -181,13 +197,17 @@ fn a_rank_killed_in_an_all_reduce_leaves_the_daemon_and_its_gpus_usable() {
     assert!(eventually(Duration::from_secs(20), || status().contains("no clients")), "{}", status());
     // The four GPUs run a new job of four ranks to the end.
     let id = id_file("after");
-    let again: Vec<Child> = (0..4).map(|r| start_rank(&d, &exe, &id, r, 4, 0)).collect();
-    for (r, c) in again.into_iter().enumerate() {
-        let o = c.wait_with_output().unwrap();
-        let text = String::from_utf8_lossy(&o.stdout);
-        assert!(
-            o.status.success() && text.contains(&format!("PASS allreduce rank {r}")),
-            "rank {r} after the kill: {text}"
+    let again: Vec<_> = (0..4)
+        .map(|r| {
+            let cmd = rank_command(&d, &exe, &id, r, 4, 0);
+            std::thread::spawn(move || Stack::Trixie.run(cmd, DEADLINE))
+        })
+        .collect();
+    for (r, t) in again.into_iter().enumerate() {
+        let o = t.join().unwrap();
+        o.assert_passes(
+            &format!("rank {r} after the kill"),
+            &[&format!("allreduce rank {r}: 262144 elements, f32 and bf16")],
         );
     }
     let _ = std::fs::remove_file(&id);
