@@ -275,14 +275,19 @@ pub struct Daemon {
 impl Daemon {
     /// Starts a daemon with `config` and waits until it accepts connections.
     pub fn start(config: &str) -> Daemon {
+        Daemon::start_wrapped(config, |c| c)
+    }
+
+    /// Like [`Self::start`], running the command `wrap` makes of the daemon's own (one that
+    /// ends by exec'ing it, e.g. in another network namespace), so the child is the daemon.
+    pub fn start_wrapped(config: &str, wrap: impl FnOnce(Command) -> Command) -> Daemon {
         let dir = tempfile::tempdir().expect("a temporary runtime directory");
         let socket = dir.path().join("daemon.sock");
         let log = dir.path().join("daemon.log");
-        let child = Command::new(bin_dir().join("rocjitsu"))
-            .args(["--daemon", "--config", config, "--socket"])
-            .arg(&socket)
-            .env("ROCJITSU_RUNTIME_DIR", dir.path())
-            .env("ROCJITSU_LOG", "info")
+        let mut daemon = Command::new(bin_dir().join("rocjitsu"));
+        daemon.args(["--daemon", "--config", config, "--socket"]).arg(&socket);
+        daemon.env("ROCJITSU_RUNTIME_DIR", dir.path()).env("ROCJITSU_LOG", "info");
+        let child = wrap(daemon)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).expect("the daemon log"))

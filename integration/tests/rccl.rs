@@ -5,11 +5,11 @@
 //! 64 MiB), the same across two simulated hosts (a daemon each, in network namespaces joined by
 //! a veth pair) over RCCL's socket transport, and a rank killed in the middle of an all-reduce.
 
-use integration::{bin_dir, eventually, program_file, run, Daemon, Mode, Outcome, Stack};
+use integration::{eventually, program_file, run, Daemon, Mode, Outcome, Stack};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(600);
 const UNIT_TESTS: &str = "/usr/libexec/rocm/librccl1-tests/UnitTests";
@@ -272,45 +272,11 @@ impl Drop for TwoHosts {
     }
 }
 
-/// A daemon (`mi210-2gpu`) running in host `k` of `hosts`, stopped when dropped.
-struct NodeDaemon {
-    child: Child,
-    dir: tempfile::TempDir,
-    socket: PathBuf,
-}
-
-impl NodeDaemon {
-    fn start(hosts: &TwoHosts, k: usize) -> NodeDaemon {
-        let dir = tempfile::tempdir().unwrap();
-        let socket = dir.path().join("daemon.sock");
-        let mut inner = Command::new(bin_dir().join("rocjitsu"));
-        inner.args(["--daemon", "--config", "mi210-2gpu", "--socket"]).arg(&socket);
-        inner.env("ROCJITSU_RUNTIME_DIR", dir.path());
-        let mut cmd = hosts.command(k, &inner);
-        let child =
-            cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("start a daemon");
-        let start = Instant::now();
-        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-            assert!(start.elapsed() < Duration::from_secs(30), "the daemon of host {k} did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        NodeDaemon { child, dir, socket }
-    }
-}
-
-impl Drop for NodeDaemon {
-    fn drop(&mut self) {
-        // SAFETY: signalling our own child.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn two_simulated_hosts_all_reduce_64_mib_over_rccl_sockets() {
     let exe = rccl_allreduce();
     let hosts = TwoHosts::new();
-    let daemons = [NodeDaemon::start(&hosts, 0), NodeDaemon::start(&hosts, 1)];
+    let daemons: Vec<Daemon> = (0..2).map(|k| Daemon::start_wrapped("mi210-2gpu", |c| hosts.command(k, &c))).collect();
     let id = id_file("hosts");
     // Each host runs torchrun's launcher for its two ranks, attached to its own daemon.
     let nodes: Vec<_> = (0..2)

@@ -22,53 +22,24 @@ impl Builtin {
 /// The built-in used when no config is given.
 pub const DEFAULT_BUILTIN: &str = "mi210";
 
+/// A [`Builtin`] for `configs/<file>`, embedded at build time.
+macro_rules! builtin {
+    ($name:literal, $file:literal) => {
+        Builtin { name: $name, file: $file, text: include_str!(concat!("../../../configs/", $file)) }
+    };
+}
+
 /// Every built-in config.
 pub const BUILTINS: [Builtin; 9] = [
-    Builtin {
-        name: "mi210",
-        file: "gfx90a_mi210_kmd.json",
-        text: include_str!("../../../configs/gfx90a_mi210_kmd.json"),
-    },
-    Builtin {
-        name: "mi210-2gpu",
-        file: "gfx90a_mi210_kmd_2gpu.json",
-        text: include_str!("../../../configs/gfx90a_mi210_kmd_2gpu.json"),
-    },
-    Builtin {
-        name: "mi210-4gpu",
-        file: "gfx90a_mi210_kmd_4gpu.json",
-        text: include_str!("../../../configs/gfx90a_mi210_kmd_4gpu.json"),
-    },
-    Builtin {
-        name: "mi210-8gpu",
-        file: "gfx90a_mi210_kmd_8gpu.json",
-        text: include_str!("../../../configs/gfx90a_mi210_kmd_8gpu.json"),
-    },
-    Builtin {
-        name: "mi300x",
-        file: "gfx942_cdna3_kmd.json",
-        text: include_str!("../../../configs/gfx942_cdna3_kmd.json"),
-    },
-    Builtin {
-        name: "mi300x-4gpu",
-        file: "gfx942_mi300x_kmd_4gpu.json",
-        text: include_str!("../../../configs/gfx942_mi300x_kmd_4gpu.json"),
-    },
-    Builtin {
-        name: "mi300x-8gpu",
-        file: "gfx942_mi300x_kmd_8gpu.json",
-        text: include_str!("../../../configs/gfx942_mi300x_kmd_8gpu.json"),
-    },
-    Builtin {
-        name: "mi350x",
-        file: "gfx950_cdna4_kmd.json",
-        text: include_str!("../../../configs/gfx950_cdna4_kmd.json"),
-    },
-    Builtin {
-        name: "mi350x-2gpu",
-        file: "gfx950_cdna4_kmd_2gpu.json",
-        text: include_str!("../../../configs/gfx950_cdna4_kmd_2gpu.json"),
-    },
+    builtin!("mi210", "gfx90a_mi210_kmd.json"),
+    builtin!("mi210-2gpu", "gfx90a_mi210_kmd_2gpu.json"),
+    builtin!("mi210-4gpu", "gfx90a_mi210_kmd_4gpu.json"),
+    builtin!("mi210-8gpu", "gfx90a_mi210_kmd_8gpu.json"),
+    builtin!("mi300x", "gfx942_cdna3_kmd.json"),
+    builtin!("mi300x-4gpu", "gfx942_mi300x_kmd_4gpu.json"),
+    builtin!("mi300x-8gpu", "gfx942_mi300x_kmd_8gpu.json"),
+    builtin!("mi350x", "gfx950_cdna4_kmd.json"),
+    builtin!("mi350x-2gpu", "gfx950_cdna4_kmd_2gpu.json"),
 ];
 
 /// Finds a built-in by short name or file stem.

@@ -87,11 +87,13 @@ impl ServiceError {
 /// turns it into its errno.
 fn report(process: Option<&KfdProcess>, what: &str, e: ServiceError) -> i32 {
     let who = process.map(|p| format!("process {}: ", p.pid())).unwrap_or_default();
-    let message = format!("{what}: {e} (returning errno {})", e.errno());
-    if e.is_unsupported() && process.is_none_or(|p| p.first_warning(&message)) {
-        tracing::warn!("{who}{message}");
-    } else if e.is_unsupported() {
-        tracing::debug!("{who}{message} (again)");
+    if e.is_unsupported() {
+        let message = format!("{what}: {e} (returning errno {})", e.errno());
+        if process.is_none_or(|p| p.first_warning(&message)) {
+            tracing::warn!("{who}{message}");
+        } else {
+            tracing::debug!("{who}{message} (again)");
+        }
     } else {
         tracing::debug!("{who}{what}: {e}");
     }
