@@ -66,6 +66,7 @@ fn float_op_throughput() {
         agprs: 0,
         d16_preserves_unused: false,
         count_instructions: false,
+        engine: sim::gpu::exec::jit::Engine::Interp,
         trace: false,
         itrace: None,
     };

@@ -16,6 +16,7 @@ use crate::gpu::context::Context;
 use crate::gpu::cp::aql::KernelDispatch;
 use crate::gpu::exec::code::CodeCache;
 use crate::gpu::exec::dispatch::DispatchInfo;
+use crate::gpu::exec::jit::{self, select, Block, Engine};
 use crate::gpu::exec::kd::KernelDescriptor;
 use crate::gpu::exec::memory::{PrivateMem, WaveMem};
 use crate::gpu::exec::{ops, vector_modes, Ctx, ExecError, Flow, Wave};
@@ -83,6 +84,7 @@ impl Harness {
             agprs: 32,
             d16_preserves_unused: !config.gpus()[0].sramecc(),
             count_instructions: false,
+            engine: crate::gpu::exec::jit::Engine::from_env(),
             trace: false,
             itrace: None,
         };
@@ -101,9 +103,34 @@ impl Harness {
         Ok(decode(words, self.target)?)
     }
 
+    /// Runs with the interpreter alone, or with every run the translator takes translated
+    /// (even a single instruction), whatever `ROCJITSU_ENGINE` says.
+    pub fn set_engine(&mut self, engine: Engine) {
+        self.info.engine = engine;
+    }
+
+    /// The translation of the run at the start of `words` (even one instruction long).
+    fn translated(&self, words: &[u32]) -> Option<Arc<Block>> {
+        let mut insts = Vec::new();
+        let mut at = 0;
+        while at < words.len() && insts.len() < select::MAX_STEPS {
+            match decode(&words[at..], self.target) {
+                Ok(inst) if select::kind(inst.op).is_some() => {
+                    at += inst.len as usize / 4;
+                    insts.push(inst);
+                }
+                _ => break,
+            }
+        }
+        let words = |bytes: u32| words.get(..bytes as usize / 4).map(<[u32]>::to_vec);
+        jit::translate(self.target, &insts, words, self.wave.mode, 1)
+    }
+
     /// Runs the encoded instructions in `words` in order, starting at
     /// pc 0; branches move within `words`. Stops at the end of `words` or at
-    /// `s_endpgm`, and returns the first error.
+    /// `s_endpgm`, and returns the first error. With the translator on
+    /// ([`Self::set_engine`], `ROCJITSU_ENGINE=jit`), every run it takes is translated and
+    /// run as host code, the rest interpreted.
     pub fn run(&mut self, words: &[u32]) -> Result<(), ExecError> {
         let vm = self.process.vm();
         let mem = WaveMem::new(&vm);
@@ -115,6 +142,13 @@ impl Harness {
                 return Err(ExecError::Invalid("the test program does not terminate".into()));
             }
             let at = self.wave.pc as usize / 4;
+            if self.info.engine == Engine::Jit && self.wave.mode & vector_modes::MODE_BITS == 0 {
+                if let Some(block) = self.translated(&words[at..]).filter(|b| b.applies(&self.wave)) {
+                    block.run(&mut self.wave)?;
+                    self.wave.pc += block.bytes();
+                    continue;
+                }
+            }
             let mut inst = decode(&words[at..], self.target)?;
             let handler = ops::handler(inst.op);
             if self.wave.mode & vector_modes::MODE_BITS != 0 {

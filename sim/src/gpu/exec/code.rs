@@ -9,9 +9,11 @@
 //! rewritten between dispatches (ROCR's loader copies code objects with its
 //! own blit kernel) is always decoded afresh, and no locking is needed.
 
+use super::jit::{self, select, Block};
 use super::memory::WaveMem;
-use super::{ops, ExecError, Handler};
+use super::{ops, ExecError, Handler, Wave};
 use crate::isa::{decode, Inst, Target};
+use std::sync::Arc;
 
 /// Bytes of code per cache page. A page's slots are allocated and cleared whole when the
 /// dispatch first runs code in it, and every dispatch starts with an empty cache: 1 KiB
@@ -30,6 +32,16 @@ pub struct Decoded {
 
 type Page = Box<[Option<Decoded>; SLOTS]>;
 
+/// What the translator knows about an address (with `ROCJITSU_ENGINE=jit`).
+#[derive(Clone)]
+enum JitSlot {
+    /// Reached this many times in this dispatch; looked up or translated when hot.
+    Cold(u32),
+    /// No run worth translating starts here.
+    Interpret,
+    Ready(Arc<Block>),
+}
+
 /// Decoded instructions by address.
 pub struct CodeCache {
     target: Target,
@@ -37,17 +49,20 @@ pub struct CodeCache {
     pages: Vec<(u64, Page)>,
     /// Index in `pages` of the page of the last fetch.
     last: usize,
+    /// The translator's slots of each page in `pages` (same index), made on first use.
+    jit: Vec<Box<[JitSlot]>>,
 }
 
 impl CodeCache {
     pub fn new(target: Target) -> Self {
-        CodeCache { target, pages: Vec::new(), last: 0 }
+        CodeCache { target, pages: Vec::new(), last: 0, jit: Vec::new() }
     }
 
     /// Forgets everything (a new dispatch).
     pub fn clear(&mut self, target: Target) {
         self.target = target;
         self.pages.clear();
+        self.jit.clear();
         self.last = 0;
     }
 
@@ -57,8 +72,19 @@ impl CodeCache {
         if !pc.is_multiple_of(4) {
             return Err(ExecError::Invalid(format!("program counter {pc:#x} is not dword-aligned")));
         }
+        let slot = ((pc % PAGE) / 4) as usize;
+        self.select_page(pc);
+        if self.pages[self.last].1[slot].is_none() {
+            let d = self.decode_at(pc, mem)?;
+            self.pages[self.last].1[slot] = Some(d);
+        }
+        Ok(self.pages[self.last].1[slot].as_ref().expect("filled above"))
+    }
+
+    /// Makes the page of `pc` the current one (`last`), adding it if new.
+    #[inline]
+    fn select_page(&mut self, pc: u64) {
         let page = pc & !(PAGE - 1);
-        let slot = ((pc - page) / 4) as usize;
         if self.pages.get(self.last).is_none_or(|p| p.0 != page) {
             self.last = match self.pages.iter().position(|p| p.0 == page) {
                 Some(i) => i,
@@ -68,11 +94,50 @@ impl CodeCache {
                 }
             };
         }
-        if self.pages[self.last].1[slot].is_none() {
-            let d = self.decode_at(pc, mem)?;
-            self.pages[self.last].1[slot] = Some(d);
+    }
+
+    /// The translated run starting at `pc`, once the address is hot ([`jit::HOT`] visits in
+    /// this dispatch) and a run worth translating starts there; `None` to interpret.
+    pub fn jit_block(&mut self, pc: u64, w: &Wave, mem: &WaveMem<'_>) -> Option<&Block> {
+        if !pc.is_multiple_of(4) {
+            return None;
         }
-        Ok(self.pages[self.last].1[slot].as_ref().expect("filled above"))
+        self.select_page(pc);
+        let page = self.last;
+        let slot = ((pc % PAGE) / 4) as usize;
+        while self.jit.len() <= page {
+            self.jit.push(vec![JitSlot::Cold(0); SLOTS].into_boxed_slice());
+        }
+        if let JitSlot::Cold(n) = &mut self.jit[page][slot] {
+            *n += 1;
+            if *n < jit::HOT {
+                return None;
+            }
+            self.jit[page][slot] = match self.translate_at(pc, w.mode, mem) {
+                Some(b) => JitSlot::Ready(b),
+                None => JitSlot::Interpret,
+            };
+        }
+        match &self.jit[page][slot] {
+            JitSlot::Ready(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Decodes the translatable instructions from `pc` on and has the run translated.
+    fn translate_at(&mut self, pc: u64, mode: u32, mem: &WaveMem<'_>) -> Option<Arc<Block>> {
+        let mut insts = Vec::new();
+        let mut at = pc;
+        while insts.len() < select::MAX_STEPS {
+            let Ok(d) = self.fetch(at, mem) else { break };
+            if select::kind(d.inst.op).is_none() {
+                break;
+            }
+            insts.push(d.inst);
+            at += d.inst.len as u64;
+        }
+        let words = |bytes: u32| (0..bytes as u64 / 4).map(|i| mem.read::<u32>(pc + 4 * i).ok()).collect();
+        jit::translate(self.target, &insts, words, mode, jit::MIN_STEPS)
     }
 
     fn decode_at(&self, pc: u64, mem: &WaveMem<'_>) -> Result<Decoded, ExecError> {

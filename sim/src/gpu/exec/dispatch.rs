@@ -54,6 +54,8 @@ pub struct DispatchInfo {
     pub trace: bool,
     /// The instruction trace that matches this dispatch's kernel (`ROCJITSU_ITRACE`).
     pub itrace: Option<&'static itrace::Filter>,
+    /// The interpreter alone, or with hot runs translated (`ROCJITSU_ENGINE`).
+    pub engine: super::jit::Engine,
 }
 
 impl DispatchInfo {
@@ -148,6 +150,7 @@ impl DispatchInfo {
             agprs,
             d16_preserves_unused: !device.sramecc(),
             count_instructions: process.stats().is_some(),
+            engine: super::jit::Engine::from_env(),
             trace: process.trace().is_some(),
             itrace: itrace::Filter::from_env().filter(|f| {
                 let name = crate::gpu::kernel_names::kernel_name(&*process.vm(), packet.kernel_object);

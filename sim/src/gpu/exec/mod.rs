@@ -13,6 +13,7 @@ pub mod code;
 pub mod coverage;
 pub mod dispatch;
 pub mod itrace;
+pub mod jit;
 pub mod kd;
 pub mod memory;
 pub mod ops;

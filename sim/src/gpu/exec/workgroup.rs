@@ -5,6 +5,7 @@
 
 use super::code::CodeCache;
 use super::dispatch::DispatchInfo;
+use super::jit::Engine;
 use super::memory::{PrivateMem, WaveMem};
 use super::{itrace, vector_modes, Ctx, ExecError, Flow, Wave, WaveStatus};
 use crate::gpu::stats::{op_table, InstClass, InstCounts, Traffic};
@@ -212,6 +213,9 @@ enum Quantum {
 /// counting it for the statistics, or tracing it (`ROCJITSU_ITRACE`). A type parameter rather
 /// than a flag, so that the loop without statistics or a trace has no code for them.
 trait Observe {
+    /// Whether translated runs may replace interpreted instructions: they are neither
+    /// counted by class nor traced one by one.
+    const TRANSLATES: bool = false;
     /// Before the instruction runs.
     fn before(&mut self, op: crate::isa::Op, exec: u64);
     /// After it ran (`pc` its address), whatever its outcome.
@@ -222,6 +226,7 @@ trait Observe {
 struct NoCounting;
 
 impl Observe for NoCounting {
+    const TRANSLATES: bool = true;
     #[inline(always)]
     fn before(&mut self, _op: crate::isa::Op, _exec: u64) {}
 }
@@ -254,15 +259,30 @@ impl Observe for Counter<'_> {
 }
 
 /// Runs up to `quantum` instructions of one wave.
-fn step_quantum(
+fn step_quantum<O: Observe>(
     w: &mut Wave,
     code: &mut CodeCache,
     ctx: &mut Ctx<'_>,
     quantum: usize,
     retired: &mut u64,
-    counter: &mut impl Observe,
+    counter: &mut O,
 ) -> Result<Quantum, WaveFailure> {
-    for _ in 0..quantum {
+    let translate = O::TRANSLATES && ctx.dispatch.engine == Engine::Jit;
+    let mut done = 0;
+    while done < quantum {
+        if translate && w.mode & vector_modes::MODE_BITS == 0 {
+            if let Some(block) = code.jit_block(w.pc, w, ctx.mem) {
+                if block.applies(w) {
+                    let pc = w.pc;
+                    block.run(w).map_err(|error| WaveFailure { error, pc, inst: String::new() })?;
+                    w.pc += block.bytes();
+                    *retired += block.insts();
+                    done += block.insts() as usize;
+                    continue;
+                }
+            }
+        }
+        done += 1;
         *retired += 1;
         let d = code.fetch(w.pc, ctx.mem).map_err(|error| WaveFailure { error, pc: w.pc, inst: String::new() })?;
         counter.before(d.inst.op, w.exec);

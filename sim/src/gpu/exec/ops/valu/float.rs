@@ -3,7 +3,7 @@
 //! helpers. Semantics per the MI200/MI300 ISA pseudo-code; rounding and
 //! denormal handling follow MODE through [`fp`].
 
-use super::float_fast::{host_mad, host_minmax, try_fast, try_fast64, Flush};
+use super::float_fast::{first_nan2, host_mad, host_minmax, try_fast, try_fast64, Flush};
 use super::float_io::{op32, op32_acc, op64, op64_32, op64_to32, Out};
 use super::fp::{self, Env, F32, F64};
 use crate::gpu::exec::Handler;
@@ -14,12 +14,16 @@ pub fn handler(op: Op) -> Option<Handler> {
     let h: Handler = match op {
         Op::VAddF32 => |w, i, _| super::float_fast::add_f32(w, i),
         Op::VSubF32 => |w, i, _| {
-            try_fast(w, i, 2, false, Flush::Mode, |a, b, _| (f32::from_bits(a) - f32::from_bits(b)).to_bits())
-                .unwrap_or_else(|| op32(w, i, Out::F32, |[a, b], e| add32(a, b ^ 0x8000_0000, e)))
+            try_fast(w, i, 2, false, Flush::Mode, |a, b, _| {
+                first_nan2(a, b, (f32::from_bits(a) - f32::from_bits(b)).to_bits())
+            })
+            .unwrap_or_else(|| op32(w, i, Out::F32, |[a, b], e| add32(a, b ^ 0x8000_0000, e)))
         },
         Op::VSubrevF32 => |w, i, _| {
-            try_fast(w, i, 2, false, Flush::Mode, |a, b, _| (f32::from_bits(b) - f32::from_bits(a)).to_bits())
-                .unwrap_or_else(|| op32(w, i, Out::F32, |[a, b], e| add32(b, a ^ 0x8000_0000, e)))
+            try_fast(w, i, 2, false, Flush::Mode, |a, b, _| {
+                first_nan2(b, a, (f32::from_bits(b) - f32::from_bits(a)).to_bits())
+            })
+            .unwrap_or_else(|| op32(w, i, Out::F32, |[a, b], e| add32(b, a ^ 0x8000_0000, e)))
         },
         Op::VMulF32 => |w, i, _| super::float_fast::mul_f32(w, i),
         Op::VMulLegacyF32 => |w, i, _| op32(w, i, Out::F32, |[a, b], e| mul_legacy32(a, b, e)),

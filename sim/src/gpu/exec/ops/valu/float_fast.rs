@@ -185,6 +185,40 @@ pub fn try_fast(
     fast(w, inst).then(|| run_with(w, inst, n, acc, flush, f))
 }
 
+/// Whether f32 bits are a NaN.
+#[inline(always)]
+fn is_nan(x: u32) -> bool {
+    x & 0x7fff_ffff > 0x7f80_0000
+}
+
+/// The f32 NaN-propagation rule of the host-arithmetic paths: a NaN result carries its
+/// first NaN input (in the order the operation reads them), quieted; a NaN made from no NaN
+/// (inf - inf, 0 * inf) is the host's default NaN. Host instructions alone leave the choice
+/// among several NaN inputs to the operand order the compiler picked (which is not stable
+/// across builds), and the translator ([`crate::gpu::exec::jit`]) must give the same bits.
+#[inline(always)]
+pub fn first_nan2(a: u32, b: u32, r: u32) -> u32 {
+    if !is_nan(r) {
+        r
+    } else if is_nan(a) {
+        a | 0x0040_0000
+    } else if is_nan(b) {
+        b | 0x0040_0000
+    } else {
+        r
+    }
+}
+
+/// [`first_nan2`] for three inputs (FMA).
+#[inline(always)]
+pub fn first_nan3(a: u32, b: u32, c: u32, r: u32) -> u32 {
+    if is_nan(r) && !is_nan(a) && !is_nan(b) && is_nan(c) {
+        c | 0x0040_0000
+    } else {
+        first_nan2(a, b, r)
+    }
+}
+
 /// Host `a * b + c` for f32 bits, fused: exact product, round-to-odd sum,
 /// one rounding to f32.
 #[inline(always)]
@@ -211,7 +245,7 @@ pub fn add_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
     if !fast(w, inst) {
         return op32(w, inst, Out::F32, |[a, b], e| add32(a, b, e));
     }
-    run(w, inst, 2, |a, b, _| (f32::from_bits(a) + f32::from_bits(b)).to_bits())
+    run(w, inst, 2, |a, b, _| first_nan2(a, b, (f32::from_bits(a) + f32::from_bits(b)).to_bits()))
 }
 
 /// `v_mul_f32`.
@@ -219,7 +253,7 @@ pub fn mul_f32(w: &mut Wave, inst: &Inst) -> Result<Flow, ExecError> {
     if !fast(w, inst) {
         return op32(w, inst, Out::F32, |[a, b], e| mul32(a, b, e));
     }
-    run(w, inst, 2, |a, b, _| (f32::from_bits(a) * f32::from_bits(b)).to_bits())
+    run(w, inst, 2, |a, b, _| first_nan2(a, b, (f32::from_bits(a) * f32::from_bits(b)).to_bits()))
 }
 
 /// `v_fma_f32` (and `v_fmamk`/`v_fmaak`, whose K is one of the sources).
@@ -319,6 +353,11 @@ pub fn fma_core(s: [&Lanes; 3], out: &mut Lanes) {
     if sum.iter().fold(false, |any, &d| any | redo(d)) {
         for l in (0..LANES).filter(|&l| redo(sum[l])) {
             out[l] = host_fma(s[0][l], s[1][l], s[2][l]);
+        }
+    }
+    if out.iter().fold(false, |any, &x| any | is_nan(x)) {
+        for (l, o) in out.iter_mut().enumerate() {
+            *o = first_nan3(s[0][l], s[1][l], s[2][l], *o);
         }
     }
 }

@@ -1,0 +1,495 @@
+//! Cranelift code for a [`Plan`]: the run's instructions over the wave four lanes at a time.
+//!
+//! The translated function loops over the sixteen 4-lane chunks of the wave. Within a chunk
+//! it runs every step of the run with the VGPRs it touches held as SSA values (loaded on first
+//! use, stored once at the end of the chunk), so a chain of dependent instructions never goes
+//! back to memory between steps. That order is exact because every step is lane-wise: a lane's
+//! results depend only on that lane's sources ([`super::select`]).
+//!
+//! The arguments are `(vgprs, uniforms, masks_in, masks_out, exec)`: the wave's VGPR file
+//! (64 lanes × 4 bytes per register), the uniform source values and input lane masks the
+//! caller read with the interpreter's own operand code, where to put the lane masks the run
+//! writes, and EXEC. Lanes outside EXEC keep their old values; lane masks have 0 there.
+//!
+//! Float semantics follow the interpreter's fast paths bit for bit: host arithmetic rounds to
+//! nearest even (the only f32 rounding translated), denormals are flushed on input and output
+//! when MODE says so, and a NaN result of an FMA carries the first NaN input, quieted.
+
+use super::select::{Bin, CarryOp, Cond, Kind, MaskSrc, Plan, Src, Tri};
+use crate::gpu::exec::ops::valu::fp::Env;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64};
+use cranelift_codegen::ir::{AbiParam, Endianness, InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::JITModule;
+use cranelift_module::Module;
+use std::collections::HashMap;
+
+/// Bytes of one VGPR (64 lanes of 4 bytes).
+const VGPR_BYTES: i32 = 256;
+/// Lanes per chunk, and chunks per wave.
+const CHUNK_LANES: i64 = 4;
+const CHUNKS: i64 = 16;
+
+/// Compiles `plan` into `module`; returns the finalized function's address.
+pub fn compile(module: &mut JITModule, plan: &Plan, mode: u32) -> Result<*const u8, String> {
+    let mut ctx = module.make_context();
+    for _ in 0..4 {
+        ctx.func.signature.params.push(AbiParam::new(I64));
+    }
+    ctx.func.signature.params.push(AbiParam::new(I64));
+    let mut fbc = FunctionBuilderContext::new();
+    {
+        let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+        Lowering::new(b, plan, Env::new(mode)).emit(module.target_config());
+    }
+    let id = module.declare_anonymous_function(&ctx.func.signature).map_err(|e| e.to_string())?;
+    module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+    module.clear_context(&mut ctx);
+    module.finalize_definitions().map_err(|e| e.to_string())?;
+    Ok(module.get_finalized_function(id))
+}
+
+fn mem() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+fn lanes() -> MemFlagsData {
+    MemFlagsData::new().with_endianness(Endianness::Little)
+}
+
+struct Lowering<'a> {
+    b: FunctionBuilder<'a>,
+    plan: &'a Plan,
+    env: Env,
+}
+
+/// The state of one chunk while its steps are emitted.
+struct Chunk {
+    base: Value,
+    shift: Value,
+    exec: Value,
+    /// Current value of each VGPR touched, and whether it was written.
+    regs: HashMap<u8, (Value, bool)>,
+    /// The lane mask each step wrote (compares, carries), already limited to EXEC.
+    step_masks: Vec<Option<Value>>,
+    /// The latest value of each output mask.
+    out_masks: Vec<Option<Value>>,
+}
+
+impl<'a> Lowering<'a> {
+    fn new(b: FunctionBuilder<'a>, plan: &'a Plan, env: Env) -> Self {
+        Lowering { b, plan, env }
+    }
+
+    fn emit(mut self, target: cranelift_codegen::isa::TargetFrontendConfig) {
+        let entry = self.b.create_block();
+        self.b.append_block_params_for_function_params(entry);
+        self.b.switch_to_block(entry);
+        self.b.seal_block(entry);
+        let p = self.b.block_params(entry).to_vec();
+        let (vgpr, uni, min, mout, exec) = (p[0], p[1], p[2], p[3], p[4]);
+        // Uniform values (as scalars, for shift amounts, and splatted) and input masks.
+        let uniforms: Vec<(Value, Value)> = (0..self.plan.uniforms.len())
+            .map(|i| {
+                let x = self.b.ins().load(I32, mem(), uni, 4 * i as i32);
+                (x, self.b.ins().splat(I32X4, x))
+            })
+            .collect();
+        let masks_in: Vec<Value> =
+            (0..self.plan.masks_in.len()).map(|i| self.b.ins().load(I64, mem(), min, 8 * i as i32)).collect();
+        let lane_bits = self.vconst([1, 2, 4, 8]);
+        // The chunk loop: `c` and the output masks' accumulators are loop variables.
+        let c_var = self.b.declare_var(I64);
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b.def_var(c_var, zero);
+        let acc_vars: Vec<Variable> = (0..self.plan.masks_out.len())
+            .map(|_| {
+                let v = self.b.declare_var(I64);
+                self.b.def_var(v, zero);
+                v
+            })
+            .collect();
+        let header = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(header);
+        let c = self.b.use_var(c_var);
+        let offset = self.b.ins().imul_imm_u(c, CHUNK_LANES * 4);
+        let base = self.b.ins().iadd(vgpr, offset);
+        let shift = self.b.ins().imul_imm_u(c, CHUNK_LANES);
+        let exec_vec = self.mask_vector(exec, shift, lane_bits);
+        let mut ch = Chunk {
+            base,
+            shift,
+            exec: exec_vec,
+            regs: HashMap::new(),
+            step_masks: vec![None; self.plan.steps.len()],
+            out_masks: vec![None; self.plan.masks_out.len()],
+        };
+        for (n, step) in self.plan.steps.iter().enumerate() {
+            let src: Vec<Value> = step.src.iter().flatten().map(|s| self.read(&mut ch, *s, &uniforms)).collect();
+            let mask_in = step.mask_in.map(|m| match m {
+                MaskSrc::Input(i) => self.mask_vector(masks_in[i as usize], ch.shift, lane_bits),
+                MaskSrc::Step(k) => ch.step_masks[k as usize].expect("a mask-writing step"),
+            });
+            let amount = |i: usize| match step.src[i] {
+                Some(Src::Uniform(u)) => Amount::Scalar(uniforms[u as usize].0),
+                _ => Amount::Lanes(src[i]),
+            };
+            let (value, mask) = match step.kind {
+                Kind::Mov => (Some(src[0]), None),
+                Kind::Not => (Some(self.b.ins().bnot(src[0])), None),
+                Kind::Bin(op) => (Some(self.bin(op, src[0], src[1], amount(0))), None),
+                Kind::Tri(op) => (Some(self.tri(op, src[0], src[1], src[2], amount(1), amount(2))), None),
+                Kind::Carry { op, carry_in } => {
+                    let (r, carry) = self.carry(op, src[0], src[1], if carry_in { mask_in } else { None });
+                    (Some(r), Some(carry))
+                }
+                Kind::Cndmask => (Some(self.b.ins().bitselect(mask_in.expect("a selector"), src[1], src[0])), None),
+                Kind::CmpInt { cond, signed } => (None, Some(self.cmp_int(cond, signed, src[0], src[1]))),
+                Kind::CmpF32(cond) => {
+                    let (a, b) = (self.flush_in(src[0]), self.flush_in(src[1]));
+                    (None, Some(self.cmp_f32(cond, a, b)))
+                }
+                Kind::AddF32 => (Some(self.farith(src[0], src[1], |b, x, y| b.ins().fadd(x, y))), None),
+                Kind::SubF32 => (Some(self.farith(src[0], src[1], |b, x, y| b.ins().fsub(x, y))), None),
+                Kind::SubRevF32 => (Some(self.farith(src[1], src[0], |b, x, y| b.ins().fsub(x, y))), None),
+                Kind::MulF32 => (Some(self.farith(src[0], src[1], |b, x, y| b.ins().fmul(x, y))), None),
+                Kind::FmaF32 { acc } => {
+                    let c = if acc {
+                        self.read(&mut ch, Src::Vgpr(step.dst.expect("a destination")), &uniforms)
+                    } else {
+                        src[2]
+                    };
+                    (Some(self.fma(src[0], src[1], c)), None)
+                }
+                Kind::CvtF32U32 => {
+                    let f = self.b.ins().fcvt_from_uint(F32X4, src[0]);
+                    (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
+                }
+                Kind::CvtF32I32 => {
+                    let f = self.b.ins().fcvt_from_sint(F32X4, src[0]);
+                    (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
+                }
+            };
+            if let (Some(v), Some(d)) = (value, step.dst) {
+                let old = self.read(&mut ch, Src::Vgpr(d), &uniforms);
+                let new = self.b.ins().bitselect(ch.exec, v, old);
+                ch.regs.insert(d, (new, true));
+            }
+            if let Some(m) = mask {
+                let m = self.b.ins().band(m, ch.exec);
+                ch.step_masks[n] = Some(m);
+                if let Some(slot) = step.mask_out {
+                    ch.out_masks[slot as usize] = Some(m);
+                }
+            }
+        }
+        // End of the chunk: store what was written, gather the mask bits.
+        let mut written: Vec<(u8, Value)> =
+            ch.regs.iter().filter(|(_, (_, w))| *w).map(|(r, (v, _))| (*r, *v)).collect();
+        written.sort_by_key(|(r, _)| *r);
+        for (r, v) in written {
+            self.b.ins().store(mem(), v, ch.base, r as i32 * VGPR_BYTES);
+        }
+        for (slot, var) in acc_vars.iter().enumerate() {
+            if let Some(m) = ch.out_masks[slot] {
+                let bits = self.b.ins().vhigh_bits(I64, m);
+                let bits = self.b.ins().ishl(bits, ch.shift);
+                let acc = self.b.use_var(*var);
+                let acc = self.b.ins().bor(acc, bits);
+                self.b.def_var(*var, acc);
+            }
+        }
+        let next = self.b.ins().iadd_imm_u(c, 1);
+        self.b.def_var(c_var, next);
+        let more = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, next, CHUNKS);
+        self.b.ins().brif(more, header, &[], exit, &[]);
+        self.b.seal_block(header);
+        self.b.switch_to_block(exit);
+        self.b.seal_block(exit);
+        for (slot, var) in acc_vars.iter().enumerate() {
+            let acc = self.b.use_var(*var);
+            self.b.ins().store(mem(), acc, mout, 8 * slot as i32);
+        }
+        self.b.ins().return_(&[]);
+        self.b.finalize(target);
+    }
+
+    /// The current value of a source in this chunk.
+    fn read(&mut self, ch: &mut Chunk, s: Src, uniforms: &[(Value, Value)]) -> Value {
+        match s {
+            Src::Uniform(u) => uniforms[u as usize].1,
+            Src::Vgpr(r) => {
+                if let Some((v, _)) = ch.regs.get(&r) {
+                    return *v;
+                }
+                let v = self.b.ins().load(I32X4, mem(), ch.base, r as i32 * VGPR_BYTES);
+                ch.regs.insert(r, (v, false));
+                v
+            }
+        }
+    }
+
+    fn vconst(&mut self, v: [u32; 4]) -> Value {
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let c = self.b.func.dfg.constants.insert(bytes.into());
+        self.b.ins().vconst(I32X4, c)
+    }
+
+    fn splat(&mut self, x: u32) -> Value {
+        let s = self.b.ins().iconst(I32, x as i64);
+        self.b.ins().splat(I32X4, s)
+    }
+
+    /// The 4-lane mask (all ones where set) of bits `shift..shift+4` of a 64-bit lane mask.
+    fn mask_vector(&mut self, bits: Value, shift: Value, lane_bits: Value) -> Value {
+        let x = self.b.ins().ushr(bits, shift);
+        let x = self.b.ins().ireduce(I32, x);
+        let x = self.b.ins().splat(I32X4, x);
+        let x = self.b.ins().band(x, lane_bits);
+        let zero = self.splat(0);
+        self.b.ins().icmp(IntCC::NotEqual, x, zero)
+    }
+
+    /// `value` shifted by `amount` (masked to 0..31) per lane.
+    fn shift(&mut self, kind: Shift, value: Value, amount: Amount) -> Value {
+        let op = |b: &mut FunctionBuilder, x: Value, s: Value| match kind {
+            Shift::Shl => b.ins().ishl(x, s),
+            Shift::Shr => b.ins().ushr(x, s),
+            Shift::Sar => b.ins().sshr(x, s),
+        };
+        match amount {
+            // Cranelift masks a shift amount to the lane width, as the hardware does.
+            Amount::Scalar(s) => op(&mut self.b, value, s),
+            Amount::Lanes(s) => {
+                // No per-lane shift in Cranelift's SIMD: lane by lane.
+                let mut r = value;
+                for l in 0..4u8 {
+                    let x = self.b.ins().extractlane(value, l);
+                    let n = self.b.ins().extractlane(s, l);
+                    let y = op(&mut self.b, x, n);
+                    r = self.b.ins().insertlane(r, y, l);
+                }
+                r
+            }
+        }
+    }
+
+    fn bin(&mut self, op: Bin, a: Value, b: Value, amount_a: Amount) -> Value {
+        match op {
+            Bin::Add => self.b.ins().iadd(a, b),
+            Bin::Sub => self.b.ins().isub(a, b),
+            Bin::SubRev => self.b.ins().isub(b, a),
+            Bin::And => self.b.ins().band(a, b),
+            Bin::Or => self.b.ins().bor(a, b),
+            Bin::Xor => self.b.ins().bxor(a, b),
+            Bin::ShlRev => self.shift(Shift::Shl, b, amount_a),
+            Bin::ShrRev => self.shift(Shift::Shr, b, amount_a),
+            Bin::SarRev => self.shift(Shift::Sar, b, amount_a),
+            Bin::MulLo => self.b.ins().imul(a, b),
+            Bin::MulU24 => {
+                let m = self.splat(0xff_ffff);
+                let (x, y) = (self.b.ins().band(a, m), self.b.ins().band(b, m));
+                self.b.ins().imul(x, y)
+            }
+            Bin::MaxU => self.b.ins().umax(a, b),
+            Bin::MinU => self.b.ins().umin(a, b),
+            Bin::MaxI => self.b.ins().smax(a, b),
+            Bin::MinI => self.b.ins().smin(a, b),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn tri(&mut self, op: Tri, a: Value, b: Value, c: Value, amount_b: Amount, amount_c: Amount) -> Value {
+        match op {
+            Tri::Add3 => {
+                let s = self.b.ins().iadd(a, b);
+                self.b.ins().iadd(s, c)
+            }
+            Tri::LshlAdd => {
+                let s = self.shift(Shift::Shl, a, amount_b);
+                self.b.ins().iadd(s, c)
+            }
+            Tri::AddLshl => {
+                let s = self.b.ins().iadd(a, b);
+                self.shift(Shift::Shl, s, amount_c)
+            }
+            Tri::LshlOr => {
+                let s = self.shift(Shift::Shl, a, amount_b);
+                self.b.ins().bor(s, c)
+            }
+            Tri::AndOr => {
+                let s = self.b.ins().band(a, b);
+                self.b.ins().bor(s, c)
+            }
+            Tri::Or3 => {
+                let s = self.b.ins().bor(a, b);
+                self.b.ins().bor(s, c)
+            }
+            Tri::Xad => {
+                let s = self.b.ins().bxor(a, b);
+                self.b.ins().iadd(s, c)
+            }
+            Tri::MadU24 => {
+                let p = self.bin(Bin::MulU24, a, b, Amount::Lanes(a));
+                self.b.ins().iadd(p, c)
+            }
+        }
+    }
+
+    /// The result and the carry (borrow) out, as a lane mask. `cin` is the carry-in mask.
+    fn carry(&mut self, op: CarryOp, a: Value, b: Value, cin: Option<Value>) -> (Value, Value) {
+        let (x, y) = match op {
+            CarryOp::Add | CarryOp::Sub => (a, b),
+            CarryOp::SubRev => (b, a),
+        };
+        let add = op == CarryOp::Add;
+        let t = if add { self.b.ins().iadd(x, y) } else { self.b.ins().isub(x, y) };
+        // Out of [0, 2^32) before the carry-in: the sum wrapped, or the difference is negative.
+        let out = if add {
+            self.b.ins().icmp(IntCC::UnsignedLessThan, t, x)
+        } else {
+            self.b.ins().icmp(IntCC::UnsignedLessThan, x, y)
+        };
+        let Some(cin) = cin else { return (t, out) };
+        // The carry-in mask is -1 where set: adding 1 is subtracting it.
+        let r = if add { self.b.ins().isub(t, cin) } else { self.b.ins().iadd(t, cin) };
+        // It carries out on its own only from 0xffffffff (add) or 0 (subtract).
+        let edge = self.splat(if add { u32::MAX } else { 0 });
+        let at_edge = self.b.ins().icmp(IntCC::Equal, t, edge);
+        let more = self.b.ins().band(at_edge, cin);
+        (r, self.b.ins().bor(out, more))
+    }
+
+    fn cmp_int(&mut self, cond: Cond, signed: bool, a: Value, b: Value) -> Value {
+        let cc = match (cond, signed) {
+            (Cond::False, _) => return self.splat(0),
+            (Cond::True, _) => return self.splat(u32::MAX),
+            (Cond::Lt, false) => IntCC::UnsignedLessThan,
+            (Cond::Lt, true) => IntCC::SignedLessThan,
+            (Cond::Le, false) => IntCC::UnsignedLessThanOrEqual,
+            (Cond::Le, true) => IntCC::SignedLessThanOrEqual,
+            (Cond::Gt, false) => IntCC::UnsignedGreaterThan,
+            (Cond::Gt, true) => IntCC::SignedGreaterThan,
+            (Cond::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
+            (Cond::Ge, true) => IntCC::SignedGreaterThanOrEqual,
+            (Cond::Eq, _) => IntCC::Equal,
+            (Cond::NeOrLg, _) => IntCC::NotEqual,
+            _ => unreachable!("integer compares have no unordered conditions"),
+        };
+        self.b.ins().icmp(cc, a, b)
+    }
+
+    fn cmp_f32(&mut self, cond: Cond, a: Value, b: Value) -> Value {
+        let cc = match cond {
+            Cond::False => return self.splat(0),
+            Cond::True => return self.splat(u32::MAX),
+            Cond::Lt => FloatCC::LessThan,
+            Cond::Eq => FloatCC::Equal,
+            Cond::Le => FloatCC::LessThanOrEqual,
+            Cond::Gt => FloatCC::GreaterThan,
+            Cond::NeOrLg => FloatCC::OrderedNotEqual,
+            Cond::Ge => FloatCC::GreaterThanOrEqual,
+            Cond::O => FloatCC::Ordered,
+            Cond::U => FloatCC::Unordered,
+            Cond::Nge => FloatCC::UnorderedOrLessThan,
+            Cond::Nlg => FloatCC::UnorderedOrEqual,
+            Cond::Ngt => FloatCC::UnorderedOrLessThanOrEqual,
+            Cond::Nle => FloatCC::UnorderedOrGreaterThan,
+            Cond::Neq => FloatCC::NotEqual,
+            Cond::Nlt => FloatCC::UnorderedOrGreaterThanOrEqual,
+        };
+        let (x, y) = (self.b.ins().bitcast(F32X4, lanes(), a), self.b.ins().bitcast(F32X4, lanes(), b));
+        // A vector compare gives an integer vector: all ones where it holds.
+        self.b.ins().fcmp(cc, x, y)
+    }
+
+    /// A denormal becomes a signed zero.
+    fn flush(&mut self, v: Value) -> Value {
+        let exp_mask = self.splat(0x7f80_0000);
+        let sign_mask = self.splat(0x8000_0000);
+        let zero = self.splat(0);
+        let exp = self.b.ins().band(v, exp_mask);
+        let tiny = self.b.ins().icmp(IntCC::Equal, exp, zero);
+        let sign = self.b.ins().band(v, sign_mask);
+        self.b.ins().bitselect(tiny, sign, v)
+    }
+
+    fn flush_in(&mut self, v: Value) -> Value {
+        if self.env.in32() {
+            v
+        } else {
+            self.flush(v)
+        }
+    }
+
+    fn flush_out(&mut self, v: Value) -> Value {
+        if self.env.out32() {
+            v
+        } else {
+            self.flush(v)
+        }
+    }
+
+    /// A two-source f32 operation by host arithmetic, flushing per MODE.
+    fn farith(&mut self, a: Value, b: Value, f: impl Fn(&mut FunctionBuilder, Value, Value) -> Value) -> Value {
+        let (a, b) = (self.flush_in(a), self.flush_in(b));
+        let (x, y) = (self.b.ins().bitcast(F32X4, lanes(), a), self.b.ins().bitcast(F32X4, lanes(), b));
+        let r = f(&mut self.b, x, y);
+        let r = self.nan_inputs(r, &[(a, x), (b, y)]);
+        self.flush_out(r)
+    }
+
+    /// Fused `a * b + c`.
+    fn fma(&mut self, a: Value, b: Value, c: Value) -> Value {
+        let (a, b, c) = (self.flush_in(a), self.flush_in(b), self.flush_in(c));
+        let [x, y, z] = [a, b, c].map(|v| self.b.ins().bitcast(F32X4, lanes(), v));
+        let r = self.b.ins().fma(x, y, z);
+        let r = self.nan_inputs(r, &[(a, x), (b, y), (c, z)]);
+        self.flush_out(r)
+    }
+
+    /// The result `r` (f32 lanes) as integer lanes, where a NaN result carries the first NaN
+    /// input (`inputs` in source order, as integer and float lanes), quieted, as the
+    /// interpreter's results do: the host instruction's own choice depends on the operand
+    /// order the code generator picked. The fix-up is off the common path: a branch taken
+    /// only when some lane's result is a NaN.
+    fn nan_inputs(&mut self, r: Value, inputs: &[(Value, Value)]) -> Value {
+        let bits = self.b.ins().bitcast(I32X4, lanes(), r);
+        let nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
+        let any = self.b.ins().vany_true(nan);
+        let slow = self.b.create_block();
+        let merge = self.b.create_block();
+        let out = self.b.append_block_param(merge, I32X4);
+        self.b.ins().brif(any, slow, &[], merge, &[bits.into()]);
+        self.b.switch_to_block(slow);
+        self.b.seal_block(slow);
+        let quiet = self.splat(0x0040_0000);
+        let mut fixed = bits;
+        for &(v, f) in inputs.iter().rev() {
+            let nan = self.b.ins().fcmp(FloatCC::Unordered, f, f);
+            let q = self.b.ins().bor(v, quiet);
+            fixed = self.b.ins().bitselect(nan, q, fixed);
+        }
+        self.b.ins().jump(merge, &[fixed.into()]);
+        self.b.switch_to_block(merge);
+        self.b.seal_block(merge);
+        out
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Shift {
+    Shl,
+    Shr,
+    Sar,
+}
+
+/// A shift amount: the same for every lane, or per lane.
+#[derive(Clone, Copy)]
+enum Amount {
+    Scalar(Value),
+    Lanes(Value),
+}
