@@ -2,7 +2,9 @@
 //!
 //! Random straight-line programs of the instructions the translator takes — every opcode of
 //! the VOP1, VOP2, VOPC and VOP3 maps that decodes to one, with random VGPR, SGPR, VCC, inline
-//! constant and literal operands — run from the same random state (float edge values: NaNs
+//! constant and literal operands, mixed with random SOP1/SOP2/SOPC/SOPK instructions (which
+//! write SGPRs, VCC, M0, EXEC and SCC that later vector code reads) and short forward
+//! branches — run from the same random state (float edge values: NaNs
 //! with payloads, infinities, denormals, signed zeros; integer edges; EXEC masks with holes,
 //! empty and full; MODE with and without f32 denormals, and a rounding mode the translator
 //! must leave to the interpreter) once interpreted and once translated. Every register must
@@ -92,9 +94,57 @@ fn any_src(r: &mut Rng, literal_ok: bool) -> u32 {
     }
 }
 
+/// A scalar destination: s0..s11 mostly, sometimes VCC, M0 or EXEC.
+fn scalar_dst(r: &mut Rng) -> u32 {
+    match r.below(16) {
+        0 => 106,
+        1 => 124,
+        2 => 126,
+        _ => r.below(12),
+    }
+}
+
+/// A scalar source: s0..s11, VCC, EXEC, M0, SCC, constants, the literal.
+fn scalar_src(r: &mut Rng) -> u32 {
+    match r.below(8) {
+        0 => r.pick(&[106, 107, 124, 126, 127, 253]),
+        1 | 2 => 128 + r.below(81),
+        3 => 255,
+        _ => r.below(12),
+    }
+}
+
+/// One random encoded scalar instruction the translator hands to the interpreter, or a
+/// short forward branch.
+fn scalar_instruction(r: &mut Rng) -> Vec<u32> {
+    loop {
+        let (dst, a, b) = (scalar_dst(r), scalar_src(r), scalar_src(r));
+        let mut words = match r.below(6) {
+            0 | 1 => vec![0x8000_0000 | r.below(0x7d) << 23 | dst << 16 | b << 8 | a],
+            2 => vec![0xbe80_0000 | dst << 16 | r.below(64) << 8 | a],
+            3 => vec![0xbf00_0000 | r.below(32) << 16 | b << 8 | a],
+            4 => vec![0xb000_0000 | r.below(22) << 23 | dst << 16 | r.next() & 0xffff],
+            // s_branch, s_cbranch_{scc0,scc1,vccz,vccnz,execz,execnz}, skipping 0..2 words.
+            _ => vec![0xbf80_0000 | r.pick(&[2, 4, 5, 6, 7, 8, 9]) << 16 | r.below(3)],
+        };
+        if words[0] >> 28 != 0xb && (words[0] & 0xff == 255 || words[0] >> 8 & 0xff == 255) {
+            words.push(value(r));
+        }
+        let Ok(inst) = decode(&words, Target::Gfx90a) else { continue };
+        if inst.len as usize == words.len() * 4
+            && matches!(select::takes(&inst), Some(select::Taken::Scalar | select::Taken::Branch))
+        {
+            return words;
+        }
+    }
+}
+
 /// One random encoded instruction the translator takes on its own (words, with a literal
-/// if it has one).
+/// if it has one): vector mostly, scalar sometimes.
 fn instruction(r: &mut Rng) -> Vec<u32> {
+    if r.below(4) == 0 {
+        return scalar_instruction(r);
+    }
     loop {
         let vdst = r.below(VGPRS);
         let mut words = match r.below(4) {
@@ -120,7 +170,7 @@ fn instruction(r: &mut Rng) -> Vec<u32> {
             continue;
         }
         // Only what the translator takes alone, under the default MODE.
-        if select::kind(inst.op).is_some() && select::plan(&[inst], 0xf0).steps.len() == 1 {
+        if select::kind(inst.op).is_some() && select::plan(&[inst], 0xf0).insts == 1 {
             return words;
         }
     }
@@ -145,10 +195,15 @@ fn randomize(h: &mut Harness, r: &mut Rng, mode: u32) {
         _ => (r.next() as u64) << 32 | r.next() as u64,
     };
     h.wave.mode = mode;
+    h.wave.scc = r.below(2) == 1;
+    h.wave.m0 = value(r);
 }
 
-fn state(h: &Harness) -> (Vec<[u32; 64]>, Vec<u32>, u64, u64) {
-    (h.wave.vgpr[..VGPRS as usize].to_vec(), h.wave.sgpr[..12].to_vec(), h.wave.vcc, h.wave.exec)
+type State = (Vec<[u32; 64]>, Vec<u32>, u64, u64, (bool, u32));
+
+fn state(h: &Harness) -> State {
+    let w = &h.wave;
+    (w.vgpr[..VGPRS as usize].to_vec(), w.sgpr[..12].to_vec(), w.vcc, w.exec, (w.scc, w.m0))
 }
 
 #[test]
@@ -157,8 +212,8 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     // MODE: f32 denormals kept (HIP), flushed (OpenCL's default on some targets), flushed on
     // output only, and round-toward-zero (f32 arithmetic then stays with the interpreter).
     let modes = [0xf0, 0xc0, 0xd0, 0xf3];
-    let (mut programs, mut translated) = (0, 0usize);
-    for case in 0..3000 {
+    let (mut programs, mut translated, mut mixed) = (0, 0usize, 0usize);
+    for case in 0..10_000 {
         let len = 1 + r.below(12) as usize;
         let program: Vec<Vec<u32>> = (0..len).map(|_| instruction(&mut r)).collect();
         let words: Vec<u32> = program.concat();
@@ -187,13 +242,22 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
             }
             assert_eq!(a.1, b.1, "SGPRs, case {case}, mode {mode:#x}: {text:#?}");
             assert_eq!(a.2, b.2, "VCC, case {case}, mode {mode:#x}: {text:#?}");
-            assert_eq!(a.3, b.3, "EXEC, case {case}");
+            assert_eq!(a.3, b.3, "EXEC, case {case}: {text:#?}");
+            assert_eq!(a.4, b.4, "SCC and M0, case {case}: {text:#?}");
         }
         programs += 1;
-        let insts: Vec<_> = program.iter().map(|w| decode(w, Target::Gfx90a).unwrap()).collect();
-        translated += select::plan(&insts, mode).steps.len();
+        let insts: Vec<_> = program.iter().map(|w| decode(w, Target::Gfx90a).expect("decodes")).collect();
+        let plan = select::plan(&insts, mode);
+        translated += plan.insts;
+        let scalar_at = plan.items.iter().position(|i| matches!(i, select::Item::Scalar { .. }));
+        mixed +=
+            scalar_at.is_some_and(|k| plan.items[k..].iter().any(|i| matches!(i, select::Item::Vector(_)))) as usize;
     }
     // The translator did the work: most programs start with a run of several instructions.
     assert!(translated > programs * 2, "{translated} instructions translated in {programs} programs");
     assert!(jit::stats().0 > 100, "translations compiled: {:?}", jit::stats());
+    assert_eq!(jit::stats().1, 0, "runs that failed to compile");
+    // And runs where vector code follows scalar code (which reads the wave's registers anew).
+    assert!(mixed > 300, "{mixed} runs with vector code after scalar code");
+    eprintln!("{programs} programs, {translated} instructions in translated runs, {mixed} mixed runs");
 }

@@ -16,7 +16,7 @@ use crate::gpu::context::Context;
 use crate::gpu::cp::aql::KernelDispatch;
 use crate::gpu::exec::code::CodeCache;
 use crate::gpu::exec::dispatch::DispatchInfo;
-use crate::gpu::exec::jit::{self, select, Block, Engine};
+use crate::gpu::exec::jit::{self, select, Block, Engine, Ran};
 use crate::gpu::exec::kd::KernelDescriptor;
 use crate::gpu::exec::memory::{PrivateMem, WaveMem};
 use crate::gpu::exec::{ops, vector_modes, Ctx, ExecError, Flow, Wave};
@@ -115,7 +115,7 @@ impl Harness {
         let mut at = 0;
         while at < words.len() && insts.len() < select::MAX_STEPS {
             match decode(&words[at..], self.target) {
-                Ok(inst) if select::kind(inst.op).is_some() => {
+                Ok(inst) if select::takes(&inst).is_some() => {
                     at += inst.len as usize / 4;
                     insts.push(inst);
                 }
@@ -144,8 +144,17 @@ impl Harness {
             let at = self.wave.pc as usize / 4;
             if self.info.engine == Engine::Jit && self.wave.mode & vector_modes::MODE_BITS == 0 {
                 if let Some(block) = self.translated(&words[at..]).filter(|b| b.applies(&self.wave)) {
-                    block.run(&mut self.wave)?;
-                    self.wave.pc += block.bytes();
+                    let mut ctx =
+                        Ctx { mem: &mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
+                    match block.run(&mut self.wave, &mut ctx).map_err(|(error, ..)| error)?.0 {
+                        Ran::Through => self.wave.pc += block.bytes(),
+                        Ran::Stopped { flow, pc, len } => match flow {
+                            Flow::Next | Flow::Barrier | Flow::Sleep => self.wave.pc = pc + len as u64,
+                            Flow::Jump(t) => self.wave.pc = t,
+                            Flow::Yield => self.wave.pc = pc,
+                            Flow::End => break,
+                        },
+                    }
                     continue;
                 }
             }

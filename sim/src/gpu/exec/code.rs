@@ -130,11 +130,12 @@ impl CodeCache {
         let mut at = pc;
         while insts.len() < select::MAX_STEPS {
             let Ok(d) = self.fetch(at, mem) else { break };
-            if select::kind(d.inst.op).is_none() {
-                break;
-            }
+            let Some(taken) = select::takes(&d.inst) else { break };
             insts.push(d.inst);
             at += d.inst.len as u64;
+            if taken == select::Taken::Branch {
+                break;
+            }
         }
         let words = |bytes: u32| (0..bytes as u64 / 4).map(|i| mem.read::<u32>(pc + 4 * i).ok()).collect();
         jit::translate(self.target, &insts, words, mode, jit::MIN_STEPS)

@@ -5,7 +5,7 @@
 
 use super::code::CodeCache;
 use super::dispatch::DispatchInfo;
-use super::jit::Engine;
+use super::jit::{Engine, Ran};
 use super::memory::{PrivateMem, WaveMem};
 use super::{itrace, vector_modes, Ctx, ExecError, Flow, Wave, WaveStatus};
 use crate::gpu::stats::{op_table, InstClass, InstCounts, Traffic};
@@ -273,11 +273,21 @@ fn step_quantum<O: Observe>(
         if translate && w.mode & vector_modes::MODE_BITS == 0 {
             if let Some(block) = code.jit_block(w.pc, w, ctx.mem) {
                 if block.applies(w) {
-                    let pc = w.pc;
-                    block.run(w).map_err(|error| WaveFailure { error, pc, inst: String::new() })?;
-                    w.pc += block.bytes();
-                    *retired += block.insts();
-                    done += block.insts() as usize;
+                    let (ran, n) = block.run(w, ctx).map_err(|(error, pc, inst)| {
+                        w.pc = pc;
+                        WaveFailure { error, pc, inst }
+                    })?;
+                    *retired += n;
+                    done += n as usize;
+                    match ran {
+                        Ran::Through => w.pc += block.bytes(),
+                        Ran::Stopped { flow, pc, len } => {
+                            w.pc = pc;
+                            if let Some(q) = follow(w, flow, len) {
+                                return Ok(q);
+                            }
+                        }
+                    }
                     continue;
                 }
             }
@@ -306,24 +316,38 @@ fn step_quantum<O: Observe>(
         let outcome = (d.handler)(w, inst, ctx);
         counter.after(w, inst, pc);
         match outcome {
-            Ok(Flow::Next) => w.pc += d.inst.len as u64,
-            Ok(Flow::Jump(target)) => w.pc = target,
-            Ok(Flow::End) => {
-                w.status = WaveStatus::Ended;
-                return Ok(Quantum::Ran);
-            }
-            Ok(Flow::Yield) => return Ok(Quantum::Waiting),
-            Ok(Flow::Sleep) => {
-                w.pc += d.inst.len as u64;
-                return Ok(Quantum::Waiting);
-            }
-            Ok(Flow::Barrier) => {
-                w.pc += d.inst.len as u64;
-                w.status = WaveStatus::AtBarrier;
-                return Ok(Quantum::Ran);
+            Ok(flow) => {
+                if let Some(q) = follow(w, flow, d.inst.len) {
+                    return Ok(q);
+                }
             }
             Err(error) => return Err(WaveFailure { error, pc: w.pc, inst: d.inst.to_string() }),
         }
     }
     Ok(Quantum::Ran)
+}
+
+/// Moves the wave on after its instruction at `w.pc` (`len` bytes long) answered `flow`;
+/// `Some` when the wave's quantum ends there.
+#[inline(always)]
+fn follow(w: &mut Wave, flow: Flow, len: u8) -> Option<Quantum> {
+    match flow {
+        Flow::Next => w.pc += len as u64,
+        Flow::Jump(target) => w.pc = target,
+        Flow::End => {
+            w.status = WaveStatus::Ended;
+            return Some(Quantum::Ran);
+        }
+        Flow::Yield => return Some(Quantum::Waiting),
+        Flow::Sleep => {
+            w.pc += len as u64;
+            return Some(Quantum::Waiting);
+        }
+        Flow::Barrier => {
+            w.pc += len as u64;
+            w.status = WaveStatus::AtBarrier;
+            return Some(Quantum::Ran);
+        }
+    }
+    None
 }

@@ -1,24 +1,34 @@
-//! Cranelift code for a [`Plan`]: the run's instructions over the wave four lanes at a time.
+//! Cranelift code for a [`Plan`]: vector segments four lanes at a time, scalar instructions
+//! through the interpreter's handlers.
 //!
-//! The translated function loops over the sixteen 4-lane chunks of the wave. Within a chunk
-//! it runs every step of the run with the VGPRs it touches held as SSA values (loaded on first
+//! A vector segment loops over the sixteen 4-lane chunks of the wave. Within a chunk it runs
+//! every step of the segment with the VGPRs it touches held as SSA values (loaded on first
 //! use, stored once at the end of the chunk), so a chain of dependent instructions never goes
 //! back to memory between steps. That order is exact because every step is lane-wise: a lane's
-//! results depend only on that lane's sources ([`super::select`]).
+//! results depend only on that lane's sources ([`super::select`]). Uniform sources, input
+//! lane masks and EXEC are read from the wave when the segment starts; the lane masks it
+//! writes are stored when it ends. Lanes outside EXEC keep their old values; lane masks have
+//! 0 there.
 //!
-//! The arguments are `(vgprs, uniforms, masks_in, masks_out, exec)`: the wave's VGPR file
-//! (64 lanes × 4 bytes per register), the uniform source values and input lane masks the
-//! caller read with the interpreter's own operand code, where to put the lane masks the run
-//! writes, and EXEC. Lanes outside EXEC keep their old values; lane masks have 0 there.
+//! A scalar instruction is a call of [`super::scalar_step`] with its entry (instruction and
+//! handler): the interpreter's own semantics, without its fetch and dispatch. A non-zero
+//! answer (a branch taken, an error) returns from the run at once.
+//!
+//! The function's arguments are `(wave, vgprs, ctx, exit, pc)`: the wave, its VGPR file
+//! (64 lanes × 4 bytes per register), the instruction context and exit record handed on to
+//! `scalar_step`, and the run's address. It returns 0 when the run ended, 1 when a scalar
+//! instruction stopped it.
 //!
 //! Float semantics follow the interpreter's fast paths bit for bit: host arithmetic rounds to
 //! nearest even (the only f32 rounding translated), denormals are flushed on input and output
-//! when MODE says so, and a NaN result of an FMA carries the first NaN input, quieted.
+//! when MODE says so, and a NaN result carries the first NaN input, quieted.
 
-use super::select::{Bin, CarryOp, Cond, Kind, MaskSrc, Plan, Src, Tri};
+use super::select::{Bin, CarryOp, Cond, Item, Kind, MaskReg, MaskSrc, Plan, Segment, Src, Tri, Uniform};
 use crate::gpu::exec::ops::valu::fp::Env;
+use crate::gpu::exec::wave::Wave;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64};
+use cranelift_codegen::ir::Signature;
 use cranelift_codegen::ir::{AbiParam, Endianness, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
@@ -31,23 +41,52 @@ const VGPR_BYTES: i32 = 256;
 const CHUNK_LANES: i64 = 4;
 const CHUNKS: i64 = 16;
 
-/// Compiles `plan` into `module`; returns the finalized function's address.
-pub fn compile(module: &mut JITModule, plan: &Plan, mode: u32) -> Result<*const u8, String> {
+/// The address of each scalar instruction's entry (what [`super::scalar_step`] needs), by
+/// the instruction's index in the run.
+pub type ScalarEntries<'a> = &'a dyn Fn(u16) -> u64;
+
+/// Compiles `plan` into `module`; returns the finalized function's address. `entries` gives
+/// the address of each scalar instruction's entry, passed to `step` (the address of
+/// [`super::scalar_step`]).
+pub fn compile(
+    module: &mut JITModule,
+    plan: &Plan,
+    mode: u32,
+    step: u64,
+    entries: ScalarEntries<'_>,
+) -> Result<*const u8, String> {
     let mut ctx = module.make_context();
-    for _ in 0..4 {
+    // (wave, vgprs, ctx, exit, pc) -> stopped
+    for _ in 0..5 {
         ctx.func.signature.params.push(AbiParam::new(I64));
     }
-    ctx.func.signature.params.push(AbiParam::new(I64));
+    ctx.func.signature.returns.push(AbiParam::new(I32));
+    let mut callee = module.make_signature();
+    for _ in 0..5 {
+        callee.params.push(AbiParam::new(I64));
+    }
+    callee.returns.push(AbiParam::new(I32));
     let mut fbc = FunctionBuilderContext::new();
     {
         let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
-        Lowering::new(b, plan, Env::new(mode)).emit(module.target_config());
+        Lowering::new(b, Env::new(mode)).emit(plan, module.target_config(), callee, step, entries);
     }
     let id = module.declare_anonymous_function(&ctx.func.signature).map_err(|e| e.to_string())?;
     module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| e.to_string())?;
     Ok(module.get_finalized_function(id))
+}
+
+/// Where the scalar state lives in a [`Wave`].
+const SGPR: i32 = std::mem::offset_of!(Wave, sgpr) as i32;
+const VCC: i32 = std::mem::offset_of!(Wave, vcc) as i32;
+const EXEC: i32 = std::mem::offset_of!(Wave, exec) as i32;
+const M0: i32 = std::mem::offset_of!(Wave, m0) as i32;
+
+/// Scalar registers: 4-byte aligned, so a 64-bit pair may not be 8-byte aligned.
+fn scalar_mem() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
 }
 
 fn mem() -> MemFlagsData {
@@ -60,7 +99,6 @@ fn lanes() -> MemFlagsData {
 
 struct Lowering<'a> {
     b: FunctionBuilder<'a>,
-    plan: &'a Plan,
     env: Env,
 }
 
@@ -78,32 +116,94 @@ struct Chunk {
 }
 
 impl<'a> Lowering<'a> {
-    fn new(b: FunctionBuilder<'a>, plan: &'a Plan, env: Env) -> Self {
-        Lowering { b, plan, env }
+    fn new(b: FunctionBuilder<'a>, env: Env) -> Self {
+        Lowering { b, env }
     }
 
-    fn emit(mut self, target: cranelift_codegen::isa::TargetFrontendConfig) {
+    fn emit(
+        mut self,
+        plan: &Plan,
+        target: cranelift_codegen::isa::TargetFrontendConfig,
+        callee: Signature,
+        step: u64,
+        entries: ScalarEntries<'_>,
+    ) {
         let entry = self.b.create_block();
         self.b.append_block_params_for_function_params(entry);
         self.b.switch_to_block(entry);
         self.b.seal_block(entry);
         let p = self.b.block_params(entry).to_vec();
-        let (vgpr, uni, min, mout, exec) = (p[0], p[1], p[2], p[3], p[4]);
-        // Uniform values (as scalars, for shift amounts, and splatted) and input masks.
-        let uniforms: Vec<(Value, Value)> = (0..self.plan.uniforms.len())
-            .map(|i| {
-                let x = self.b.ins().load(I32, mem(), uni, 4 * i as i32);
+        let (wave, vgpr, ctx, exit, pc) = (p[0], p[1], p[2], p[3], p[4]);
+        let sig = self.b.import_signature(callee);
+        let stopped = self.b.create_block();
+        for item in &plan.items {
+            match item {
+                Item::Vector(seg) => self.segment(seg, wave, vgpr),
+                Item::Scalar { index, offset } => {
+                    // The interpreter's handler, through `scalar_step`; a non-zero answer
+                    // (a branch taken, an error, a wait) ends the run here.
+                    let f = self.b.ins().iconst(I64, step as i64);
+                    let e = self.b.ins().iconst(I64, entries(*index) as i64);
+                    let at = self.b.ins().iadd_imm_u(pc, *offset as i64);
+                    let call = self.b.ins().call_indirect(sig, f, &[wave, ctx, e, at, exit]);
+                    let r = self.b.inst_results(call)[0];
+                    let next = self.b.create_block();
+                    self.b.ins().brif(r, stopped, &[], next, &[]);
+                    self.b.switch_to_block(next);
+                    self.b.seal_block(next);
+                }
+            }
+        }
+        let zero = self.b.ins().iconst(I32, 0);
+        self.b.ins().return_(&[zero]);
+        self.b.switch_to_block(stopped);
+        self.b.seal_block(stopped);
+        let one = self.b.ins().iconst(I32, 1);
+        self.b.ins().return_(&[one]);
+        self.b.finalize(target);
+    }
+
+    /// A lane mask register's address in the wave.
+    fn mask_addr(&mut self, wave: Value, reg: MaskReg) -> (Value, i32) {
+        match reg {
+            MaskReg::Vcc => (wave, VCC),
+            MaskReg::Sgpr(n) => (wave, SGPR + 4 * n as i32),
+        }
+    }
+
+    /// A vector segment: the chunk loop over the wave.
+    fn segment(&mut self, seg: &Segment, wave: Value, vgpr: Value) {
+        // Uniform values (as scalars, for shift amounts, and splatted), input masks and EXEC
+        // as they are when the segment starts.
+        let uniforms: Vec<(Value, Value)> = seg
+            .uniforms
+            .iter()
+            .map(|u| {
+                let x = match *u {
+                    Uniform::Const(k) => self.b.ins().iconst(I32, k as i64),
+                    Uniform::Sgpr(n) => self.b.ins().load(I32, scalar_mem(), wave, SGPR + 4 * n as i32),
+                    Uniform::M0 => self.b.ins().load(I32, scalar_mem(), wave, M0),
+                    Uniform::ExecLo => self.b.ins().load(I32, scalar_mem(), wave, EXEC),
+                    Uniform::ExecHi => self.b.ins().load(I32, scalar_mem(), wave, EXEC + 4),
+                };
                 (x, self.b.ins().splat(I32X4, x))
             })
             .collect();
-        let masks_in: Vec<Value> =
-            (0..self.plan.masks_in.len()).map(|i| self.b.ins().load(I64, mem(), min, 8 * i as i32)).collect();
+        let masks_in: Vec<Value> = seg
+            .masks_in
+            .iter()
+            .map(|r| {
+                let (base, off) = self.mask_addr(wave, *r);
+                self.b.ins().load(I64, scalar_mem(), base, off)
+            })
+            .collect();
+        let exec = self.b.ins().load(I64, scalar_mem(), wave, EXEC);
         let lane_bits = self.vconst([1, 2, 4, 8]);
         // The chunk loop: `c` and the output masks' accumulators are loop variables.
         let c_var = self.b.declare_var(I64);
         let zero = self.b.ins().iconst(I64, 0);
         self.b.def_var(c_var, zero);
-        let acc_vars: Vec<Variable> = (0..self.plan.masks_out.len())
+        let acc_vars: Vec<Variable> = (0..seg.masks_out.len())
             .map(|_| {
                 let v = self.b.declare_var(I64);
                 self.b.def_var(v, zero);
@@ -124,67 +224,11 @@ impl<'a> Lowering<'a> {
             shift,
             exec: exec_vec,
             regs: HashMap::new(),
-            step_masks: vec![None; self.plan.steps.len()],
-            out_masks: vec![None; self.plan.masks_out.len()],
+            step_masks: vec![None; seg.steps.len()],
+            out_masks: vec![None; seg.masks_out.len()],
         };
-        for (n, step) in self.plan.steps.iter().enumerate() {
-            let src: Vec<Value> = step.src.iter().flatten().map(|s| self.read(&mut ch, *s, &uniforms)).collect();
-            let mask_in = step.mask_in.map(|m| match m {
-                MaskSrc::Input(i) => self.mask_vector(masks_in[i as usize], ch.shift, lane_bits),
-                MaskSrc::Step(k) => ch.step_masks[k as usize].expect("a mask-writing step"),
-            });
-            let amount = |i: usize| match step.src[i] {
-                Some(Src::Uniform(u)) => Amount::Scalar(uniforms[u as usize].0),
-                _ => Amount::Lanes(src[i]),
-            };
-            let (value, mask) = match step.kind {
-                Kind::Mov => (Some(src[0]), None),
-                Kind::Not => (Some(self.b.ins().bnot(src[0])), None),
-                Kind::Bin(op) => (Some(self.bin(op, src[0], src[1], amount(0))), None),
-                Kind::Tri(op) => (Some(self.tri(op, src[0], src[1], src[2], amount(1), amount(2))), None),
-                Kind::Carry { op, carry_in } => {
-                    let (r, carry) = self.carry(op, src[0], src[1], if carry_in { mask_in } else { None });
-                    (Some(r), Some(carry))
-                }
-                Kind::Cndmask => (Some(self.b.ins().bitselect(mask_in.expect("a selector"), src[1], src[0])), None),
-                Kind::CmpInt { cond, signed } => (None, Some(self.cmp_int(cond, signed, src[0], src[1]))),
-                Kind::CmpF32(cond) => {
-                    let (a, b) = (self.flush_in(src[0]), self.flush_in(src[1]));
-                    (None, Some(self.cmp_f32(cond, a, b)))
-                }
-                Kind::AddF32 => (Some(self.farith(src[0], src[1], |b, x, y| b.ins().fadd(x, y))), None),
-                Kind::SubF32 => (Some(self.farith(src[0], src[1], |b, x, y| b.ins().fsub(x, y))), None),
-                Kind::SubRevF32 => (Some(self.farith(src[1], src[0], |b, x, y| b.ins().fsub(x, y))), None),
-                Kind::MulF32 => (Some(self.farith(src[0], src[1], |b, x, y| b.ins().fmul(x, y))), None),
-                Kind::FmaF32 { acc } => {
-                    let c = if acc {
-                        self.read(&mut ch, Src::Vgpr(step.dst.expect("a destination")), &uniforms)
-                    } else {
-                        src[2]
-                    };
-                    (Some(self.fma(src[0], src[1], c)), None)
-                }
-                Kind::CvtF32U32 => {
-                    let f = self.b.ins().fcvt_from_uint(F32X4, src[0]);
-                    (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
-                }
-                Kind::CvtF32I32 => {
-                    let f = self.b.ins().fcvt_from_sint(F32X4, src[0]);
-                    (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
-                }
-            };
-            if let (Some(v), Some(d)) = (value, step.dst) {
-                let old = self.read(&mut ch, Src::Vgpr(d), &uniforms);
-                let new = self.b.ins().bitselect(ch.exec, v, old);
-                ch.regs.insert(d, (new, true));
-            }
-            if let Some(m) = mask {
-                let m = self.b.ins().band(m, ch.exec);
-                ch.step_masks[n] = Some(m);
-                if let Some(slot) = step.mask_out {
-                    ch.out_masks[slot as usize] = Some(m);
-                }
-            }
+        for (n, step) in seg.steps.iter().enumerate() {
+            self.step(&mut ch, n, step, &uniforms, &masks_in, lane_bits);
         }
         // End of the chunk: store what was written, gather the mask bits.
         let mut written: Vec<(u8, Value)> =
@@ -211,10 +255,74 @@ impl<'a> Lowering<'a> {
         self.b.seal_block(exit);
         for (slot, var) in acc_vars.iter().enumerate() {
             let acc = self.b.use_var(*var);
-            self.b.ins().store(mem(), acc, mout, 8 * slot as i32);
+            let (base, off) = self.mask_addr(wave, seg.masks_out[slot]);
+            self.b.ins().store(scalar_mem(), acc, base, off);
         }
-        self.b.ins().return_(&[]);
-        self.b.finalize(target);
+    }
+
+    /// One vector instruction on one chunk.
+    fn step(
+        &mut self,
+        ch: &mut Chunk,
+        n: usize,
+        step: &super::select::Step,
+        uniforms: &[(Value, Value)],
+        masks_in: &[Value],
+        lane_bits: Value,
+    ) {
+        let src: Vec<Value> = step.src.iter().flatten().map(|s| self.read(ch, *s, uniforms)).collect();
+        let mask_in = step.mask_in.map(|m| match m {
+            MaskSrc::Input(i) => self.mask_vector(masks_in[i as usize], ch.shift, lane_bits),
+            MaskSrc::Step(k) => ch.step_masks[k as usize].expect("a mask-writing step"),
+        });
+        let amount = |i: usize| match step.src[i] {
+            Some(Src::Uniform(u)) => Amount::Scalar(uniforms[u as usize].0),
+            _ => Amount::Lanes(src[i]),
+        };
+        let (value, mask) = match step.kind {
+            Kind::Mov => (Some(src[0]), None),
+            Kind::Not => (Some(self.b.ins().bnot(src[0])), None),
+            Kind::Bin(op) => (Some(self.bin(op, src[0], src[1], amount(0))), None),
+            Kind::Tri(op) => (Some(self.tri(op, src[0], src[1], src[2], amount(1), amount(2))), None),
+            Kind::Carry { op, carry_in } => {
+                let (r, carry) = self.carry(op, src[0], src[1], if carry_in { mask_in } else { None });
+                (Some(r), Some(carry))
+            }
+            Kind::Cndmask => (Some(self.b.ins().bitselect(mask_in.expect("a selector"), src[1], src[0])), None),
+            Kind::CmpInt { cond, signed } => (None, Some(self.cmp_int(cond, signed, src[0], src[1]))),
+            Kind::CmpF32(cond) => {
+                let (a, b) = (self.flush_in(src[0]), self.flush_in(src[1]));
+                (None, Some(self.cmp_f32(cond, a, b)))
+            }
+            Kind::AddF32 => (Some(self.farith(src[0], src[1], |b, x, y| b.ins().fadd(x, y))), None),
+            Kind::SubF32 => (Some(self.farith(src[0], src[1], |b, x, y| b.ins().fsub(x, y))), None),
+            Kind::SubRevF32 => (Some(self.farith(src[1], src[0], |b, x, y| b.ins().fsub(x, y))), None),
+            Kind::MulF32 => (Some(self.farith(src[0], src[1], |b, x, y| b.ins().fmul(x, y))), None),
+            Kind::FmaF32 { acc } => {
+                let c = if acc { self.read(ch, Src::Vgpr(step.dst.expect("a destination")), uniforms) } else { src[2] };
+                (Some(self.fma(src[0], src[1], c)), None)
+            }
+            Kind::CvtF32U32 => {
+                let f = self.b.ins().fcvt_from_uint(F32X4, src[0]);
+                (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
+            }
+            Kind::CvtF32I32 => {
+                let f = self.b.ins().fcvt_from_sint(F32X4, src[0]);
+                (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
+            }
+        };
+        if let (Some(v), Some(d)) = (value, step.dst) {
+            let old = self.read(ch, Src::Vgpr(d), uniforms);
+            let new = self.b.ins().bitselect(ch.exec, v, old);
+            ch.regs.insert(d, (new, true));
+        }
+        if let Some(m) = mask {
+            let m = self.b.ins().band(m, ch.exec);
+            ch.step_masks[n] = Some(m);
+            if let Some(slot) = step.mask_out {
+                ch.out_masks[slot as usize] = Some(m);
+            }
+        }
     }
 
     /// The current value of a source in this chunk.
@@ -383,6 +491,17 @@ impl<'a> Lowering<'a> {
     }
 
     fn cmp_f32(&mut self, cond: Cond, a: Value, b: Value) -> Value {
+        let (x, y) = (self.b.ins().bitcast(F32X4, lanes(), a), self.b.ins().bitcast(F32X4, lanes(), b));
+        // x64 has no single compare for these two: ordered and unequal, unordered or equal.
+        let pair = match cond {
+            Cond::NeOrLg => Some((FloatCC::Ordered, FloatCC::NotEqual, true)),
+            Cond::Nlg => Some((FloatCC::Unordered, FloatCC::Equal, false)),
+            _ => None,
+        };
+        if let Some((c1, c2, both)) = pair {
+            let (m1, m2) = (self.b.ins().fcmp(c1, x, y), self.b.ins().fcmp(c2, x, y));
+            return if both { self.b.ins().band(m1, m2) } else { self.b.ins().bor(m1, m2) };
+        }
         let cc = match cond {
             Cond::False => return self.splat(0),
             Cond::True => return self.splat(u32::MAX),
@@ -390,18 +509,16 @@ impl<'a> Lowering<'a> {
             Cond::Eq => FloatCC::Equal,
             Cond::Le => FloatCC::LessThanOrEqual,
             Cond::Gt => FloatCC::GreaterThan,
-            Cond::NeOrLg => FloatCC::OrderedNotEqual,
+            Cond::NeOrLg | Cond::Nlg => unreachable!("composed above"),
             Cond::Ge => FloatCC::GreaterThanOrEqual,
             Cond::O => FloatCC::Ordered,
             Cond::U => FloatCC::Unordered,
             Cond::Nge => FloatCC::UnorderedOrLessThan,
-            Cond::Nlg => FloatCC::UnorderedOrEqual,
             Cond::Ngt => FloatCC::UnorderedOrLessThanOrEqual,
             Cond::Nle => FloatCC::UnorderedOrGreaterThan,
             Cond::Neq => FloatCC::NotEqual,
             Cond::Nlt => FloatCC::UnorderedOrGreaterThanOrEqual,
         };
-        let (x, y) = (self.b.ins().bitcast(F32X4, lanes(), a), self.b.ins().bitcast(F32X4, lanes(), b));
         // A vector compare gives an integer vector: all ones where it holds.
         self.b.ins().fcmp(cc, x, y)
     }

@@ -17,14 +17,14 @@
 pub mod lower;
 pub mod select;
 
-use super::ops::valu::common::{read_lane_mask, src32_val, write_lane_mask};
 use super::vector_modes::MODE_BITS;
 use super::wave::{Lanes, Wave};
-use super::ExecError;
+use super::{ops, Ctx, ExecError, Flow, Handler};
 use crate::isa::{Inst, Target};
 use cranelift_jit::{JITBuilder, JITModule};
 use select::Plan;
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::{Arc, LazyLock, Mutex};
 
 /// Which engine runs kernel code.
@@ -60,29 +60,91 @@ pub const HOT: u32 = 16;
 /// interpreted instruction does).
 pub const MIN_STEPS: usize = 2;
 
-/// The translated function: `(vgprs, uniforms, masks_in, masks_out, exec)`.
-type RunFn = unsafe extern "C" fn(*mut Lanes, *const u32, *const u64, *mut u64, u64);
+/// The translated function: `(wave, vgprs, ctx, exit, pc) -> stopped` ([`lower`]).
+type RunFn = unsafe extern "C" fn(*mut Wave, *mut Lanes, *mut c_void, *mut Exit, u64) -> u32;
+
+/// A scalar instruction of a run, as [`scalar_step`] needs it.
+pub struct ScalarEntry {
+    inst: Inst,
+    handler: Handler,
+    /// Its index in the run.
+    index: u32,
+}
+
+/// How a run stopped early, written by [`scalar_step`].
+#[derive(Default)]
+pub struct Exit {
+    /// The scalar instruction's answer: a branch taken, a wait, the end.
+    flow: Option<Flow>,
+    error: Option<ExecError>,
+    /// The index in the run of the instruction that stopped it.
+    index: u32,
+}
+
+/// Runs one scalar instruction of a translated run with the interpreter's handler. Called
+/// from translated code only (its address is compiled in). Returns 0 to go on, 1 when the
+/// run must stop here (`exit` says why).
+///
+/// # Safety
+/// `wave`, `ctx`, `entry` and `exit` point to live, exclusively accessible values of their
+/// types for the call (the translated function passes on what [`Block::run`] gave it).
+unsafe extern "C" fn scalar_step(
+    wave: *mut Wave,
+    ctx: *mut c_void,
+    entry: *const ScalarEntry,
+    pc: u64,
+    exit: *mut Exit,
+) -> u32 {
+    // SAFETY: the caller's contract; `ctx` is the `Ctx` that `Block::run` passed as `c_void`.
+    let (w, ctx, e, exit) = unsafe { (&mut *wave, &mut *(ctx as *mut Ctx<'_>), &*entry, &mut *exit) };
+    w.pc = pc;
+    match (e.handler)(w, &e.inst, ctx) {
+        Ok(Flow::Next) => 0,
+        Ok(flow) => {
+            exit.flow = Some(flow);
+            exit.index = e.index;
+            1
+        }
+        Err(error) => {
+            exit.error = Some(error);
+            exit.index = e.index;
+            1
+        }
+    }
+}
 
 /// A translated run, ready to call.
 pub struct Block {
     func: RunFn,
-    /// The run's instructions (the uniform sources and lane masks are read from them).
-    insts: Vec<Inst>,
     plan: Plan,
+    /// The run's instructions, and where each starts (bytes from the run's start).
+    insts: Vec<(Inst, u32)>,
+    /// The entries of its scalar instructions (their addresses are compiled in: never moved).
+    _scalars: Box<[ScalarEntry]>,
     /// MODE at translation, when the run does f32 arithmetic (its flushing is compiled in).
     mode: Option<u32>,
 }
 
 // SAFETY: `func` points into executable memory of the process-wide `JITModule`, which is
-// never freed (see `Translator`), and the function has no state of its own.
+// never freed (see `Translator`); the function and the scalar entries it points to are
+// never written after translation.
 unsafe impl Send for Block {}
-// SAFETY: as above; calling it concurrently is safe (it touches only its arguments).
+// SAFETY: as above; calling the function concurrently is safe (it touches only its
+// arguments and the read-only entries).
 unsafe impl Sync for Block {}
+
+/// How a translated run ended.
+pub enum Ran {
+    /// It ran to its end: the next instruction follows it.
+    Through,
+    /// Its instruction at `pc` (`len` bytes long) answered `flow` (a branch taken, …).
+    Stopped { flow: Flow, pc: u64, len: u8 },
+}
 
 impl Block {
     /// Instructions in the run.
     pub fn insts(&self) -> u64 {
-        self.plan.steps.len() as u64
+        self.plan.insts as u64
     }
 
     /// Bytes of code the run covers.
@@ -98,30 +160,32 @@ impl Block {
         w.mode & MODE_BITS == 0 && self.mode.is_none_or(|m| m == w.mode) && self.plan.vgprs as usize <= w.vgpr.len()
     }
 
-    /// Runs the block on `w` (whose `applies` holds); the caller advances the PC.
-    pub fn run(&self, w: &mut Wave) -> Result<(), ExecError> {
-        let mut uniforms = [0u32; select::MAX_UNIFORMS];
-        for (k, &(i, s)) in self.plan.uniforms.iter().enumerate() {
-            let inst = &self.insts[i as usize];
-            uniforms[k] = src32_val(w, inst, s as usize)?.ok_or(ExecError::Register(inst.src[s as usize]))?;
-        }
-        let mut masks_in = [0u64; select::MAX_MASKS];
-        for (k, op) in self.plan.masks_in.iter().enumerate() {
-            masks_in[k] = read_lane_mask(w, *op)?;
-        }
-        let mut masks_out = [0u64; select::MAX_MASKS];
+    /// Runs the block at `w.pc` (where `applies` holds). Returns how it ended and how many
+    /// instructions it retired, or the failure of one of its instructions with that
+    /// instruction's address. The caller moves the PC.
+    pub fn run(&self, w: &mut Wave, ctx: &mut Ctx<'_>) -> Result<(Ran, u64), (ExecError, u64, String)> {
         assert!(self.plan.vgprs as usize <= w.vgpr.len(), "Block::run without Block::applies");
+        let pc = w.pc;
+        let mut exit = Exit::default();
+        let vgprs = w.vgpr.as_mut_ptr();
+        let ctx = ctx as *mut Ctx<'_> as *mut c_void;
         // SAFETY: the function reads and writes 256-byte registers 0..plan.vgprs of the VGPR
-        // file (all allocated: asserted above), reads `plan.uniforms.len()` values and
-        // `plan.masks_in.len()` masks and writes `plan.masks_out.len()` masks, all within the
-        // arrays passed (the plan's limits are these arrays' sizes). Nothing else is touched.
-        unsafe {
-            (self.func)(w.vgpr.as_mut_ptr(), uniforms.as_ptr(), masks_in.as_ptr(), masks_out.as_mut_ptr(), w.exec);
+        // file (all allocated: asserted above) and the wave's scalar registers, and passes the
+        // wave, `ctx` and `exit` on to `scalar_step`, which the caller lends for the call.
+        // Translated code never keeps VGPR values across a scalar step (segments store at their
+        // end), and scalar handlers never resize the VGPR file.
+        let stopped = unsafe { (self.func)(w, vgprs, ctx, &mut exit, pc) };
+        w.pc = pc;
+        if stopped == 0 {
+            return Ok((Ran::Through, self.insts()));
         }
-        for (k, op) in self.plan.masks_out.iter().enumerate() {
-            write_lane_mask(w, *op, masks_out[k], u64::MAX)?;
+        let (inst, offset) = &self.insts[exit.index as usize];
+        let at = pc + *offset as u64;
+        match (exit.flow, exit.error) {
+            (_, Some(error)) => Err((error, at, inst.to_string())),
+            (Some(flow), None) => Ok((Ran::Stopped { flow, pc: at, len: inst.len }, exit.index as u64 + 1)),
+            (None, None) => unreachable!("scalar_step stops a run with a flow or an error"),
         }
-        Ok(())
     }
 }
 
@@ -170,7 +234,7 @@ pub fn translate(
     min_steps: usize,
 ) -> Option<Arc<Block>> {
     let plan = select::plan(insts, mode);
-    if plan.steps.len() < min_steps.max(1) {
+    if plan.vector_insts < min_steps.max(1) {
         return None;
     }
     let words = words(plan.bytes)?;
@@ -181,17 +245,46 @@ pub fn translate(
     if let Some(b) = t.cache.get(&key) {
         return b.clone();
     }
-    let block = match lower::compile(&mut t.module, &plan, mode.unwrap_or(0)) {
+    let n = plan.insts;
+    let mut offset = 0;
+    let insts: Vec<(Inst, u32)> = insts[..n]
+        .iter()
+        .map(|i| {
+            let at = offset;
+            offset += i.len as u32;
+            (*i, at)
+        })
+        .collect();
+    let scalars: Box<[ScalarEntry]> = plan
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            select::Item::Scalar { index, .. } => {
+                let inst = insts[*index as usize].0;
+                Some(ScalarEntry { inst, handler: ops::handler(inst.op), index: *index as u32 })
+            }
+            select::Item::Vector(_) => None,
+        })
+        .collect();
+    let entry_of = |index: u16| -> u64 {
+        let e = scalars.iter().find(|e| e.index == index as u32).expect("an entry per scalar instruction");
+        e as *const ScalarEntry as u64
+    };
+    let step = scalar_step as *const () as u64;
+    let block = match lower::compile(&mut t.module, &plan, mode.unwrap_or(0), step, &entry_of) {
         Ok(code) => {
-            // SAFETY: `lower::compile` built the function with exactly this signature
-            // (five 64-bit integer arguments, no result) in the host's default calling convention.
+            // SAFETY: `lower::compile` built the function with exactly this signature (five
+            // 64-bit integer arguments, a 32-bit result) in the host's default calling convention.
             let func = unsafe { std::mem::transmute::<*const u8, RunFn>(code) };
-            let n = plan.steps.len();
-            Some(Arc::new(Block { func, insts: insts[..n].to_vec(), plan, mode }))
+            tracing::debug!("translated a run of {n} instructions ({} bytes of GPU code)", plan.bytes);
+            Some(Arc::new(Block { func, plan, insts, _scalars: scalars, mode }))
         }
         Err(e) => {
             t.failures += 1;
-            tracing::warn!("could not translate a run of {} instructions ({e}): interpreting it", plan.steps.len());
+            if std::env::var_os("ROCJITSU_JIT_DEBUG").is_some() {
+                eprintln!("translation failed: {e}\n{plan:#?}");
+            }
+            tracing::warn!("could not translate a run of {n} instructions ({e}): interpreting it");
             None
         }
     };

@@ -1,16 +1,19 @@
 //! Which instructions the translator takes, and the plan of a run of them.
 //!
-//! A run is a straight line of lane-wise 32-bit VALU instructions: each lane's result depends
-//! only on that lane's sources, no instruction writes EXEC, branches or touches memory. That
-//! is what lets the translated code go through the wave four lanes at a time with the whole
-//! run in host registers ([`super::lower`]). Everything else (scalar ops, memory, cross-lane
-//! and 64-bit ops, modifiers, DPP, SDWA, AGPRs) ends the run and stays with the interpreter.
+//! A run is a straight line of code that ends before the first instruction the translator
+//! does not take, or after a branch. It is a sequence of items:
+//! - **vector segments**: lane-wise 32-bit VALU instructions (each lane's result depends only
+//!   on that lane's sources; no EXEC writes, memory, cross-lane or 64-bit ops, modifiers, DPP,
+//!   SDWA or AGPRs). The translated code goes through the wave four lanes at a time with the
+//!   whole segment in host registers ([`super::lower`]);
+//! - **scalar instructions** (SOP1/SOP2/SOPC/SOPK, `s_nop`, `s_waitcnt` and the branches),
+//!   which the translated code hands to the interpreter's own handler, so their semantics
+//!   exist once.
 //!
-//! Scalar plumbing stays in the interpreter's own code: before a run the caller reads the
-//! uniform sources (SGPRs, constants, literals) and the lane masks (carry-in, `v_cndmask`
-//! selector) with the interpreter's operand readers, and after it writes the lane masks the
-//! run produced. So a run may not read a scalar register that an earlier instruction of the
-//! same run wrote as a lane mask: such an instruction ends the run.
+//! A segment reads its uniform sources (SGPRs, M0, EXEC halves) and lane masks (carry-in,
+//! `v_cndmask` selector) from the wave when it starts, and writes the lane masks it produces
+//! when it ends. So an instruction that reads, as a uniform value, a register an earlier
+//! instruction of its segment wrote as a lane mask starts a new segment.
 //!
 //! Pure: planning needs no wave and no code generator, so it is unit-tested on its own.
 
@@ -22,7 +25,7 @@ use crate::isa::{Encoding, Ext, Inst, Op, Operand};
 pub enum Src {
     /// A VGPR, different in each lane.
     Vgpr(u8),
-    /// The same value in every lane: index into the run's uniform values.
+    /// The same value in every lane: index into the segment's uniform values.
     Uniform(u8),
 }
 
@@ -135,7 +138,7 @@ pub enum Kind {
     CvtF32I32,
 }
 
-/// One instruction of a run.
+/// One vector instruction of a segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Step {
     pub kind: Kind,
@@ -143,20 +146,59 @@ pub struct Step {
     pub dst: Option<u8>,
     pub src: [Option<Src>; 3],
     pub mask_in: Option<MaskSrc>,
-    /// Index into the run's output masks, for compares and carry-outs.
+    /// Index into the segment's output masks, for compares and carry-outs.
     pub mask_out: Option<u8>,
+}
+
+/// Where a uniform source's value comes from when its segment starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Uniform {
+    /// A constant or literal, resolved at translation.
+    Const(u32),
+    Sgpr(u8),
+    M0,
+    ExecLo,
+    ExecHi,
+}
+
+/// A lane-mask register: VCC or an aligned SGPR pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaskReg {
+    Vcc,
+    Sgpr(u8),
+}
+
+/// Lane-wise vector instructions run four lanes at a time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Segment {
+    pub steps: Vec<Step>,
+    pub uniforms: Vec<Uniform>,
+    /// The lane masks read when the segment starts.
+    pub masks_in: Vec<MaskReg>,
+    /// The lane masks written when it ends (the last write of each).
+    pub masks_out: Vec<MaskReg>,
+}
+
+/// One item of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    Vector(Segment),
+    /// A scalar instruction, run by the interpreter's handler: its index in the run and its
+    /// offset in bytes from the run's start.
+    Scalar {
+        index: u16,
+        offset: u32,
+    },
 }
 
 /// A run of translatable instructions starting at one address.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
-    pub steps: Vec<Step>,
-    /// (instruction index in the run, source slot) of each uniform value, in index order.
-    pub uniforms: Vec<(u16, u8)>,
-    /// The lane-mask operands read before the run, in index order.
-    pub masks_in: Vec<Operand>,
-    /// The lane-mask operands written after the run, in index order (the last write of each).
-    pub masks_out: Vec<Operand>,
+    pub items: Vec<Item>,
+    /// Instructions in the run.
+    pub insts: usize,
+    /// Of them, vector instructions (a run of scalar code alone is not worth translating).
+    pub vector_insts: usize,
     /// Total length in bytes of the run's instructions.
     pub bytes: u32,
     /// One more than the highest VGPR the run names.
@@ -168,33 +210,131 @@ pub struct Plan {
 /// Runs no longer than this: the translated code grows with the run, and longer straight
 /// lines are rare in compiled kernels.
 pub const MAX_STEPS: usize = 96;
-/// Most uniform values and lane masks (each way) a run has: the sizes of the arrays the
-/// caller passes.
+/// Most uniform values and lane masks (each way) a segment has.
 pub const MAX_UNIFORMS: usize = 64;
 pub const MAX_MASKS: usize = 8;
+
+/// Whether the translator takes `inst` (as a vector step, or a scalar instruction handed to
+/// the interpreter); a branch ends the run after it.
+pub fn takes(inst: &Inst) -> Option<Taken> {
+    if kind(inst.op).is_some() {
+        return Some(Taken::Vector);
+    }
+    scalar(inst)
+}
+
+/// How the translator takes an instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    Vector,
+    Scalar,
+    /// A scalar branch: the last instruction of its run.
+    Branch,
+}
+
+/// The scalar instructions a run may hold: everything of SOP1, SOP2, SOPC and SOPK except
+/// what moves the PC other than as a branch, changes MODE (the f32 flushing is compiled
+/// in) or VGPR indexing, or skips vector instructions; of SOPP, the branches, `s_nop` and
+/// `s_waitcnt`.
+fn scalar(inst: &Inst) -> Option<Taken> {
+    match inst.enc {
+        Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc | Encoding::Sopk => match inst.op {
+            Op::SSetpcB64
+            | Op::SSwappcB64
+            | Op::SRfeB64
+            | Op::SRfeRestoreB64
+            | Op::SCbranchJoin
+            | Op::SCbranchGFork
+            | Op::SCbranchIFork
+            | Op::SCallB64
+            | Op::SSetregB32
+            | Op::SSetregImm32B32
+            | Op::SSetGprIdxOn
+            | Op::SSetvskip => None,
+            _ => Some(Taken::Scalar),
+        },
+        Encoding::Sopp => match inst.op {
+            Op::SNop | Op::SWaitcnt => Some(Taken::Scalar),
+            Op::SBranch
+            | Op::SCbranchScc0
+            | Op::SCbranchScc1
+            | Op::SCbranchVccz
+            | Op::SCbranchVccnz
+            | Op::SCbranchExecz
+            | Op::SCbranchExecnz => Some(Taken::Branch),
+            _ => None,
+        },
+        _ => None,
+    }
+}
 
 /// Builds the plan of the longest run at the head of `insts` (the decoded instructions that
 /// follow each other from the run's address). `mode` is the wave's MODE register: f32
 /// arithmetic is taken only under round-to-nearest-even, the translated rounding.
 pub fn plan(insts: &[Inst], mode: u32) -> Plan {
     let mut p = Plan::default();
-    // Scalar registers (32-bit halves) written as lane masks so far, by operand.
-    let mut written: Vec<(Operand, u16)> = Vec::new();
+    let mut seg = Segment::default();
+    // Lane masks the current segment wrote so far, with the step that wrote each last.
+    let mut written: Vec<(MaskReg, u16)> = Vec::new();
     for inst in insts.iter().take(MAX_STEPS) {
-        let Some(step) = step(inst, mode, &mut p, &written) else { break };
-        let index = p.steps.len() as u16;
-        if let (Some(slot), Some(op)) = (step.mask_out, mask_dst(inst)) {
-            written.retain(|(o, _)| *o != op);
-            written.push((op, index));
-            if slot as usize == p.masks_out.len() {
-                p.masks_out.push(op);
+        match takes(inst) {
+            Some(Taken::Vector) => {
+                let step = match vector_step(inst, mode, &mut seg, &written) {
+                    Some(step) => step,
+                    None if !seg.steps.is_empty() => {
+                        // Perhaps only a conflict with this segment's masks: try a new one.
+                        p.items.push(Item::Vector(std::mem::take(&mut seg)));
+                        written.clear();
+                        match vector_step(inst, mode, &mut seg, &written) {
+                            Some(step) => step,
+                            None => break,
+                        }
+                    }
+                    None => break,
+                };
+                let index = seg.steps.len() as u16;
+                if let (Some(slot), Some(reg)) = (step.mask_out, mask_dst(inst).and_then(mask_reg)) {
+                    written.retain(|(r, _)| *r != reg);
+                    written.push((reg, index));
+                    if slot as usize == seg.masks_out.len() {
+                        seg.masks_out.push(reg);
+                    }
+                }
+                p.uses_f32 |= is_f32(step.kind);
+                p.vgprs = p.vgprs.max(step_vgprs(&step));
+                p.vector_insts += 1;
+                seg.steps.push(step);
             }
+            Some(taken @ (Taken::Scalar | Taken::Branch)) => {
+                if !seg.steps.is_empty() {
+                    p.items.push(Item::Vector(std::mem::take(&mut seg)));
+                    written.clear();
+                }
+                p.items.push(Item::Scalar { index: p.insts as u16, offset: p.bytes });
+                p.insts += 1;
+                p.bytes += inst.len as u32;
+                if taken == Taken::Branch {
+                    break;
+                }
+                continue;
+            }
+            None => break,
         }
-        p.uses_f32 |= is_f32(step.kind);
+        p.insts += 1;
         p.bytes += inst.len as u32;
-        p.steps.push(step);
+    }
+    if !seg.steps.is_empty() {
+        p.items.push(Item::Vector(seg));
     }
     p
+}
+
+fn step_vgprs(step: &Step) -> u16 {
+    let srcs = step.src.iter().flatten().filter_map(|s| match s {
+        Src::Vgpr(n) => Some(*n as u16 + 1),
+        Src::Uniform(_) => None,
+    });
+    srcs.chain(step.dst.map(|d| d as u16 + 1)).max().unwrap_or(0)
 }
 
 fn is_f32(k: Kind) -> bool {
@@ -211,9 +351,18 @@ fn is_f32(k: Kind) -> bool {
     )
 }
 
-/// The step for `inst`, registering its uniform sources and masks in `p`; `None` (and `p`
-/// unchanged) if the instruction ends the run.
-fn step(inst: &Inst, mode: u32, p: &mut Plan, written: &[(Operand, u16)]) -> Option<Step> {
+/// The lane-mask register an operand names, if it is one a run may read or write.
+fn mask_reg(op: Operand) -> Option<MaskReg> {
+    match op {
+        Operand::VccLo => Some(MaskReg::Vcc),
+        Operand::Sgpr(n) if n % 2 == 0 && (n as usize) < crate::gpu::exec::wave::SGPRS - 1 => Some(MaskReg::Sgpr(n)),
+        _ => None,
+    }
+}
+
+/// The step for vector instruction `inst` in segment `seg`, registering its uniform sources
+/// and masks there; `None` (and `seg` unchanged) if it cannot be in this segment.
+fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
     if !plain(inst) {
         return None;
     }
@@ -233,47 +382,45 @@ fn step(inst: &Inst, mode: u32, p: &mut Plan, written: &[(Operand, u16)]) -> Opt
             _ => return None,
         },
     };
-    // Sources: VGPRs, or uniform values no lane mask of this run has overwritten.
-    let index = p.steps.len() as u16;
+    // Sources: VGPRs, or uniform values no lane mask of this segment has overwritten.
     let mut uniforms = Vec::new();
     let mut src = [None; 3];
-    let mut vgprs = dst.map_or(0, |d| d as u16 + 1);
+    let scratch = crate::gpu::exec::wave::Wave::new(0, 0);
     for (i, s) in src.iter_mut().enumerate().take(arity) {
-        *s = Some(match inst.src[i] {
+        let uniform = match inst.src[i] {
             Operand::Vgpr(n) => {
-                vgprs = vgprs.max(n as u16 + 1);
-                Src::Vgpr(n)
+                *s = Some(Src::Vgpr(n));
+                continue;
             }
-            op @ (Operand::Sgpr(_) | Operand::M0 | Operand::ExecLo | Operand::ExecHi) => {
-                if written.iter().any(|(w, _)| overlaps(*w, op, 1)) {
-                    return None;
-                }
-                uniforms.push((index, i as u8));
-                Src::Uniform((p.uniforms.len() + uniforms.len() - 1) as u8)
-            }
-            Operand::Int(_) | Operand::Float(_) | Operand::Literal => {
-                uniforms.push((index, i as u8));
-                Src::Uniform((p.uniforms.len() + uniforms.len() - 1) as u8)
+            Operand::Sgpr(n) => Uniform::Sgpr(n),
+            Operand::M0 => Uniform::M0,
+            Operand::ExecLo => Uniform::ExecLo,
+            Operand::ExecHi => Uniform::ExecHi,
+            op @ (Operand::Int(_) | Operand::Float(_) | Operand::Literal) => {
+                // The interpreter's own reading of the constant for this operand's type.
+                Uniform::Const(scratch.read_scalar32(op, inst.info().src[i].ty, inst.literal).ok()?)
             }
             _ => return None,
-        });
+        };
+        if written.iter().any(|(w, _)| overlaps(*w, inst.src[i], 1)) {
+            return None;
+        }
+        uniforms.push(uniform);
+        *s = Some(Src::Uniform((seg.uniforms.len() + uniforms.len() - 1) as u8));
     }
-    // The lane mask read: VCC or an SGPR pair, from this run or from before it.
+    // The lane mask read: VCC or an SGPR pair, from this segment or from before it.
     let needs_mask = matches!(kind, Kind::Cndmask | Kind::Carry { carry_in: true, .. });
     let mut new_mask_in = None;
     let mask_in = if needs_mask {
-        let op = inst.src[2];
-        if !matches!(op, Operand::VccLo | Operand::Sgpr(_)) {
-            return None;
-        }
-        if let Some((_, n)) = written.iter().rev().find(|(w, _)| *w == op) {
+        let reg = mask_reg(inst.src[2])?;
+        if let Some((_, n)) = written.iter().rev().find(|(w, _)| *w == reg) {
             Some(MaskSrc::Step(*n))
-        } else if written.iter().any(|(w, _)| overlaps(*w, op, 2)) {
+        } else if written.iter().any(|(w, _)| overlaps(*w, inst.src[2], 2)) {
             return None;
         } else {
-            let at = p.masks_in.iter().position(|m| *m == op).unwrap_or_else(|| {
-                new_mask_in = Some(op);
-                p.masks_in.len()
+            let at = seg.masks_in.iter().position(|m| *m == reg).unwrap_or_else(|| {
+                new_mask_in = Some(reg);
+                seg.masks_in.len()
             });
             Some(MaskSrc::Input(at as u8))
         }
@@ -283,26 +430,23 @@ fn step(inst: &Inst, mode: u32, p: &mut Plan, written: &[(Operand, u16)]) -> Opt
     // The lane mask written: compares and carry-outs.
     let writes_mask = matches!(kind, Kind::CmpInt { .. } | Kind::CmpF32(_) | Kind::Carry { .. });
     let mask_out = if writes_mask {
-        let op = mask_dst(inst)?;
-        if !matches!(op, Operand::VccLo | Operand::Sgpr(_)) || matches!(op, Operand::Sgpr(n) if n % 2 != 0) {
-            return None;
-        }
-        Some(p.masks_out.iter().position(|m| *m == op).unwrap_or(p.masks_out.len()) as u8)
+        let reg = mask_reg(mask_dst(inst)?)?;
+        // A mask this segment read before it is written stays the value read.
+        Some(seg.masks_out.iter().position(|m| *m == reg).unwrap_or(seg.masks_out.len()) as u8)
     } else {
         None
     };
-    if p.uniforms.len() + uniforms.len() > MAX_UNIFORMS
-        || p.masks_in.len() + new_mask_in.is_some() as usize > MAX_MASKS
+    if seg.uniforms.len() + uniforms.len() > MAX_UNIFORMS
+        || seg.masks_in.len() + new_mask_in.is_some() as usize > MAX_MASKS
         || mask_out.is_some_and(|m| m as usize >= MAX_MASKS)
     {
         return None;
     }
     // Commit.
-    p.uniforms.extend(uniforms);
-    if let Some(op) = new_mask_in {
-        p.masks_in.push(op);
+    seg.uniforms.extend(uniforms);
+    if let Some(reg) = new_mask_in {
+        seg.masks_in.push(reg);
     }
-    p.vgprs = p.vgprs.max(vgprs);
     Some(Step { kind, dst, src, mask_in, mask_out })
 }
 
@@ -316,21 +460,20 @@ fn mask_dst(inst: &Inst) -> Option<Operand> {
     }
 }
 
-/// Whether a 64-bit lane mask written at `w` covers any part of the register read at `r`,
+/// Whether a lane mask written at `w` covers any part of the register read at `r`,
 /// `dwords` (1 or 2) wide.
-fn overlaps(w: Operand, r: Operand, dwords: u16) -> bool {
-    let first = |o: Operand| -> Option<u16> {
-        match o {
-            Operand::Sgpr(n) => Some(n as u16),
-            Operand::VccLo => Some(1000),
-            Operand::VccHi => Some(1001),
-            _ => None,
-        }
+fn overlaps(w: MaskReg, r: Operand, dwords: u16) -> bool {
+    let w0 = match w {
+        MaskReg::Sgpr(n) => n as u16,
+        MaskReg::Vcc => 1000,
     };
-    match (first(w), first(r)) {
-        (Some(w0), Some(r0)) => r0 <= w0 + 1 && w0 < r0 + dwords,
-        _ => false,
-    }
+    let r0 = match r {
+        Operand::Sgpr(n) => n as u16,
+        Operand::VccLo => 1000,
+        Operand::VccHi => 1001,
+        _ => return false,
+    };
+    r0 <= w0 + 1 && w0 < r0 + dwords
 }
 
 /// Whether `inst` has no modifier, DPP or SDWA that changes its sources or result.
@@ -456,33 +599,60 @@ mod tests {
         words.iter().map(|w| decode(w, Target::Gfx90a).expect("decodes")).collect()
     }
 
+    fn segments(p: &Plan) -> Vec<&Segment> {
+        p.items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Vector(s) => Some(s),
+                Item::Scalar { .. } => None,
+            })
+            .collect()
+    }
+
     #[test]
     fn a_carry_chain_reads_its_carry_from_the_run_and_writes_vcc_once() {
         let p = plan(&insts(&[&ADD_CO, &ADDC]), 0xf0);
-        assert_eq!(p.steps.len(), 2);
-        assert_eq!(p.steps[0].src[0], Some(Src::Uniform(0)));
-        assert_eq!(p.steps[1].mask_in, Some(MaskSrc::Step(0)));
-        assert_eq!(p.masks_out, vec![Operand::VccLo]);
-        assert!(p.masks_in.is_empty());
+        assert_eq!(p.insts, 2);
+        let seg = segments(&p)[0];
+        assert_eq!(seg.steps[0].src[0], Some(Src::Uniform(0)));
+        assert_eq!(seg.uniforms, vec![Uniform::Sgpr(0)]);
+        assert_eq!(seg.steps[1].mask_in, Some(MaskSrc::Step(0)));
+        assert_eq!(seg.masks_out, vec![MaskReg::Vcc]);
+        assert!(seg.masks_in.is_empty());
         assert_eq!((p.bytes, p.vgprs), (8, 4));
     }
 
     #[test]
-    fn a_mask_written_by_the_run_ends_it_where_it_is_read_as_a_uniform_value() {
+    fn a_mask_read_as_a_uniform_value_after_its_segment_wrote_it_starts_a_new_segment() {
         let p = plan(&insts(&[&CMP_S4, &CNDMASK_S4, &ADD_S4]), 0xf0);
-        assert_eq!(p.steps.len(), 2, "v_add_u32 reads s4, which the compare wrote");
-        assert_eq!(p.steps[1].mask_in, Some(MaskSrc::Step(0)));
-        assert_eq!(p.masks_out, vec![Operand::Sgpr(4)]);
+        assert_eq!(p.insts, 3);
+        let segs = segments(&p);
+        assert_eq!(segs.len(), 2, "v_add_u32 reads s4, which the compare wrote: {p:#?}");
+        assert_eq!(segs[0].steps[1].mask_in, Some(MaskSrc::Step(0)));
+        assert_eq!(segs[0].masks_out, vec![MaskReg::Sgpr(4)]);
+        assert_eq!(segs[1].uniforms, vec![Uniform::Sgpr(4)]);
     }
 
     #[test]
-    fn scalar_code_ends_a_run_and_f32_code_needs_round_to_nearest() {
+    fn scalar_code_is_handed_to_the_interpreter_and_f32_code_needs_round_to_nearest() {
         let p = plan(&insts(&[&FMA, &S_ADD, &FMA]), 0xf0);
-        assert_eq!(p.steps.len(), 1);
+        assert_eq!((p.insts, p.vector_insts, p.items.len()), (3, 2, 3));
+        assert_eq!(p.items[1], Item::Scalar { index: 1, offset: 8 });
         assert!(p.uses_f32);
         // Round toward zero: the translated host arithmetic rounds to nearest.
-        assert!(plan(&insts(&[&FMA]), 0xf3).steps.is_empty());
+        assert_eq!(plan(&insts(&[&FMA]), 0xf3).insts, 0);
         // Integer code does not depend on MODE.
-        assert_eq!(plan(&insts(&[&ADD_CO, &ADDC]), 0xf3).steps.len(), 2);
+        assert_eq!(plan(&insts(&[&ADD_CO, &ADDC]), 0xf3).insts, 2);
+    }
+
+    #[test]
+    fn a_branch_ends_a_run_and_the_instructions_a_run_must_not_hold_end_it_before() {
+        const BRANCH: [u32; 1] = [0xbf84_fff3]; // s_cbranch_scc0 65523
+        const ENDPGM: [u32; 1] = [0xbf81_0000]; // s_endpgm
+        const SETREG: [u32; 2] = [0xba00_0001, 0x0000_0003]; // s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 1), 3
+        let p = plan(&insts(&[&FMA, &S_ADD, &BRANCH, &FMA]), 0xf0);
+        assert_eq!(p.insts, 3);
+        assert_eq!(plan(&insts(&[&FMA, &ENDPGM]), 0xf0).insts, 1);
+        assert_eq!(plan(&insts(&[&FMA, &SETREG, &FMA]), 0xf0).insts, 1);
     }
 }
