@@ -132,7 +132,7 @@ fn scalar_instruction(r: &mut Rng) -> Vec<u32> {
         }
         let Ok(inst) = decode(&words, Target::Gfx90a) else { continue };
         if inst.len as usize == words.len() * 4
-            && matches!(select::takes(&inst), Some(select::Taken::Scalar | select::Taken::Branch))
+            && matches!(select::takes(&inst), Some(select::Taken::Interpreted | select::Taken::Branch))
         {
             return words;
         }
@@ -249,7 +249,7 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
         let insts: Vec<_> = program.iter().map(|w| decode(w, Target::Gfx90a).expect("decodes")).collect();
         let plan = select::plan(&insts, mode);
         translated += plan.insts;
-        let scalar_at = plan.items.iter().position(|i| matches!(i, select::Item::Scalar { .. }));
+        let scalar_at = plan.items.iter().position(|i| matches!(i, select::Item::Interpreted { .. }));
         mixed +=
             scalar_at.is_some_and(|k| plan.items[k..].iter().any(|i| matches!(i, select::Item::Vector(_)))) as usize;
     }

@@ -267,7 +267,9 @@ fn step_quantum<O: Observe>(
     retired: &mut u64,
     counter: &mut O,
 ) -> Result<Quantum, WaveFailure> {
-    let translate = O::TRANSLATES && ctx.dispatch.engine == Engine::Jit;
+    // Not in the one-instruction rounds after a barrier: a translated run would take a wave
+    // through many instructions (LDS and memory accesses among them) in one step.
+    let translate = O::TRANSLATES && ctx.dispatch.engine == Engine::Jit && quantum > 1;
     let mut done = 0;
     while done < quantum {
         if translate && w.mode & vector_modes::MODE_BITS == 0 {

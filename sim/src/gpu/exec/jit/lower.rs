@@ -1,4 +1,4 @@
-//! Cranelift code for a [`Plan`]: vector segments four lanes at a time, scalar instructions
+//! Cranelift code for a [`Plan`]: vector segments four lanes at a time, everything else
 //! through the interpreter's handlers.
 //!
 //! A vector segment loops over the sixteen 4-lane chunks of the wave. Within a chunk it runs
@@ -10,14 +10,14 @@
 //! writes are stored when it ends. Lanes outside EXEC keep their old values; lane masks have
 //! 0 there.
 //!
-//! A scalar instruction is a call of [`super::scalar_step`] with its entry (instruction and
+//! An interpreted instruction is a call of [`super::interpret_step`] with its entry (instruction and
 //! handler): the interpreter's own semantics, without its fetch and dispatch. A non-zero
 //! answer (a branch taken, an error) returns from the run at once.
 //!
 //! The function's arguments are `(wave, vgprs, ctx, exit, pc)`: the wave, its VGPR file
 //! (64 lanes × 4 bytes per register), the instruction context and exit record handed on to
-//! `scalar_step`, and the run's address. It returns 0 when the run ended, 1 when a scalar
-//! instruction stopped it.
+//! `interpret_step`, and the run's address. It returns 0 when the run ended, 1 when an
+//! interpreted instruction stopped it.
 //!
 //! Float semantics follow the interpreter's fast paths bit for bit: host arithmetic rounds to
 //! nearest even (the only f32 rounding translated), denormals are flushed on input and output
@@ -41,19 +41,19 @@ const VGPR_BYTES: i32 = 256;
 const CHUNK_LANES: i64 = 4;
 const CHUNKS: i64 = 16;
 
-/// The address of each scalar instruction's entry (what [`super::scalar_step`] needs), by
+/// The address of each interpreted instruction's entry (what [`super::interpret_step`] needs), by
 /// the instruction's index in the run.
-pub type ScalarEntries<'a> = &'a dyn Fn(u16) -> u64;
+pub type Entries<'a> = &'a dyn Fn(u16) -> u64;
 
 /// Compiles `plan` into `module`; returns the finalized function's address. `entries` gives
-/// the address of each scalar instruction's entry, passed to `step` (the address of
-/// [`super::scalar_step`]).
+/// the address of each interpreted instruction's entry, passed to `step` (the address of
+/// [`super::interpret_step`]).
 pub fn compile(
     module: &mut JITModule,
     plan: &Plan,
     mode: u32,
     step: u64,
-    entries: ScalarEntries<'_>,
+    entries: Entries<'_>,
 ) -> Result<*const u8, String> {
     let mut ctx = module.make_context();
     // (wave, vgprs, ctx, exit, pc) -> stopped
@@ -126,7 +126,7 @@ impl<'a> Lowering<'a> {
         target: cranelift_codegen::isa::TargetFrontendConfig,
         callee: Signature,
         step: u64,
-        entries: ScalarEntries<'_>,
+        entries: Entries<'_>,
     ) {
         let entry = self.b.create_block();
         self.b.append_block_params_for_function_params(entry);
@@ -139,8 +139,8 @@ impl<'a> Lowering<'a> {
         for item in &plan.items {
             match item {
                 Item::Vector(seg) => self.segment(seg, wave, vgpr),
-                Item::Scalar { index, offset } => {
-                    // The interpreter's handler, through `scalar_step`; a non-zero answer
+                Item::Interpreted { index, offset } => {
+                    // The interpreter's handler, through `interpret_step`; a non-zero answer
                     // (a branch taken, an error, a wait) ends the run here.
                     let f = self.b.ins().iconst(I64, step as i64);
                     let e = self.b.ins().iconst(I64, entries(*index) as i64);

@@ -1,11 +1,12 @@
 //! The translator: hot runs of GFX9/CDNA vector code to host machine code, with Cranelift.
 //!
 //! The interpreter stays the reference and the fallback. Where a wave reaches an address
-//! often enough, the longest run of translatable instructions from there
-//! ([`select::plan`]: lane-wise 32-bit VALU code) is compiled ([`lower`]) and from then on
-//! runs as one host function call instead of one handler call per instruction. Anything
-//! the translator does not take — scalar code, memory, branches, cross-lane and 64-bit ops,
-//! modifiers — ends a run and is interpreted, instruction by instruction, as before.
+//! often enough, the run from there to the next branch ([`select::plan`]) is translated
+//! ([`lower`]): its lane-wise 32-bit VALU code is compiled to host SIMD code, and everything
+//! else in it (scalar code, memory, LDS, MFMA, the vector ops not compiled) becomes a direct
+//! call of the interpreter's handler, without fetch and dispatch. The few instructions a run
+//! must not hold (they change MODE, VGPR indexing or the PC other than as a branch) end it
+//! and are interpreted as before.
 //!
 //! Translated code is cached process-wide by its machine code (target, MODE and the run's
 //! instruction words), so it is reused across dispatches, workers and, in the daemon, clients,
@@ -63,35 +64,35 @@ pub const MIN_STEPS: usize = 2;
 /// The translated function: `(wave, vgprs, ctx, exit, pc) -> stopped` ([`lower`]).
 type RunFn = unsafe extern "C" fn(*mut Wave, *mut Lanes, *mut c_void, *mut Exit, u64) -> u32;
 
-/// A scalar instruction of a run, as [`scalar_step`] needs it.
-pub struct ScalarEntry {
+/// An interpreted instruction of a run, as [`interpret_step`] needs it.
+pub struct Entry {
     inst: Inst,
     handler: Handler,
     /// Its index in the run.
     index: u32,
 }
 
-/// How a run stopped early, written by [`scalar_step`].
+/// How a run stopped early, written by [`interpret_step`].
 #[derive(Default)]
 pub struct Exit {
-    /// The scalar instruction's answer: a branch taken, a wait, the end.
+    /// The instruction's answer: a branch taken, a barrier, a wait, the end.
     flow: Option<Flow>,
     error: Option<ExecError>,
     /// The index in the run of the instruction that stopped it.
     index: u32,
 }
 
-/// Runs one scalar instruction of a translated run with the interpreter's handler. Called
+/// Runs one instruction of a translated run with the interpreter's handler. Called
 /// from translated code only (its address is compiled in). Returns 0 to go on, 1 when the
 /// run must stop here (`exit` says why).
 ///
 /// # Safety
 /// `wave`, `ctx`, `entry` and `exit` point to live, exclusively accessible values of their
 /// types for the call (the translated function passes on what [`Block::run`] gave it).
-unsafe extern "C" fn scalar_step(
+unsafe extern "C" fn interpret_step(
     wave: *mut Wave,
     ctx: *mut c_void,
-    entry: *const ScalarEntry,
+    entry: *const Entry,
     pc: u64,
     exit: *mut Exit,
 ) -> u32 {
@@ -119,14 +120,15 @@ pub struct Block {
     plan: Plan,
     /// The run's instructions, and where each starts (bytes from the run's start).
     insts: Vec<(Inst, u32)>,
-    /// The entries of its scalar instructions (their addresses are compiled in: never moved).
-    _scalars: Box<[ScalarEntry]>,
+    /// The entries of its interpreted instructions (their addresses are compiled in: never
+    /// moved).
+    _entries: Box<[Entry]>,
     /// MODE at translation, when the run does f32 arithmetic (its flushing is compiled in).
     mode: Option<u32>,
 }
 
 // SAFETY: `func` points into executable memory of the process-wide `JITModule`, which is
-// never freed (see `Translator`); the function and the scalar entries it points to are
+// never freed (see `Translator`); the function and the entries it points to are
 // never written after translation.
 unsafe impl Send for Block {}
 // SAFETY: as above; calling the function concurrently is safe (it touches only its
@@ -171,9 +173,9 @@ impl Block {
         let ctx = ctx as *mut Ctx<'_> as *mut c_void;
         // SAFETY: the function reads and writes 256-byte registers 0..plan.vgprs of the VGPR
         // file (all allocated: asserted above) and the wave's scalar registers, and passes the
-        // wave, `ctx` and `exit` on to `scalar_step`, which the caller lends for the call.
-        // Translated code never keeps VGPR values across a scalar step (segments store at their
-        // end), and scalar handlers never resize the VGPR file.
+        // wave, `ctx` and `exit` on to `interpret_step`, which the caller lends for the call.
+        // Translated code never keeps VGPR values across an interpreted step (segments store at
+        // their end), and handlers never resize the VGPR file.
         let stopped = unsafe { (self.func)(w, vgprs, ctx, &mut exit, pc) };
         w.pc = pc;
         if stopped == 0 {
@@ -184,7 +186,7 @@ impl Block {
         match (exit.flow, exit.error) {
             (_, Some(error)) => Err((error, at, inst.to_string())),
             (Some(flow), None) => Ok((Ran::Stopped { flow, pc: at, len: inst.len }, exit.index as u64 + 1)),
-            (None, None) => unreachable!("scalar_step stops a run with a flow or an error"),
+            (None, None) => unreachable!("interpret_step stops a run with a flow or an error"),
         }
     }
 }
@@ -255,29 +257,29 @@ pub fn translate(
             (*i, at)
         })
         .collect();
-    let scalars: Box<[ScalarEntry]> = plan
+    let entries_vec: Box<[Entry]> = plan
         .items
         .iter()
         .filter_map(|item| match item {
-            select::Item::Scalar { index, .. } => {
+            select::Item::Interpreted { index, .. } => {
                 let inst = insts[*index as usize].0;
-                Some(ScalarEntry { inst, handler: ops::handler(inst.op), index: *index as u32 })
+                Some(Entry { inst, handler: ops::handler(inst.op), index: *index as u32 })
             }
             select::Item::Vector(_) => None,
         })
         .collect();
     let entry_of = |index: u16| -> u64 {
-        let e = scalars.iter().find(|e| e.index == index as u32).expect("an entry per scalar instruction");
-        e as *const ScalarEntry as u64
+        let e = entries_vec.iter().find(|e| e.index == index as u32).expect("an entry per interpreted instruction");
+        e as *const Entry as u64
     };
-    let step = scalar_step as *const () as u64;
+    let step = interpret_step as *const () as u64;
     let block = match lower::compile(&mut t.module, &plan, mode.unwrap_or(0), step, &entry_of) {
         Ok(code) => {
             // SAFETY: `lower::compile` built the function with exactly this signature (five
             // 64-bit integer arguments, a 32-bit result) in the host's default calling convention.
             let func = unsafe { std::mem::transmute::<*const u8, RunFn>(code) };
             tracing::debug!("translated a run of {n} instructions ({} bytes of GPU code)", plan.bytes);
-            Some(Arc::new(Block { func, plan, insts, _scalars: scalars, mode }))
+            Some(Arc::new(Block { func, plan, insts, _entries: entries_vec, mode }))
         }
         Err(e) => {
             t.failures += 1;

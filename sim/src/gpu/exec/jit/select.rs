@@ -6,9 +6,10 @@
 //!   on that lane's sources; no EXEC writes, memory, cross-lane or 64-bit ops, modifiers, DPP,
 //!   SDWA or AGPRs). The translated code goes through the wave four lanes at a time with the
 //!   whole segment in host registers ([`super::lower`]);
-//! - **scalar instructions** (SOP1/SOP2/SOPC/SOPK, `s_nop`, `s_waitcnt` and the branches),
-//!   which the translated code hands to the interpreter's own handler, so their semantics
-//!   exist once.
+//! - **interpreted instructions**: everything else that does not change MODE, VGPR indexing
+//!   or the PC other than as a branch (scalar code, memory, LDS, MFMA, the vector ops the
+//!   translator does not compile), which the translated code hands to the interpreter's own
+//!   handler, so their semantics exist once. A branch (or `s_endpgm`) ends the run.
 //!
 //! A segment reads its uniform sources (SGPRs, M0, EXEC halves) and lane masks (carry-in,
 //! `v_cndmask` selector) from the wave when it starts, and writes the lane masks it produces
@@ -183,9 +184,9 @@ pub struct Segment {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
     Vector(Segment),
-    /// A scalar instruction, run by the interpreter's handler: its index in the run and its
-    /// offset in bytes from the run's start.
-    Scalar {
+    /// An instruction run by the interpreter's handler: its index in the run and its offset
+    /// in bytes from the run's start.
+    Interpreted {
         index: u16,
         offset: u32,
     },
@@ -197,7 +198,8 @@ pub struct Plan {
     pub items: Vec<Item>,
     /// Instructions in the run.
     pub insts: usize,
-    /// Of them, vector instructions (a run of scalar code alone is not worth translating).
+    /// Of them, compiled vector instructions (a run of interpreted instructions alone is not
+    /// worth translating).
     pub vector_insts: usize,
     /// Total length in bytes of the run's instructions.
     pub bytes: u32,
@@ -214,57 +216,60 @@ pub const MAX_STEPS: usize = 96;
 pub const MAX_UNIFORMS: usize = 64;
 pub const MAX_MASKS: usize = 8;
 
-/// Whether the translator takes `inst` (as a vector step, or a scalar instruction handed to
-/// the interpreter); a branch ends the run after it.
+/// Whether the translator takes `inst` (as a compiled vector step, or an instruction handed
+/// to the interpreter); a branch ends the run after it.
 pub fn takes(inst: &Inst) -> Option<Taken> {
     if kind(inst.op).is_some() {
         return Some(Taken::Vector);
     }
-    scalar(inst)
+    interpreted(inst)
 }
 
 /// How the translator takes an instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Taken {
     Vector,
-    Scalar,
-    /// A scalar branch: the last instruction of its run.
+    Interpreted,
+    /// A branch or the end of the program: the last instruction of its run.
     Branch,
 }
 
-/// The scalar instructions a run may hold: everything of SOP1, SOP2, SOPC and SOPK except
-/// what moves the PC other than as a branch, changes MODE (the f32 flushing is compiled
-/// in) or VGPR indexing, or skips vector instructions; of SOPP, the branches, `s_nop` and
-/// `s_waitcnt`.
-fn scalar(inst: &Inst) -> Option<Taken> {
-    match inst.enc {
-        Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc | Encoding::Sopk => match inst.op {
-            Op::SSetpcB64
-            | Op::SSwappcB64
-            | Op::SRfeB64
-            | Op::SRfeRestoreB64
-            | Op::SCbranchJoin
-            | Op::SCbranchGFork
-            | Op::SCbranchIFork
-            | Op::SCallB64
-            | Op::SSetregB32
-            | Op::SSetregImm32B32
-            | Op::SSetGprIdxOn
-            | Op::SSetvskip => None,
-            _ => Some(Taken::Scalar),
-        },
-        Encoding::Sopp => match inst.op {
-            Op::SNop | Op::SWaitcnt => Some(Taken::Scalar),
-            Op::SBranch
-            | Op::SCbranchScc0
-            | Op::SCbranchScc1
-            | Op::SCbranchVccz
-            | Op::SCbranchVccnz
-            | Op::SCbranchExecz
-            | Op::SCbranchExecnz => Some(Taken::Branch),
-            _ => None,
-        },
-        _ => None,
+/// What a run may hand to the interpreter: everything except what moves the PC other than
+/// as a branch (`s_setpc`, `s_swappc`, `s_call`, `s_rfe`, the fork/join ops), changes MODE
+/// (`s_setreg`: a run's f32 flushing is compiled in) or VGPR indexing (`s_set_gpr_idx_*`),
+/// or skips vector instructions (`s_setvskip`).
+fn interpreted(inst: &Inst) -> Option<Taken> {
+    match inst.op {
+        Op::SSetpcB64
+        | Op::SSwappcB64
+        | Op::SRfeB64
+        | Op::SRfeRestoreB64
+        | Op::SCbranchJoin
+        | Op::SCbranchGFork
+        | Op::SCbranchIFork
+        | Op::SCallB64
+        | Op::SSetregB32
+        | Op::SSetregImm32B32
+        | Op::SSetGprIdxOn
+        | Op::SSetGprIdxIdx
+        | Op::SSetGprIdxOff
+        | Op::SSetGprIdxMode
+        | Op::SSetvskip => None,
+        Op::SBranch
+        | Op::SCbranchScc0
+        | Op::SCbranchScc1
+        | Op::SCbranchVccz
+        | Op::SCbranchVccnz
+        | Op::SCbranchExecz
+        | Op::SCbranchExecnz
+        | Op::SCbranchCdbgsys
+        | Op::SCbranchCdbgsysAndUser
+        | Op::SCbranchCdbgsysOrUser
+        | Op::SCbranchCdbguser
+        | Op::SEndpgm
+        | Op::SEndpgmOrderedPsDone
+        | Op::SEndpgmSaved => Some(Taken::Branch),
+        _ => Some(Taken::Interpreted),
     }
 }
 
@@ -305,12 +310,12 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
                 p.vector_insts += 1;
                 seg.steps.push(step);
             }
-            Some(taken @ (Taken::Scalar | Taken::Branch)) => {
+            Some(taken @ (Taken::Interpreted | Taken::Branch)) => {
                 if !seg.steps.is_empty() {
                     p.items.push(Item::Vector(std::mem::take(&mut seg)));
                     written.clear();
                 }
-                p.items.push(Item::Scalar { index: p.insts as u16, offset: p.bytes });
+                p.items.push(Item::Interpreted { index: p.insts as u16, offset: p.bytes });
                 p.insts += 1;
                 p.bytes += inst.len as u32;
                 if taken == Taken::Branch {
@@ -604,7 +609,7 @@ mod tests {
             .iter()
             .filter_map(|i| match i {
                 Item::Vector(s) => Some(s),
-                Item::Scalar { .. } => None,
+                Item::Interpreted { .. } => None,
             })
             .collect()
     }
@@ -634,10 +639,10 @@ mod tests {
     }
 
     #[test]
-    fn scalar_code_is_handed_to_the_interpreter_and_f32_code_needs_round_to_nearest() {
+    fn scalar_code_is_handed_to_the_interpreter_and_f32_code_needs_round_to_nearest_even() {
         let p = plan(&insts(&[&FMA, &S_ADD, &FMA]), 0xf0);
         assert_eq!((p.insts, p.vector_insts, p.items.len()), (3, 2, 3));
-        assert_eq!(p.items[1], Item::Scalar { index: 1, offset: 8 });
+        assert_eq!(p.items[1], Item::Interpreted { index: 1, offset: 8 });
         assert!(p.uses_f32);
         // Round toward zero: the translated host arithmetic rounds to nearest.
         assert_eq!(plan(&insts(&[&FMA]), 0xf3).insts, 0);
@@ -646,13 +651,13 @@ mod tests {
     }
 
     #[test]
-    fn a_branch_ends_a_run_and_the_instructions_a_run_must_not_hold_end_it_before() {
+    fn a_branch_or_the_end_ends_a_run_and_what_a_run_must_not_hold_ends_it_before() {
         const BRANCH: [u32; 1] = [0xbf84_fff3]; // s_cbranch_scc0 65523
         const ENDPGM: [u32; 1] = [0xbf81_0000]; // s_endpgm
         const SETREG: [u32; 2] = [0xba00_0001, 0x0000_0003]; // s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 1), 3
         let p = plan(&insts(&[&FMA, &S_ADD, &BRANCH, &FMA]), 0xf0);
         assert_eq!(p.insts, 3);
-        assert_eq!(plan(&insts(&[&FMA, &ENDPGM]), 0xf0).insts, 1);
+        assert_eq!(plan(&insts(&[&FMA, &ENDPGM, &FMA]), 0xf0).insts, 2);
         assert_eq!(plan(&insts(&[&FMA, &SETREG, &FMA]), 0xf0).insts, 1);
     }
 }
