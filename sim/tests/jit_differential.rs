@@ -176,6 +176,30 @@ fn instruction(r: &mut Rng) -> Vec<u32> {
     }
 }
 
+/// A loop: `s11` counts 1..=4 trips of `len` random instructions (none of them writing
+/// s10/s11), then `s_sub_u32 s11, s11, 1; s_cmp_lg_u32 s11, 0; s_cbranch_scc1` back to the
+/// body. The translated run loops inside its code.
+fn a_loop(r: &mut Rng, len: usize) -> Vec<Vec<u32>> {
+    let mut body: Vec<Vec<u32>> = Vec::new();
+    while body.len() < len {
+        let words = instruction(r);
+        let inst = decode(&words, Target::Gfx90a).expect("decodes");
+        let counter = |op: sim::isa::Operand| matches!(op, sim::isa::Operand::Sgpr(10 | 11));
+        let branch = matches!(select::takes(&inst), Some(select::Taken::Branch));
+        if !inst.dst.iter().any(|d| counter(*d)) && !branch {
+            body.push(words);
+        }
+    }
+    let words: usize = body.iter().map(Vec::len).sum();
+    let mut program = vec![vec![0xbe8b_0080 | (1 + r.below(4))]]; // s_mov_b32 s11, 1..4
+    program.extend(body);
+    program.push(vec![0x808b_810b]); // s_sub_u32 s11, s11, 1
+    program.push(vec![0xbf07_800b]); // s_cmp_lg_u32 s11, 0
+                                     // s_cbranch_scc1 to the body: back over the body, the two above and itself.
+    program.push(vec![0xbf85_0000 | (-(words as i32 + 3) as u16 as u32)]);
+    program
+}
+
 /// A wave state both engines start from.
 fn randomize(h: &mut Harness, r: &mut Rng, mode: u32) {
     for reg in h.wave.vgpr.iter_mut().take(VGPRS as usize) {
@@ -215,7 +239,7 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     let (mut programs, mut translated, mut mixed) = (0, 0usize, 0usize);
     for case in 0..10_000 {
         let len = 1 + r.below(12) as usize;
-        let program: Vec<Vec<u32>> = (0..len).map(|_| instruction(&mut r)).collect();
+        let program = if case % 4 == 3 { a_loop(&mut r, len) } else { (0..len).map(|_| instruction(&mut r)).collect() };
         let words: Vec<u32> = program.concat();
         let mode = modes[case % modes.len()];
         let seed = r.next() as u64;

@@ -77,6 +77,12 @@ fn compile(cmd: &str, args: &[&str], source: &str, name: &str, libs: &[&str]) ->
     Ok(exe)
 }
 
+/// `cmd` with the translator on (`ROCJITSU_ENGINE=jit`).
+fn with_jit(mut cmd: Command) -> Command {
+    cmd.env("ROCJITSU_ENGINE", "jit");
+    cmd
+}
+
 fn rocjitsu(args: &[&str], program: &Path, program_args: &[&str]) -> Command {
     let mut c = Command::new(bin_dir().join("rocjitsu"));
     c.args(args).arg("--").arg(program).args(program_args);
@@ -173,9 +179,14 @@ pub fn run(args: &[String]) -> Result<()> {
         ));
     }
 
-    let mut example = Command::new("cargo");
-    example.current_dir(root()).args(["run", "--quiet", "--release", "-p", "sim", "--example", "throughput"]);
-    rows.extend(figures("", example)?);
+    let example = || {
+        let mut c = Command::new("cargo");
+        c.current_dir(root()).args(["run", "--quiet", "--release", "-p", "sim", "--example", "throughput"]);
+        c
+    };
+    rows.extend(figures("", example())?);
+    // The same with the translator (issue 15), side by side.
+    rows.extend(figures("jit: ", with_jit(example()))?);
 
     rows.extend(figures("local: ", rocjitsu(&[], &bench_hip, &[]))?);
     rows.extend(figures("daemon: ", rocjitsu(&["--daemon"], &bench_hip, &[]))?);
@@ -184,7 +195,9 @@ pub fn run(args: &[String]) -> Result<()> {
     let observed = observed.to_string_lossy();
     rows.extend(figures("local, --stats: ", rocjitsu(&["--stats-json", &observed], &bench_hip, &[]))?);
     rows.extend(figures("local, --trace: ", rocjitsu(&["--trace", &observed], &bench_hip, &[]))?);
+    rows.extend(figures("local, jit: ", with_jit(rocjitsu(&[], &bench_hip, &[])))?);
     rows.extend(figures("local: ", rocjitsu(&[], &bench_rocrand, &[]))?);
+    rows.extend(figures("local, jit: ", with_jit(rocjitsu(&[], &bench_rocrand, &[])))?);
     rows.extend(figures("local: ", rocjitsu(&[], &bench_streams, &["throughput"]))?);
     {
         // Client B's small kernels while client A's long kernel holds the GPU.

@@ -48,9 +48,20 @@ pub fn test(extra: &[String]) -> Result<()> {
     let mut c = cargo();
     c.args(["test", "--release", "--workspace"]).args(extra).env("ROCJITSU_BIN_DIR", bin_dir());
     run(c)?;
-    // Two minutes of the soak (issue "Nothing lost, nobody in"): random programs, kills
-    // mid-kernel and malformed connections against one daemon. A failure prints its seed.
     if extra.is_empty() {
+        // The translator (issue 15): every instruction and kernel test of the simulator again
+        // with it on (its differential tests ran above), and real ROCm programs through it.
+        let mut c = cargo();
+        c.args(["test", "--release", "-p", "sim"]).env("ROCJITSU_ENGINE", "jit");
+        run(c)?;
+        let mut c = cargo();
+        c.args(["test", "--release", "-p", "integration"])
+            .args(["--test", "hip_kernels", "--test", "device_calls", "--test", "concurrency"])
+            .env("ROCJITSU_ENGINE", "jit")
+            .env("ROCJITSU_BIN_DIR", bin_dir());
+        run(c)?;
+        // Two minutes of the soak (issue "Nothing lost, nobody in"): random programs, kills
+        // mid-kernel and malformed connections against one daemon. A failure prints its seed.
         crate::soak::run(&["--minutes".into(), "2".into(), "--clients".into(), "3".into()])?;
         // The libraries' own test suites, a fixed subset of each (issue "The libraries' own
         // test suites pass"): the full runs take hours and live in docs/SUITES.md.

@@ -146,7 +146,11 @@ impl Harness {
                 if let Some(block) = self.translated(&words[at..]).filter(|b| b.applies(&self.wave)) {
                     let mut ctx =
                         Ctx { mem: &mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
-                    match block.run(&mut self.wave, &mut ctx).map_err(|(error, ..)| error)?.0 {
+                    // Loops inside the translated code too, within the step limit.
+                    let (ran, n) =
+                        block.run(&mut self.wave, &mut ctx, 64 * block.insts()).map_err(|(error, ..)| error)?;
+                    steps += n as usize - 1;
+                    match ran {
                         Ran::Through => self.wave.pc += block.bytes(),
                         Ran::Stopped { flow, pc, len } => match flow {
                             Flow::Next | Flow::Barrier | Flow::Sleep => self.wave.pc = pc + len as u64,

@@ -267,15 +267,17 @@ fn step_quantum<O: Observe>(
     retired: &mut u64,
     counter: &mut O,
 ) -> Result<Quantum, WaveFailure> {
-    // Not in the one-instruction rounds after a barrier: a translated run would take a wave
-    // through many instructions (LDS and memory accesses among them) in one step.
-    let translate = O::TRANSLATES && ctx.dispatch.engine == Engine::Jit && quantum > 1;
+    let translate = O::TRANSLATES && ctx.dispatch.engine == Engine::Jit;
     let mut done = 0;
     while done < quantum {
         if translate && w.mode & vector_modes::MODE_BITS == 0 {
             if let Some(block) = code.jit_block(w.pc, w, ctx.mem) {
-                if block.applies(w) {
-                    let (ran, n) = block.run(w, ctx).map_err(|(error, pc, inst)| {
+                // In the one-instruction rounds after a barrier only runs that compute on the
+                // wave's registers alone: the other waves cannot tell when those ran, while
+                // a run with LDS or memory accesses would take this wave past them in one step.
+                if block.applies(w) && (quantum > 1 || !block.shared()) {
+                    let budget = (quantum - done).max(block.insts() as usize) as u64;
+                    let (ran, n) = block.run(w, ctx, budget).map_err(|(error, pc, inst)| {
                         w.pc = pc;
                         WaveFailure { error, pc, inst }
                     })?;

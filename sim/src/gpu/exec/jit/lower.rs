@@ -11,8 +11,9 @@
 //! 0 there.
 //!
 //! An interpreted instruction is a call of [`super::interpret_step`] with its entry (instruction and
-//! handler): the interpreter's own semantics, without its fetch and dispatch. A non-zero
-//! answer (a branch taken, an error) returns from the run at once.
+//! handler): the interpreter's own semantics, without its fetch and dispatch. A branch back
+//! to the run's start (answer 2) loops inside the function while the caller's budget lasts;
+//! any other non-zero answer (a branch elsewhere, a barrier, an error) returns at once.
 //!
 //! The function's arguments are `(wave, vgprs, ctx, exit, pc)`: the wave, its VGPR file
 //! (64 lanes × 4 bytes per register), the instruction context and exit record handed on to
@@ -136,6 +137,10 @@ impl<'a> Lowering<'a> {
         let (wave, vgpr, ctx, exit, pc) = (p[0], p[1], p[2], p[3], p[4]);
         let sig = self.b.import_signature(callee);
         let stopped = self.b.create_block();
+        // The run's start, where a branch back to it continues (`interpret_step` answers 2).
+        let top = self.b.create_block();
+        self.b.ins().jump(top, &[]);
+        self.b.switch_to_block(top);
         for item in &plan.items {
             match item {
                 Item::Vector(seg) => self.segment(seg, wave, vgpr),
@@ -148,7 +153,12 @@ impl<'a> Lowering<'a> {
                     let call = self.b.ins().call_indirect(sig, f, &[wave, ctx, e, at, exit]);
                     let r = self.b.inst_results(call)[0];
                     let next = self.b.create_block();
-                    self.b.ins().brif(r, stopped, &[], next, &[]);
+                    let not_next = self.b.create_block();
+                    self.b.ins().brif(r, not_next, &[], next, &[]);
+                    self.b.switch_to_block(not_next);
+                    self.b.seal_block(not_next);
+                    let again = self.b.ins().icmp_imm_u(IntCC::Equal, r, 2);
+                    self.b.ins().brif(again, top, &[], stopped, &[]);
                     self.b.switch_to_block(next);
                     self.b.seal_block(next);
                 }
@@ -156,6 +166,7 @@ impl<'a> Lowering<'a> {
         }
         let zero = self.b.ins().iconst(I32, 0);
         self.b.ins().return_(&[zero]);
+        self.b.seal_block(top);
         self.b.switch_to_block(stopped);
         self.b.seal_block(stopped);
         let one = self.b.ins().iconst(I32, 1);

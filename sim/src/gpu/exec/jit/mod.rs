@@ -80,11 +80,18 @@ pub struct Exit {
     error: Option<ExecError>,
     /// The index in the run of the instruction that stopped it.
     index: u32,
+    /// The run's own address: a branch back to it loops inside the translated code, at most
+    /// `loops_left` more times.
+    loop_pc: u64,
+    loops_left: u64,
+    /// Times the run looped.
+    loops: u64,
 }
 
 /// Runs one instruction of a translated run with the interpreter's handler. Called
 /// from translated code only (its address is compiled in). Returns 0 to go on, 1 when the
-/// run must stop here (`exit` says why).
+/// run must stop here (`exit` says why), 2 to start the run again (a branch back to its
+/// start, while the caller's budget lasts).
 ///
 /// # Safety
 /// `wave`, `ctx`, `entry` and `exit` point to live, exclusively accessible values of their
@@ -101,6 +108,11 @@ unsafe extern "C" fn interpret_step(
     w.pc = pc;
     match (e.handler)(w, &e.inst, ctx) {
         Ok(Flow::Next) => 0,
+        Ok(Flow::Jump(target)) if target == exit.loop_pc && exit.loops_left > 0 => {
+            exit.loops_left -= 1;
+            exit.loops += 1;
+            2
+        }
         Ok(flow) => {
             exit.flow = Some(flow);
             exit.index = e.index;
@@ -154,6 +166,12 @@ impl Block {
         self.plan.bytes as u64
     }
 
+    /// Whether the run reaches memory, LDS or other waves (else it only computes on its
+    /// wave's registers).
+    pub fn shared(&self) -> bool {
+        self.plan.shared
+    }
+
     /// Whether the translation is valid for `w` as it is now: the MODE it was compiled for,
     /// no VGPR indexing, and every VGPR the run names allocated (else the interpreter runs
     /// it and reports the bad register).
@@ -162,13 +180,14 @@ impl Block {
         w.mode & MODE_BITS == 0 && self.mode.is_none_or(|m| m == w.mode) && self.plan.vgprs as usize <= w.vgpr.len()
     }
 
-    /// Runs the block at `w.pc` (where `applies` holds). Returns how it ended and how many
+    /// Runs the block at `w.pc` (where `applies` holds), looping while it branches back to
+    /// its start and at most `budget` instructions have run. Returns how it ended and how many
     /// instructions it retired, or the failure of one of its instructions with that
     /// instruction's address. The caller moves the PC.
-    pub fn run(&self, w: &mut Wave, ctx: &mut Ctx<'_>) -> Result<(Ran, u64), (ExecError, u64, String)> {
+    pub fn run(&self, w: &mut Wave, ctx: &mut Ctx<'_>, budget: u64) -> Result<(Ran, u64), (ExecError, u64, String)> {
         assert!(self.plan.vgprs as usize <= w.vgpr.len(), "Block::run without Block::applies");
         let pc = w.pc;
-        let mut exit = Exit::default();
+        let mut exit = Exit { loop_pc: pc, loops_left: budget / self.insts() - 1, ..Exit::default() };
         let vgprs = w.vgpr.as_mut_ptr();
         let ctx = ctx as *mut Ctx<'_> as *mut c_void;
         // SAFETY: the function reads and writes 256-byte registers 0..plan.vgprs of the VGPR
@@ -178,14 +197,15 @@ impl Block {
         // their end), and handlers never resize the VGPR file.
         let stopped = unsafe { (self.func)(w, vgprs, ctx, &mut exit, pc) };
         w.pc = pc;
+        let looped = exit.loops * self.insts();
         if stopped == 0 {
-            return Ok((Ran::Through, self.insts()));
+            return Ok((Ran::Through, looped + self.insts()));
         }
         let (inst, offset) = &self.insts[exit.index as usize];
         let at = pc + *offset as u64;
         match (exit.flow, exit.error) {
             (_, Some(error)) => Err((error, at, inst.to_string())),
-            (Some(flow), None) => Ok((Ran::Stopped { flow, pc: at, len: inst.len }, exit.index as u64 + 1)),
+            (Some(flow), None) => Ok((Ran::Stopped { flow, pc: at, len: inst.len }, looped + exit.index as u64 + 1)),
             (None, None) => unreachable!("interpret_step stops a run with a flow or an error"),
         }
     }

@@ -207,6 +207,9 @@ pub struct Plan {
     pub vgprs: u16,
     /// Whether a step is an f32 operation (the run depends on MODE's f32 controls).
     pub uses_f32: bool,
+    /// Whether an instruction reaches memory, LDS or another wave (anything but registers):
+    /// a run without one may run whole even where waves must advance side by side.
+    pub shared: bool,
 }
 
 /// Runs no longer than this: the translated code grows with the run, and longer straight
@@ -316,6 +319,7 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
                     written.clear();
                 }
                 p.items.push(Item::Interpreted { index: p.insts as u16, offset: p.bytes });
+                p.shared |= reaches_beyond_registers(inst);
                 p.insts += 1;
                 p.bytes += inst.len as u32;
                 if taken == Taken::Branch {
@@ -332,6 +336,24 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
         p.items.push(Item::Vector(seg));
     }
     p
+}
+
+/// Whether an interpreted instruction reaches memory, LDS, another wave or the host: memory
+/// and LDS instructions, and the program-control ops other than `s_nop`, `s_waitcnt` and
+/// branches (barriers, sleeps, messages, traps).
+fn reaches_beyond_registers(inst: &Inst) -> bool {
+    match inst.enc {
+        Encoding::Smem
+        | Encoding::Ds
+        | Encoding::Flat
+        | Encoding::Global
+        | Encoding::Scratch
+        | Encoding::Mubuf
+        | Encoding::Mtbuf
+        | Encoding::Mimg => true,
+        Encoding::Sopp => !matches!(inst.op, Op::SNop | Op::SWaitcnt) && interpreted(inst) != Some(Taken::Branch),
+        _ => false,
+    }
 }
 
 fn step_vgprs(step: &Step) -> u16 {
@@ -657,6 +679,7 @@ mod tests {
         const SETREG: [u32; 2] = [0xba00_0001, 0x0000_0003]; // s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 1), 3
         let p = plan(&insts(&[&FMA, &S_ADD, &BRANCH, &FMA]), 0xf0);
         assert_eq!(p.insts, 3);
+        assert!(!p.shared, "registers only");
         assert_eq!(plan(&insts(&[&FMA, &ENDPGM, &FMA]), 0xf0).insts, 2);
         assert_eq!(plan(&insts(&[&FMA, &SETREG, &FMA]), 0xf0).insts, 1);
     }
