@@ -93,4 +93,10 @@ fn main() {
     for (label, rate) in ["nothing observed", "statistics on", "timeline on"].iter().zip(best) {
         println!("valu kernel, 1 worker, {label}\t{rate:.1}\tM wave-instructions/s");
     }
+    if sim::gpu::exec::jit::Engine::from_env() == sim::gpu::exec::jit::Engine::Jit {
+        let (runs, _) = sim::gpu::exec::jit::stats();
+        let (total, (longest, n)) = sim::gpu::exec::jit::translation_time();
+        println!("translation, {runs} runs\t{:.2}\tms", total.as_secs_f64() * 1e3);
+        println!("translation, longest run ({n} instructions)\t{:.3}\tms", longest.as_secs_f64() * 1e3);
+    }
 }

@@ -345,10 +345,27 @@ fn run_gtest(
             run_args.push(format!("--gtest_output=xml:{}", xml.display()));
             bar.set_message(name.clone());
             let log = dir.join("logs").join(format!("{name}-{n}.log"));
-            let run = runner::run(ctx.command(&program, &run_args), &log, ctx.stall, gtest::progress, |_| bar.inc(1))?;
+            let in_chunk: std::collections::HashSet<&String> = chunk.iter().collect();
+            // A test that passed or was skipped is recorded as soon as its line is read, so an
+            // interrupted run (a long suite in one program run) resumes after it; failures wait
+            // for the program's XML report, which carries their messages.
+            let run = runner::run(ctx.command(&program, &run_args), &log, ctx.stall, gtest::progress, |e| {
+                bar.inc(1);
+                let done = matches!(e.status, Status::Passed | Status::Skipped);
+                if done && in_chunk.contains(&e.name) && !store.has(&name, &e.name) {
+                    let record = Record::Case {
+                        program: name.clone(),
+                        test: e.name.clone(),
+                        status: e.status,
+                        seconds: e.seconds,
+                    };
+                    if let Err(err) = store.record(record) {
+                        eprintln!("xtask suites: cannot record {}: {err:#}", e.name);
+                    }
+                }
+            })?;
             let reports =
                 std::fs::read_to_string(&xml).ok().and_then(|t| gtest::parse_xml(&t).ok()).unwrap_or_default();
-            let in_chunk: std::collections::HashSet<&String> = chunk.iter().collect();
             for e in run.ended.iter().chain(run.running.iter()) {
                 if !in_chunk.contains(&e.name) || store.has(&name, &e.name) {
                     continue;

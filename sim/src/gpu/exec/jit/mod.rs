@@ -106,7 +106,12 @@ unsafe extern "C" fn interpret_step(
     // SAFETY: the caller's contract; `ctx` is the `Ctx` that `Block::run` passed as `c_void`.
     let (w, ctx, e, exit) = unsafe { (&mut *wave, &mut *(ctx as *mut Ctx<'_>), &*entry, &mut *exit) };
     w.pc = pc;
-    match (e.handler)(w, &e.inst, ctx) {
+    // A panic must not unwind through translated code (its frames have no unwind tables, and
+    // this function is `extern "C"`): a handler's panic, a simulator bug, becomes the wave's
+    // failure, which ends its dispatch and is reported like a fault, as elsewhere.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (e.handler)(w, &e.inst, ctx)))
+        .unwrap_or_else(|_| Err(ExecError::Invalid(format!("internal error: the simulator panicked in {}", e.inst))));
+    match outcome {
         Ok(Flow::Next) => 0,
         Ok(Flow::Jump(target)) if target == exit.loop_pc && exit.loops_left > 0 => {
             exit.loops_left -= 1;
@@ -225,12 +230,21 @@ struct Translator {
     module: JITModule,
     cache: HashMap<Key, Option<Arc<Block>>>,
     failures: u32,
+    /// Time spent translating, in all and the longest translation (with its length).
+    total: std::time::Duration,
+    longest: (std::time::Duration, usize),
 }
 
 static TRANSLATOR: LazyLock<Mutex<Option<Translator>>> = LazyLock::new(|| {
     let module = JITBuilder::new(cranelift_module::default_libcall_names()).map(JITModule::new);
     match module {
-        Ok(module) => Mutex::new(Some(Translator { module, cache: HashMap::new(), failures: 0 })),
+        Ok(module) => Mutex::new(Some(Translator {
+            module,
+            cache: HashMap::new(),
+            failures: 0,
+            total: Default::default(),
+            longest: Default::default(),
+        })),
         Err(e) => {
             tracing::warn!("the translator is not available on this host ({e}): interpreting everything");
             Mutex::new(None)
@@ -243,6 +257,12 @@ static TRANSLATOR: LazyLock<Mutex<Option<Translator>>> = LazyLock::new(|| {
 pub fn stats() -> (usize, u32) {
     let t = TRANSLATOR.lock().unwrap_or_else(|e| e.into_inner());
     t.as_ref().map_or((0, 0), |t| (t.cache.values().filter(|b| b.is_some()).count(), t.failures))
+}
+
+/// Time spent translating so far, and the longest translation with its run's length.
+pub fn translation_time() -> (std::time::Duration, (std::time::Duration, usize)) {
+    let t = TRANSLATOR.lock().unwrap_or_else(|e| e.into_inner());
+    t.as_ref().map_or(Default::default(), |t| (t.total, t.longest))
 }
 
 /// The translation of the run `insts` (decoded from `words`, at the head of which it starts)
@@ -293,12 +313,23 @@ pub fn translate(
         e as *const Entry as u64
     };
     let step = interpret_step as *const () as u64;
-    let block = match lower::compile(&mut t.module, &plan, mode.unwrap_or(0), step, &entry_of) {
+    let started = std::time::Instant::now();
+    let compiled = lower::compile(&mut t.module, &plan, mode.unwrap_or(0), step, &entry_of);
+    let took = started.elapsed();
+    t.total += took;
+    if took > t.longest.0 {
+        t.longest = (took, n);
+    }
+    let block = match compiled {
         Ok(code) => {
             // SAFETY: `lower::compile` built the function with exactly this signature (five
             // 64-bit integer arguments, a 32-bit result) in the host's default calling convention.
             let func = unsafe { std::mem::transmute::<*const u8, RunFn>(code) };
-            tracing::debug!("translated a run of {n} instructions ({} bytes of GPU code)", plan.bytes);
+            tracing::debug!(
+                "translated a run of {n} instructions ({} bytes of GPU code) in {} µs",
+                plan.bytes,
+                took.as_micros()
+            );
             Some(Arc::new(Block { func, plan, insts, _entries: entries_vec, mode }))
         }
         Err(e) => {
