@@ -90,8 +90,10 @@ fn scalar_mem() -> MemFlagsData {
     MemFlagsData::new().with_notrap()
 }
 
+/// VGPR accesses: in the wave's register file, which is only 4-byte aligned (so not
+/// `aligned`, which would let SSE encodings that fault on unaligned vectors use them).
 fn mem() -> MemFlagsData {
-    MemFlagsData::trusted()
+    MemFlagsData::new().with_notrap()
 }
 
 fn lanes() -> MemFlagsData {

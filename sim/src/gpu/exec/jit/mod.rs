@@ -57,9 +57,12 @@ impl Engine {
 /// Times a wave must reach an address within one dispatch (on one worker) before the run
 /// there is looked up or translated: code that runs once is not worth a cache lookup.
 pub const HOT: u32 = 16;
-/// Runs shorter than this stay with the interpreter (a call costs about what one
-/// interpreted instruction does).
+/// Runs with fewer compiled vector instructions than this stay with the interpreter (a
+/// call costs about what one interpreted instruction does).
 pub const MIN_STEPS: usize = 2;
+/// Translations kept at most per process: past it, new runs are interpreted (a daemon that
+/// serves many applications for weeks must not grow without bound; a kernel has tens of runs).
+const MAX_TRANSLATIONS: usize = 50_000;
 
 /// The translated function: `(wave, vgprs, ctx, exit, pc) -> stopped` ([`lower`]).
 type RunFn = unsafe extern "C" fn(*mut Wave, *mut Lanes, *mut c_void, *mut Exit, u64) -> u32;
@@ -287,6 +290,13 @@ pub fn translate(
     if let Some(b) = t.cache.get(&key) {
         return b.clone();
     }
+    if t.cache.len() >= MAX_TRANSLATIONS {
+        if t.cache.len() == MAX_TRANSLATIONS {
+            tracing::warn!("{MAX_TRANSLATIONS} runs translated: interpreting new code from now on");
+            t.cache.insert(key, None);
+        }
+        return None;
+    }
     let n = plan.insts;
     let mut offset = 0;
     let insts: Vec<(Inst, u32)> = insts[..n]
@@ -334,9 +344,7 @@ pub fn translate(
         }
         Err(e) => {
             t.failures += 1;
-            if std::env::var_os("ROCJITSU_JIT_DEBUG").is_some() {
-                eprintln!("translation failed: {e}\n{plan:#?}");
-            }
+            tracing::debug!("the plan that failed: {plan:#?}");
             tracing::warn!("could not translate a run of {n} instructions ({e}): interpreting it");
             None
         }
