@@ -236,7 +236,7 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     // MODE: f32 denormals kept (HIP), flushed (OpenCL's default on some targets), flushed on
     // output only, and round-toward-zero (f32 arithmetic then stays with the interpreter).
     let modes = [0xf0, 0xc0, 0xd0, 0xf3];
-    let (mut programs, mut translated, mut mixed) = (0, 0usize, 0usize);
+    let (mut programs, mut translated, mut mixed, mut compiled_scalar) = (0, 0usize, 0usize, 0usize);
     for case in 0..10_000 {
         let len = 1 + r.below(12) as usize;
         let program = if case % 4 == 3 { a_loop(&mut r, len) } else { (0..len).map(|_| instruction(&mut r)).collect() };
@@ -273,7 +273,9 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
         let insts: Vec<_> = program.iter().map(|w| decode(w, Target::Gfx90a).expect("decodes")).collect();
         let plan = select::plan(&insts, mode);
         translated += plan.insts;
-        let scalar_at = plan.items.iter().position(|i| matches!(i, select::Item::Interpreted { .. }));
+        let scalar = |i: &select::Item| matches!(i, select::Item::Interpreted { .. } | select::Item::Scalar(_));
+        let scalar_at = plan.items.iter().position(scalar);
+        compiled_scalar += plan.items.iter().filter(|i| matches!(i, select::Item::Scalar(_))).count();
         mixed +=
             scalar_at.is_some_and(|k| plan.items[k..].iter().any(|i| matches!(i, select::Item::Vector(_)))) as usize;
     }
@@ -283,5 +285,9 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     assert_eq!(jit::stats().1, 0, "runs that failed to compile");
     // And runs where vector code follows scalar code (which reads the wave's registers anew).
     assert!(mixed > 300, "{mixed} runs with vector code after scalar code");
-    eprintln!("{programs} programs, {translated} instructions in translated runs, {mixed} mixed runs");
+    assert!(compiled_scalar > 300, "{compiled_scalar} scalar instructions compiled in");
+    eprintln!(
+        "{programs} programs, {translated} instructions in translated runs, {mixed} mixed runs, \
+         {compiled_scalar} scalar instructions compiled"
+    );
 }

@@ -24,11 +24,13 @@
 //! nearest even (the only f32 rounding translated), denormals are flushed on input and output
 //! when MODE says so, and a NaN result carries the first NaN input, quieted.
 
-use super::select::{Bin, CarryOp, Cond, Item, Kind, MaskReg, MaskSrc, Plan, Segment, Src, Tri, Uniform};
+use super::select::{
+    Bin, CarryOp, Cond, Item, Kind, MaskReg, MaskSrc, Plan, SKind, SReg, SVal, ScalarOp, Segment, Src, Tri, Uniform,
+};
 use crate::gpu::exec::ops::valu::fp::Env;
 use crate::gpu::exec::wave::Wave;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64};
+use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64, I8};
 use cranelift_codegen::ir::Signature;
 use cranelift_codegen::ir::{AbiParam, Endianness, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -84,6 +86,7 @@ const SGPR: i32 = std::mem::offset_of!(Wave, sgpr) as i32;
 const VCC: i32 = std::mem::offset_of!(Wave, vcc) as i32;
 const EXEC: i32 = std::mem::offset_of!(Wave, exec) as i32;
 const M0: i32 = std::mem::offset_of!(Wave, m0) as i32;
+const SCC: i32 = std::mem::offset_of!(Wave, scc) as i32;
 
 /// Scalar registers: 4-byte aligned, so a 64-bit pair may not be 8-byte aligned.
 fn scalar_mem() -> MemFlagsData {
@@ -146,6 +149,7 @@ impl<'a> Lowering<'a> {
         for item in &plan.items {
             match item {
                 Item::Vector(seg) => self.segment(seg, wave, vgpr),
+                Item::Scalar(op) => self.scalar(op, wave),
                 Item::Interpreted { index, offset } => {
                     // The interpreter's handler, through `interpret_step`; a non-zero answer
                     // (a branch taken, an error, a wait) ends the run here.
@@ -174,6 +178,91 @@ impl<'a> Lowering<'a> {
         let one = self.b.ins().iconst(I32, 1);
         self.b.ins().return_(&[one]);
         self.b.finalize(target);
+    }
+
+    /// A scalar ALU instruction on the wave's registers, as its interpreter handler does it:
+    /// both sources read, then the result and SCC written.
+    fn scalar(&mut self, op: &ScalarOp, wave: Value) {
+        let ty = if op.wide { I64 } else { I32 };
+        let offset = |r: SReg| match r {
+            SReg::Sgpr(n) => SGPR + 4 * n as i32,
+            SReg::VccLo => VCC,
+            SReg::VccHi => VCC + 4,
+            SReg::ExecLo => EXEC,
+            SReg::ExecHi => EXEC + 4,
+            SReg::M0 => M0,
+        };
+        let mut read = |v: SVal| match v {
+            SVal::Const(k) => self.b.ins().iconst(ty, if op.wide { k as i64 } else { k as u32 as i64 }),
+            SVal::Reg(r) => self.b.ins().load(ty, scalar_mem(), wave, offset(r)),
+            SVal::Scc => {
+                let b = self.b.ins().load(I8, scalar_mem(), wave, SCC);
+                self.b.ins().uextend(ty, b)
+            }
+        };
+        let (a, b) = (read(op.a), read(op.b));
+        let (r, scc) = match op.kind {
+            SKind::Mov => (Some(a), None),
+            SKind::Add { signed } => {
+                let r = self.b.ins().iadd(a, b);
+                let scc = if signed {
+                    let (x, y) = (self.b.ins().bxor(a, r), self.b.ins().bxor(b, r));
+                    let both = self.b.ins().band(x, y);
+                    self.b.ins().icmp_imm_u(IntCC::SignedLessThan, both, 0)
+                } else {
+                    self.b.ins().icmp(IntCC::UnsignedLessThan, r, a)
+                };
+                (Some(r), Some(scc))
+            }
+            SKind::Sub { signed } => {
+                let r = self.b.ins().isub(a, b);
+                let scc = if signed {
+                    let (x, y) = (self.b.ins().bxor(a, b), self.b.ins().bxor(a, r));
+                    let both = self.b.ins().band(x, y);
+                    self.b.ins().icmp_imm_u(IntCC::SignedLessThan, both, 0)
+                } else {
+                    self.b.ins().icmp(IntCC::UnsignedLessThan, a, b)
+                };
+                (Some(r), Some(scc))
+            }
+            SKind::And | SKind::Or | SKind::Xor | SKind::Andn2 | SKind::Lshl | SKind::Lshr | SKind::Ashr => {
+                let r = match op.kind {
+                    SKind::And => self.b.ins().band(a, b),
+                    SKind::Or => self.b.ins().bor(a, b),
+                    SKind::Xor => self.b.ins().bxor(a, b),
+                    SKind::Andn2 => self.b.ins().band_not(a, b),
+                    // Cranelift takes a shift amount modulo the width, as `b & 31` does.
+                    SKind::Lshl => self.b.ins().ishl(a, b),
+                    SKind::Lshr => self.b.ins().ushr(a, b),
+                    _ => self.b.ins().sshr(a, b),
+                };
+                let scc = self.b.ins().icmp_imm_u(IntCC::NotEqual, r, 0);
+                (Some(r), Some(scc))
+            }
+            SKind::Mul => (Some(self.b.ins().imul(a, b)), None),
+            SKind::Cmp { cond, signed } => {
+                let cc = match (cond, signed) {
+                    (Cond::Eq, _) => IntCC::Equal,
+                    (Cond::NeOrLg, _) => IntCC::NotEqual,
+                    (Cond::Gt, false) => IntCC::UnsignedGreaterThan,
+                    (Cond::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
+                    (Cond::Lt, false) => IntCC::UnsignedLessThan,
+                    (Cond::Le, false) => IntCC::UnsignedLessThanOrEqual,
+                    (Cond::Gt, true) => IntCC::SignedGreaterThan,
+                    (Cond::Ge, true) => IntCC::SignedGreaterThanOrEqual,
+                    (Cond::Lt, true) => IntCC::SignedLessThan,
+                    (Cond::Le, true) => IntCC::SignedLessThanOrEqual,
+                    _ => unreachable!("scalar compares have no other conditions"),
+                };
+                (None, Some(self.b.ins().icmp(cc, a, b)))
+            }
+        };
+        if let (Some(r), Some(d)) = (r, op.dst) {
+            self.b.ins().store(scalar_mem(), r, wave, offset(d));
+        }
+        if let Some(scc) = scc {
+            self.b.ins().store(scalar_mem(), scc, wave, SCC);
+        }
     }
 
     /// A lane mask register's address in the wave.

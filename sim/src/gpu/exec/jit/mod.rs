@@ -315,7 +315,7 @@ pub fn translate(
                 let inst = insts[*index as usize].0;
                 Some(Entry { inst, handler: ops::handler(inst.op), index: *index as u32 })
             }
-            select::Item::Vector(_) => None,
+            select::Item::Vector(_) | select::Item::Scalar(_) => None,
         })
         .collect();
     let entry_of = |index: u16| -> u64 {

@@ -184,12 +184,144 @@ pub struct Segment {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
     Vector(Segment),
+    /// A scalar ALU instruction compiled in.
+    Scalar(ScalarOp),
     /// An instruction run by the interpreter's handler: its index in the run and its offset
     /// in bytes from the run's start.
     Interpreted {
         index: u16,
         offset: u32,
     },
+}
+
+/// A scalar register the compiled scalar ops read and write (32-bit halves named).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SReg {
+    Sgpr(u8),
+    VccLo,
+    VccHi,
+    ExecLo,
+    ExecHi,
+    M0,
+}
+
+/// A scalar source: a register (32 or 64 bits from there), a constant, or SCC (0 or 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SVal {
+    Reg(SReg),
+    Const(u64),
+    Scc,
+}
+
+/// What a compiled scalar op computes (SCC as the interpreter's handler sets it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SKind {
+    /// No SCC.
+    Mov,
+    /// SCC: the carry (unsigned) or the signed overflow.
+    Add {
+        signed: bool,
+    },
+    /// SCC: the borrow (unsigned) or the signed overflow.
+    Sub {
+        signed: bool,
+    },
+    /// SCC: the result is not zero.
+    And,
+    Or,
+    Xor,
+    Andn2,
+    /// By `b & 31`; SCC: the result is not zero.
+    Lshl,
+    Lshr,
+    Ashr,
+    /// No SCC.
+    Mul,
+    /// SCC only.
+    Cmp {
+        cond: Cond,
+        signed: bool,
+    },
+}
+
+/// A scalar ALU instruction the translated code runs itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScalarOp {
+    pub kind: SKind,
+    /// 64-bit operands and result (the `_b64` logic ops and `s_mov_b64`).
+    pub wide: bool,
+    /// `None`: the result is discarded (`null`), or the op has none (compares).
+    pub dst: Option<SReg>,
+    pub a: SVal,
+    pub b: SVal,
+}
+
+/// The compiled form of a scalar instruction, if it is one of the common ALU ops with plain
+/// register or constant operands.
+pub fn scalar_op(inst: &Inst) -> Option<ScalarOp> {
+    use SKind as K;
+    let (kind, wide) = match inst.op {
+        Op::SMovB32 => (K::Mov, false),
+        Op::SMovB64 => (K::Mov, true),
+        Op::SAddU32 => (K::Add { signed: false }, false),
+        Op::SAddI32 => (K::Add { signed: true }, false),
+        Op::SSubU32 => (K::Sub { signed: false }, false),
+        Op::SSubI32 => (K::Sub { signed: true }, false),
+        Op::SAndB32 => (K::And, false),
+        Op::SOrB32 => (K::Or, false),
+        Op::SXorB32 => (K::Xor, false),
+        Op::SAndn2B32 => (K::Andn2, false),
+        Op::SAndB64 => (K::And, true),
+        Op::SOrB64 => (K::Or, true),
+        Op::SXorB64 => (K::Xor, true),
+        Op::SAndn2B64 => (K::Andn2, true),
+        Op::SLshlB32 => (K::Lshl, false),
+        Op::SLshrB32 => (K::Lshr, false),
+        Op::SAshrI32 => (K::Ashr, false),
+        Op::SMulI32 => (K::Mul, false),
+        Op::SCmpEqU32 | Op::SCmpEqI32 => (K::Cmp { cond: Cond::Eq, signed: false }, false),
+        Op::SCmpLgU32 | Op::SCmpLgI32 => (K::Cmp { cond: Cond::NeOrLg, signed: false }, false),
+        Op::SCmpGtU32 => (K::Cmp { cond: Cond::Gt, signed: false }, false),
+        Op::SCmpGeU32 => (K::Cmp { cond: Cond::Ge, signed: false }, false),
+        Op::SCmpLtU32 => (K::Cmp { cond: Cond::Lt, signed: false }, false),
+        Op::SCmpLeU32 => (K::Cmp { cond: Cond::Le, signed: false }, false),
+        Op::SCmpGtI32 => (K::Cmp { cond: Cond::Gt, signed: true }, false),
+        Op::SCmpGeI32 => (K::Cmp { cond: Cond::Ge, signed: true }, false),
+        Op::SCmpLtI32 => (K::Cmp { cond: Cond::Lt, signed: true }, false),
+        Op::SCmpLeI32 => (K::Cmp { cond: Cond::Le, signed: true }, false),
+        _ => return None,
+    };
+    let last = crate::gpu::exec::wave::SGPRS as u8 - if wide { 2 } else { 1 };
+    let reg = |op: Operand| -> Option<SReg> {
+        Some(match op {
+            Operand::Sgpr(n) if n <= last => SReg::Sgpr(n),
+            Operand::VccLo => SReg::VccLo,
+            Operand::ExecLo => SReg::ExecLo,
+            Operand::VccHi if !wide => SReg::VccHi,
+            Operand::ExecHi if !wide => SReg::ExecHi,
+            Operand::M0 if !wide => SReg::M0,
+            _ => return None,
+        })
+    };
+    let scratch = crate::gpu::exec::wave::Wave::new(0, 0);
+    let val = |op: Operand| -> Option<SVal> {
+        match op {
+            Operand::Int(_) | Operand::Float(_) | Operand::Literal => Some(SVal::Const(if wide {
+                scratch.read_scalar64(op, crate::isa::Ty::I64, inst.literal).ok()?
+            } else {
+                scratch.read_scalar32(op, crate::isa::Ty::B32, inst.literal).ok()? as u64
+            })),
+            Operand::Scc if !wide => Some(SVal::Scc),
+            op => reg(op).map(SVal::Reg),
+        }
+    };
+    let a = val(inst.src[0])?;
+    let b = if matches!(kind, K::Mov) { SVal::Const(0) } else { val(inst.src[1])? };
+    let dst = match (kind, inst.dst[0]) {
+        (K::Cmp { .. }, _) | (_, Operand::Null) => None,
+        (_, op) => Some(reg(op)?),
+    };
+    Some(ScalarOp { kind, wide, dst, a, b })
 }
 
 /// A run of translatable instructions starting at one address.
@@ -318,8 +450,13 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
                     p.items.push(Item::Vector(std::mem::take(&mut seg)));
                     written.clear();
                 }
-                p.items.push(Item::Interpreted { index: p.insts as u16, offset: p.bytes });
-                p.shared |= reaches_beyond_registers(inst);
+                match scalar_op(inst) {
+                    Some(op) => p.items.push(Item::Scalar(op)),
+                    None => {
+                        p.items.push(Item::Interpreted { index: p.insts as u16, offset: p.bytes });
+                        p.shared |= reaches_beyond_registers(inst);
+                    }
+                }
                 p.insts += 1;
                 p.bytes += inst.len as u32;
                 if taken == Taken::Branch {
@@ -631,7 +768,7 @@ mod tests {
             .iter()
             .filter_map(|i| match i {
                 Item::Vector(s) => Some(s),
-                Item::Interpreted { .. } => None,
+                Item::Interpreted { .. } | Item::Scalar(_) => None,
             })
             .collect()
     }
@@ -664,6 +801,10 @@ mod tests {
     fn scalar_code_is_handed_to_the_interpreter_and_f32_code_needs_round_to_nearest_even() {
         let p = plan(&insts(&[&FMA, &S_ADD, &FMA]), 0xf0);
         assert_eq!((p.insts, p.vector_insts, p.items.len()), (3, 2, 3));
+        // s_add_i32 is compiled in; s_getpc is not.
+        assert!(matches!(p.items[1], Item::Scalar(ScalarOp { kind: SKind::Add { signed: true }, .. })));
+        const GETPC: [u32; 1] = [0xbe80_1c00]; // s_getpc_b64 s[0:1]
+        let p = plan(&insts(&[&FMA, &GETPC, &FMA]), 0xf0);
         assert_eq!(p.items[1], Item::Interpreted { index: 1, offset: 8 });
         assert!(p.uses_f32);
         // Round toward zero: the translated host arithmetic rounds to nearest.
