@@ -111,17 +111,7 @@ impl Harness {
 
     /// The translation of the run at the start of `words` (even one instruction long).
     fn translated(&self, words: &[u32]) -> Option<Arc<Block>> {
-        let mut insts = Vec::new();
-        let mut at = 0;
-        while at < words.len() && insts.len() < select::MAX_STEPS {
-            match decode(&words[at..], self.target) {
-                Ok(inst) if select::takes(&inst).is_some() => {
-                    at += inst.len as usize / 4;
-                    insts.push(inst);
-                }
-                _ => break,
-            }
-        }
+        let insts = select::candidates(|offset| decode(words.get(offset as usize / 4..)?, self.target).ok());
         let words = |bytes: u32| words.get(..bytes as usize / 4).map(<[u32]>::to_vec);
         jit::translate(self.target, &insts, words, self.wave.mode, 1)
     }
@@ -152,12 +142,12 @@ impl Harness {
                     steps += n as usize - 1;
                     match ran {
                         Ran::Through => self.wave.pc += block.bytes(),
-                        Ran::Stopped { flow, pc, len } => match flow {
-                            Flow::Next | Flow::Barrier | Flow::Sleep => self.wave.pc = pc + len as u64,
-                            Flow::Jump(t) => self.wave.pc = t,
-                            Flow::Yield => self.wave.pc = pc,
-                            Flow::End => break,
-                        },
+                        Ran::Stopped { flow, pc, len } => {
+                            self.wave.pc = pc;
+                            if !self.follow(flow, len) {
+                                break;
+                            }
+                        }
                     }
                     continue;
                 }
@@ -175,15 +165,25 @@ impl Harness {
                 }
             }
             let mut ctx = Ctx { mem: &mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
-            match handler(&mut self.wave, &inst, &mut ctx)? {
-                Flow::Next | Flow::Barrier | Flow::Sleep => self.wave.pc += inst.len as u64,
-                Flow::Jump(t) => self.wave.pc = t,
-                // One wave alone: waiting means trying again (until the step limit).
-                Flow::Yield => {}
-                Flow::End => break,
+            let flow = handler(&mut self.wave, &inst, &mut ctx)?;
+            if !self.follow(flow, inst.len) {
+                break;
             }
         }
         Ok(())
+    }
+
+    /// Moves the wave on after its instruction at the PC (`len` bytes long) answered `flow`;
+    /// false at the end of the program.
+    fn follow(&mut self, flow: Flow, len: u8) -> bool {
+        match flow {
+            Flow::Next | Flow::Barrier | Flow::Sleep => self.wave.pc += len as u64,
+            Flow::Jump(t) => self.wave.pc = t,
+            // One wave alone: waiting means trying again (until the step limit).
+            Flow::Yield => {}
+            Flow::End => return false,
+        }
+        true
     }
 
     /// Runs `f` with the wave and an instruction context, e.g. to call a

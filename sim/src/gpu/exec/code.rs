@@ -126,17 +126,7 @@ impl CodeCache {
 
     /// Decodes the translatable instructions from `pc` on and has the run translated.
     fn translate_at(&mut self, pc: u64, mode: u32, mem: &WaveMem<'_>) -> Option<Arc<Block>> {
-        let mut insts = Vec::new();
-        let mut at = pc;
-        while insts.len() < select::MAX_STEPS {
-            let Ok(d) = self.fetch(at, mem) else { break };
-            let Some(taken) = select::takes(&d.inst) else { break };
-            insts.push(d.inst);
-            at += d.inst.len as u64;
-            if taken == select::Taken::Branch {
-                break;
-            }
-        }
+        let insts = select::candidates(|offset| self.fetch(pc + offset, mem).ok().map(|d| d.inst));
         let words = |bytes: u32| (0..bytes as u64 / 4).map(|i| mem.read::<u32>(pc + 4 * i).ok()).collect();
         jit::translate(self.target, &insts, words, mode, jit::MIN_STEPS)
     }

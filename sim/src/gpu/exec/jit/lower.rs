@@ -203,23 +203,18 @@ impl<'a> Lowering<'a> {
         let (a, b) = (read(op.a), read(op.b));
         let (r, scc) = match op.kind {
             SKind::Mov => (Some(a), None),
-            SKind::Add { signed } => {
-                let r = self.b.ins().iadd(a, b);
+            SKind::Add { signed } | SKind::Sub { signed } => {
+                let add = matches!(op.kind, SKind::Add { .. });
+                let r = if add { self.b.ins().iadd(a, b) } else { self.b.ins().isub(a, b) };
                 let scc = if signed {
-                    let (x, y) = (self.b.ins().bxor(a, r), self.b.ins().bxor(b, r));
+                    // Signed overflow: the result's sign differs from what the operands' signs
+                    // allow (both addends' for a sum; the minuend's, unlike the subtrahend's).
+                    let x = self.b.ins().bxor(a, r);
+                    let y = if add { self.b.ins().bxor(b, r) } else { self.b.ins().bxor(a, b) };
                     let both = self.b.ins().band(x, y);
                     self.b.ins().icmp_imm_u(IntCC::SignedLessThan, both, 0)
-                } else {
+                } else if add {
                     self.b.ins().icmp(IntCC::UnsignedLessThan, r, a)
-                };
-                (Some(r), Some(scc))
-            }
-            SKind::Sub { signed } => {
-                let r = self.b.ins().isub(a, b);
-                let scc = if signed {
-                    let (x, y) = (self.b.ins().bxor(a, b), self.b.ins().bxor(a, r));
-                    let both = self.b.ins().band(x, y);
-                    self.b.ins().icmp_imm_u(IntCC::SignedLessThan, both, 0)
                 } else {
                     self.b.ins().icmp(IntCC::UnsignedLessThan, a, b)
                 };
@@ -240,22 +235,7 @@ impl<'a> Lowering<'a> {
                 (Some(r), Some(scc))
             }
             SKind::Mul => (Some(self.b.ins().imul(a, b)), None),
-            SKind::Cmp { cond, signed } => {
-                let cc = match (cond, signed) {
-                    (Cond::Eq, _) => IntCC::Equal,
-                    (Cond::NeOrLg, _) => IntCC::NotEqual,
-                    (Cond::Gt, false) => IntCC::UnsignedGreaterThan,
-                    (Cond::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
-                    (Cond::Lt, false) => IntCC::UnsignedLessThan,
-                    (Cond::Le, false) => IntCC::UnsignedLessThanOrEqual,
-                    (Cond::Gt, true) => IntCC::SignedGreaterThan,
-                    (Cond::Ge, true) => IntCC::SignedGreaterThanOrEqual,
-                    (Cond::Lt, true) => IntCC::SignedLessThan,
-                    (Cond::Le, true) => IntCC::SignedLessThanOrEqual,
-                    _ => unreachable!("scalar compares have no other conditions"),
-                };
-                (None, Some(self.b.ins().icmp(cc, a, b)))
-            }
+            SKind::Cmp { cond, signed } => (None, Some(self.b.ins().icmp(int_cc(cond, signed), a, b))),
         };
         if let (Some(r), Some(d)) = (r, op.dst) {
             self.b.ins().store(scalar_mem(), r, wave, offset(d));
@@ -574,22 +554,11 @@ impl<'a> Lowering<'a> {
     }
 
     fn cmp_int(&mut self, cond: Cond, signed: bool, a: Value, b: Value) -> Value {
-        let cc = match (cond, signed) {
-            (Cond::False, _) => return self.splat(0),
-            (Cond::True, _) => return self.splat(u32::MAX),
-            (Cond::Lt, false) => IntCC::UnsignedLessThan,
-            (Cond::Lt, true) => IntCC::SignedLessThan,
-            (Cond::Le, false) => IntCC::UnsignedLessThanOrEqual,
-            (Cond::Le, true) => IntCC::SignedLessThanOrEqual,
-            (Cond::Gt, false) => IntCC::UnsignedGreaterThan,
-            (Cond::Gt, true) => IntCC::SignedGreaterThan,
-            (Cond::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
-            (Cond::Ge, true) => IntCC::SignedGreaterThanOrEqual,
-            (Cond::Eq, _) => IntCC::Equal,
-            (Cond::NeOrLg, _) => IntCC::NotEqual,
-            _ => unreachable!("integer compares have no unordered conditions"),
-        };
-        self.b.ins().icmp(cc, a, b)
+        match cond {
+            Cond::False => self.splat(0),
+            Cond::True => self.splat(u32::MAX),
+            _ => self.b.ins().icmp(int_cc(cond, signed), a, b),
+        }
     }
 
     fn cmp_f32(&mut self, cond: Cond, a: Value, b: Value) -> Value {
@@ -696,6 +665,23 @@ impl<'a> Lowering<'a> {
         self.b.switch_to_block(merge);
         self.b.seal_block(merge);
         out
+    }
+}
+
+/// The integer comparison of an ordered condition.
+fn int_cc(cond: Cond, signed: bool) -> IntCC {
+    match (cond, signed) {
+        (Cond::Eq, _) => IntCC::Equal,
+        (Cond::NeOrLg, _) => IntCC::NotEqual,
+        (Cond::Lt, false) => IntCC::UnsignedLessThan,
+        (Cond::Lt, true) => IntCC::SignedLessThan,
+        (Cond::Le, false) => IntCC::UnsignedLessThanOrEqual,
+        (Cond::Le, true) => IntCC::SignedLessThanOrEqual,
+        (Cond::Gt, false) => IntCC::UnsignedGreaterThan,
+        (Cond::Gt, true) => IntCC::SignedGreaterThan,
+        (Cond::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
+        (Cond::Ge, true) => IntCC::SignedGreaterThanOrEqual,
+        _ => unreachable!("integer compares have no unordered or constant conditions here"),
     }
 }
 

@@ -260,35 +260,32 @@ pub struct ScalarOp {
 /// register or constant operands.
 pub fn scalar_op(inst: &Inst) -> Option<ScalarOp> {
     use SKind as K;
-    let (kind, wide) = match inst.op {
-        Op::SMovB32 => (K::Mov, false),
-        Op::SMovB64 => (K::Mov, true),
-        Op::SAddU32 => (K::Add { signed: false }, false),
-        Op::SAddI32 => (K::Add { signed: true }, false),
-        Op::SSubU32 => (K::Sub { signed: false }, false),
-        Op::SSubI32 => (K::Sub { signed: true }, false),
-        Op::SAndB32 => (K::And, false),
-        Op::SOrB32 => (K::Or, false),
-        Op::SXorB32 => (K::Xor, false),
-        Op::SAndn2B32 => (K::Andn2, false),
-        Op::SAndB64 => (K::And, true),
-        Op::SOrB64 => (K::Or, true),
-        Op::SXorB64 => (K::Xor, true),
-        Op::SAndn2B64 => (K::Andn2, true),
-        Op::SLshlB32 => (K::Lshl, false),
-        Op::SLshrB32 => (K::Lshr, false),
-        Op::SAshrI32 => (K::Ashr, false),
-        Op::SMulI32 => (K::Mul, false),
-        Op::SCmpEqU32 | Op::SCmpEqI32 => (K::Cmp { cond: Cond::Eq, signed: false }, false),
-        Op::SCmpLgU32 | Op::SCmpLgI32 => (K::Cmp { cond: Cond::NeOrLg, signed: false }, false),
-        Op::SCmpGtU32 => (K::Cmp { cond: Cond::Gt, signed: false }, false),
-        Op::SCmpGeU32 => (K::Cmp { cond: Cond::Ge, signed: false }, false),
-        Op::SCmpLtU32 => (K::Cmp { cond: Cond::Lt, signed: false }, false),
-        Op::SCmpLeU32 => (K::Cmp { cond: Cond::Le, signed: false }, false),
-        Op::SCmpGtI32 => (K::Cmp { cond: Cond::Gt, signed: true }, false),
-        Op::SCmpGeI32 => (K::Cmp { cond: Cond::Ge, signed: true }, false),
-        Op::SCmpLtI32 => (K::Cmp { cond: Cond::Lt, signed: true }, false),
-        Op::SCmpLeI32 => (K::Cmp { cond: Cond::Le, signed: true }, false),
+    let wide = matches!(inst.op, Op::SMovB64 | Op::SAndB64 | Op::SOrB64 | Op::SXorB64 | Op::SAndn2B64);
+    let cmp = |cond, signed| K::Cmp { cond, signed };
+    let kind = match inst.op {
+        Op::SMovB32 | Op::SMovB64 => K::Mov,
+        Op::SAddU32 => K::Add { signed: false },
+        Op::SAddI32 => K::Add { signed: true },
+        Op::SSubU32 => K::Sub { signed: false },
+        Op::SSubI32 => K::Sub { signed: true },
+        Op::SAndB32 | Op::SAndB64 => K::And,
+        Op::SOrB32 | Op::SOrB64 => K::Or,
+        Op::SXorB32 | Op::SXorB64 => K::Xor,
+        Op::SAndn2B32 | Op::SAndn2B64 => K::Andn2,
+        Op::SLshlB32 => K::Lshl,
+        Op::SLshrB32 => K::Lshr,
+        Op::SAshrI32 => K::Ashr,
+        Op::SMulI32 => K::Mul,
+        Op::SCmpEqU32 | Op::SCmpEqI32 => cmp(Cond::Eq, false),
+        Op::SCmpLgU32 | Op::SCmpLgI32 => cmp(Cond::NeOrLg, false),
+        Op::SCmpGtU32 => cmp(Cond::Gt, false),
+        Op::SCmpGeU32 => cmp(Cond::Ge, false),
+        Op::SCmpLtU32 => cmp(Cond::Lt, false),
+        Op::SCmpLeU32 => cmp(Cond::Le, false),
+        Op::SCmpGtI32 => cmp(Cond::Gt, true),
+        Op::SCmpGeI32 => cmp(Cond::Ge, true),
+        Op::SCmpLtI32 => cmp(Cond::Lt, true),
+        Op::SCmpLeI32 => cmp(Cond::Le, true),
         _ => return None,
     };
     let last = crate::gpu::exec::wave::SGPRS as u8 - if wide { 2 } else { 1 };
@@ -406,6 +403,24 @@ fn interpreted(inst: &Inst) -> Option<Taken> {
         | Op::SEndpgmSaved => Some(Taken::Branch),
         _ => Some(Taken::Interpreted),
     }
+}
+
+/// The instructions a run may hold from some address on, decoded one after the other by
+/// `decode` (given the byte offset from the run's start; `None` where nothing decodes): up
+/// to [`MAX_STEPS`], the first one the translator does not take, or a branch (included).
+pub fn candidates(mut decode: impl FnMut(u64) -> Option<Inst>) -> Vec<Inst> {
+    let mut insts = Vec::new();
+    let mut at = 0;
+    while insts.len() < MAX_STEPS {
+        let Some(inst) = decode(at) else { break };
+        let Some(taken) = takes(&inst) else { break };
+        insts.push(inst);
+        at += inst.len as u64;
+        if taken == Taken::Branch {
+            break;
+        }
+    }
+    insts
 }
 
 /// Builds the plan of the longest run at the head of `insts` (the decoded instructions that
