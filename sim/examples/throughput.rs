@@ -4,7 +4,8 @@
 //! multiply-accumulates per second; then the VALU kernel on one worker with nothing observed,
 //! with run statistics and with a timeline (their overhead).
 //!
-//! `cargo run --release -p sim --example throughput` (used by `cargo xtask bench`).
+//! `cargo run --release -p sim --example throughput [mfma|valu|memory|observe]` (used by
+//! `cargo xtask bench`; with a section name only that section runs, for a profiler).
 //! Prints one `name<TAB>value<TAB>unit` line per figure.
 
 use sim::gpu::exec::workgroup::instructions_retired;
@@ -33,6 +34,30 @@ fn mfma_rate_on(target: sim::isa::Target, name: &str, words: [u32; 2], macs: u64
 }
 
 fn main() {
+    let only = std::env::args().nth(1);
+    let wanted = |section: &str| only.as_deref().is_none_or(|o| o == section);
+    if wanted("mfma") {
+        mfma_rates();
+    }
+    if wanted("valu") || wanted("memory") {
+        kernel_rates(wanted("valu"), wanted("memory"));
+    }
+    if wanted("observe") {
+        observation_cost();
+    }
+    if sim::gpu::exec::jit::Engine::from_env() == sim::gpu::exec::jit::Engine::Jit {
+        let (runs, _) = sim::gpu::exec::jit::stats();
+        let (total, (longest, n)) = sim::gpu::exec::jit::translation_time();
+        println!("translation, {runs} runs\t{:.2}\tms", total.as_secs_f64() * 1e3);
+        println!("translation, longest run ({n} instructions)\t{:.3}\tms", longest.as_secs_f64() * 1e3);
+    }
+}
+
+fn throughput_kernels() -> Vec<u8> {
+    compile_opencl("clang-15", "gfx90a", &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kernels/throughput.cl"))
+}
+
+fn mfma_rates() {
     // Encodings by llvm-mc-15 (A in v0.., B in v2.., C = D at v32).
     mfma_rate("v_mfma_f32_32x32x8f16", [0xd3cc_0020, 0x0482_0500], 32 * 32 * 8);
     mfma_rate("v_mfma_f32_32x32x2f32", [0xd3c4_0020, 0x0482_0500], 32 * 32 * 2);
@@ -43,34 +68,51 @@ fn main() {
     mfma_rate_on(gfx950, "gfx950 v_mfma_f32_16x16x128_f8f6f4 fp8", [0xd3ad_0020, 0x0482_1100], 16 * 16 * 128);
     mfma_rate_on(gfx950, "gfx950 v_mfma_f32_16x16x128_f8f6f4 fp4", [0xd3ad_0420, 0x8482_1100], 16 * 16 * 128);
     mfma_rate_on(gfx950, "gfx950 v_mfma_f32_32x32x64_f8f6f4 fp8", [0xd3ae_0020, 0x0482_1100], 32 * 32 * 64);
-    let elf = compile_opencl(
-        "clang-15",
-        "gfx90a",
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kernels/throughput.cl"),
-    );
+}
+
+fn kernel_rates(valu: bool, memory: bool) {
+    let elf = throughput_kernels();
     let machine = Machine::new(sim::config::default_config());
     for workers in [1, 2] {
         let s = machine.kernel_runner_with_workers(workers).expect("a kernel runner");
         let co = s.load_code_object(&elf).expect("load");
-        // VALU: 64 workgroups x 4 waves x 2000 iterations.
-        let out = s.alloc(64 * 256 * 4).unwrap();
-        let valu = co.kernel("valu").unwrap();
-        s.dispatch(valu, [256, 1, 1], [256, 1, 1], &kernargs(&[out, 10])).unwrap(); // warm-up
-        let (before, start) = (instructions_retired(), Instant::now());
-        s.dispatch(valu, [64 * 256, 1, 1], [256, 1, 1], &kernargs(&[out, 2000])).unwrap();
-        let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
-        println!("valu kernel, {workers} worker(s)\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
-        // Memory: 16 M floats read and written, 1024 workgroups grid-striding.
-        let n_floats = 16u64 << 20;
-        let (src, dst) = (s.alloc(n_floats * 4).unwrap(), s.alloc(n_floats * 4).unwrap());
-        let stream = co.kernel("stream").unwrap();
-        let grid = 1024 * 256u64;
-        let (before, start) = (instructions_retired(), Instant::now());
-        s.dispatch(stream, [grid as u32, 1, 1], [256, 1, 1], &kernargs(&[src, dst, n_floats | (grid << 32)])).unwrap();
-        let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
-        println!("memory kernel, {workers} worker(s)\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
-        println!("memory kernel, {workers} worker(s)\t{:.2}\tGB/s moved", (n_floats * 8) as f64 / t / 1e9);
+        if valu {
+            // 64 workgroups x 4 waves x 2000 iterations.
+            let out = s.alloc(64 * 256 * 4).unwrap();
+            let valu = co.kernel("valu").unwrap();
+            s.dispatch(valu, [256, 1, 1], [256, 1, 1], &kernargs(&[out, 10])).unwrap(); // warm-up
+            let (before, start) = (instructions_retired(), Instant::now());
+            s.dispatch(valu, [64 * 256, 1, 1], [256, 1, 1], &kernargs(&[out, 2000])).unwrap();
+            let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
+            println!("valu kernel, {workers} worker(s)\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
+        }
+        if memory {
+            // 16 M floats read and written, 1024 workgroups grid-striding. The first pass
+            // touches the buffers' pages for the first time (the host's page faults, which
+            // a GPU's memory does not have): the second is measured.
+            let n_floats = 16u64 << 20;
+            let (src, dst) = (s.alloc(n_floats * 4).unwrap(), s.alloc(n_floats * 4).unwrap());
+            let stream = co.kernel("stream").unwrap();
+            let grid = 1024 * 256u64;
+            let args = kernargs(&[src, dst, n_floats | (grid << 32)]);
+            let (before, start) = (instructions_retired(), Instant::now());
+            s.dispatch(stream, [grid as u32, 1, 1], [256, 1, 1], &args).unwrap();
+            let t_cold = start.elapsed().as_secs_f64();
+            let cold = (instructions_retired() - before) as f64 / t_cold / 1e6;
+            let (before, start) = (instructions_retired(), Instant::now());
+            s.dispatch(stream, [grid as u32, 1, 1], [256, 1, 1], &args).unwrap();
+            let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
+            println!("memory kernel, {workers} worker(s)\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
+            println!("memory kernel, {workers} worker(s)\t{:.2}\tGB/s moved", (n_floats * 8) as f64 / t / 1e9);
+            println!("memory kernel, {workers} worker(s), first touch\t{cold:.1}\tM wave-instructions/s");
+        }
     }
+}
+
+/// The VALU kernel with nothing observed, with statistics and with a timeline.
+fn observation_cost() {
+    let elf = throughput_kernels();
+    let machine = Machine::new(sim::config::default_config());
     // Observation overhead: the best of three runs each, alternating, on one worker.
     let mut best = [0f64; 3];
     for _ in 0..3 {
@@ -92,11 +134,5 @@ fn main() {
     }
     for (label, rate) in ["nothing observed", "statistics on", "timeline on"].iter().zip(best) {
         println!("valu kernel, 1 worker, {label}\t{rate:.1}\tM wave-instructions/s");
-    }
-    if sim::gpu::exec::jit::Engine::from_env() == sim::gpu::exec::jit::Engine::Jit {
-        let (runs, _) = sim::gpu::exec::jit::stats();
-        let (total, (longest, n)) = sim::gpu::exec::jit::translation_time();
-        println!("translation, {runs} runs\t{:.2}\tms", total.as_secs_f64() * 1e3);
-        println!("translation, longest run ({n} instructions)\t{:.3}\tms", longest.as_secs_f64() * 1e3);
     }
 }

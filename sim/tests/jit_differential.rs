@@ -291,3 +291,124 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
          {compiled_scalar} scalar instructions compiled"
     );
 }
+
+/// Address registers of the memory programs: pairs v[12:13] and v[14:15], the 32-bit offset
+/// v16 (with the SGPR bases s[12:13] and s[14:15]).
+const ADDR_PAIRS: [u32; 2] = [12, 14];
+const VOFFSET: u32 = 16;
+/// Memory the programs reach: the harness block's first 64 KiB and its last 4 KiB.
+const LOW: u64 = 64 << 10;
+const HIGH: u64 = 4 << 10;
+
+/// Lane addresses (byte offsets from the block) in one of the shapes programs use:
+/// consecutive elements of 4 to 16 bytes (the compiled case), one address, scattered,
+/// consecutive with one lane out of step, running off the end of the block, or below it.
+fn address_shape(r: &mut Rng) -> [i64; 64] {
+    let stride = [4, 8, 12, 16][r.below(4) as usize] as i64;
+    let start = 64
+        + 4 * r.below(((LOW - 64 * 16 - 256) / 4) as u32) as i64
+        + if r.below(8) == 0 { 1 + r.below(3) as i64 } else { 0 };
+    let mut a: [i64; 64] = std::array::from_fn(|l| start + l as i64 * stride);
+    match r.below(10) {
+        0..=4 => {}
+        5 => a = [start; 64],
+        6 => a = std::array::from_fn(|_| 4 * r.below((LOW / 4 - 8) as u32) as i64),
+        7 => a[1 + r.below(63) as usize] += 4,
+        8 => a = std::array::from_fn(|l| MEM_BYTES as i64 - 256 + l as i64 * stride),
+        _ => a = std::array::from_fn(|l| -4096 + l as i64 * stride),
+    }
+    a
+}
+
+use sim::testing::{MEM_BASE, MEM_BYTES};
+
+/// One random global or FLAT load or store of 1 to 4 dwords with v0..v11 as data.
+fn memory_instruction(r: &mut Rng) -> Vec<u32> {
+    let dwords = 1 + r.below(4);
+    let store = r.below(2) == 0;
+    let op = if store { 0x1c } else { 0x14 } + dwords - 1;
+    let data = r.below(VGPRS - dwords + 1);
+    // FLAT, GLOBAL with a VGPR pair, GLOBAL with an SGPR base.
+    let (seg, addr, saddr) = match r.below(3) {
+        0 => (0, r.pick(&ADDR_PAIRS), 0),
+        1 => (2, r.pick(&ADDR_PAIRS), 0x7f),
+        _ => (2, VOFFSET, r.pick(&[12, 14])),
+    };
+    let offset = if r.below(4) == 0 { 0 } else { (4 * r.below(16)) as i32 - if seg == 2 { 32 } else { 0 } };
+    let offset = offset as u32 & 0x1fff;
+    let (vdst, vdata) = if store { (0, data) } else { (data, 0) };
+    vec![0xdc00_0000 | op << 18 | seg << 14 | offset, vdst << 24 | saddr << 16 | vdata << 8 | addr]
+}
+
+#[test]
+fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_translated() {
+    let mut r = Rng(0x3e3_0001);
+    let (mut programs, mut compiled) = (0, 0usize);
+    for case in 0..3_000 {
+        let len = 1 + r.below(10) as usize;
+        let program: Vec<Vec<u32>> =
+            (0..len).map(|_| if r.below(2) == 0 { memory_instruction(&mut r) } else { instruction(&mut r) }).collect();
+        let words: Vec<u32> = program.concat();
+        let seed = r.next() as u64;
+        let run = |engine: Engine| {
+            let mut h = Harness::new();
+            h.set_engine(engine);
+            let mut r = Rng(seed);
+            randomize(&mut h, &mut r, 0xf0);
+            if r.below(2) == 0 {
+                h.wave.exec = u64::MAX;
+            }
+            for pair in ADDR_PAIRS {
+                for (l, a) in address_shape(&mut r).into_iter().enumerate() {
+                    let va = (MEM_BASE as i64 + a) as u64;
+                    h.wave.vgpr[pair as usize][l] = va as u32;
+                    h.wave.vgpr[pair as usize + 1][l] = (va >> 32) as u32;
+                }
+            }
+            for (l, a) in address_shape(&mut r).into_iter().enumerate() {
+                h.wave.vgpr[VOFFSET as usize][l] = (a + 4096) as u32;
+            }
+            let base = MEM_BASE - 4096;
+            [h.wave.sgpr[12], h.wave.sgpr[13]] = [base as u32, (base >> 32) as u32];
+            [h.wave.sgpr[14], h.wave.sgpr[15]] = [0x7000_0000, 0];
+            let low: Vec<u8> = (0..LOW).map(|_| r.next() as u8).collect();
+            h.write_mem(MEM_BASE, &low);
+            let high: Vec<u8> = (0..HIGH).map(|_| r.next() as u8).collect();
+            h.write_mem(MEM_BASE + MEM_BYTES - HIGH, &high);
+            let result = h.run(&words).map_err(|e| format!("{e:?}"));
+            let (mut low, mut high) = (vec![0; LOW as usize], vec![0; HIGH as usize]);
+            h.read_mem(MEM_BASE, &mut low);
+            h.read_mem(MEM_BASE + MEM_BYTES - HIGH, &mut high);
+            let w = &h.wave;
+            (result, w.vgpr[..17].to_vec(), w.sgpr[..16].to_vec(), (w.vcc, w.exec, w.scc, w.m0), low, high)
+        };
+        let (a, b) = (run(Engine::Interp), run(Engine::Jit));
+        let text: Vec<String> =
+            program.iter().map(|w| decode(w, Target::Gfx90a).map(|i| i.to_string()).unwrap_or_default()).collect();
+        assert_eq!(a.0, b.0, "outcome, case {case}: {text:#?}");
+        for (v, (x, y)) in a.1.iter().zip(&b.1).enumerate() {
+            if let Some(lane) = (0..64).find(|&l| x[l] != y[l]) {
+                panic!(
+                    "case {case}: v{v} lane {lane}: interpreter {:#010x}, translated {:#010x}\n{text:#?}",
+                    x[lane], y[lane]
+                );
+            }
+        }
+        assert_eq!(a.2, b.2, "SGPRs, case {case}: {text:#?}");
+        assert_eq!(a.3, b.3, "VCC, EXEC, SCC, M0, case {case}: {text:#?}");
+        if let Some(at) = (0..a.4.len()).find(|&i| a.4[i] != b.4[i]) {
+            panic!(
+                "case {case}: memory at +{at:#x}: interpreter {:#04x}, translated {:#04x}\n{text:#?}",
+                a.4[at], b.4[at]
+            );
+        }
+        assert!(a.5 == b.5, "case {case}: the block's last 4 KiB differ\n{text:#?}");
+        programs += 1;
+        let insts: Vec<_> = program.iter().map(|w| decode(w, Target::Gfx90a).expect("decodes")).collect();
+        compiled +=
+            select::plan(&insts, 0xf0).items.iter().filter(|i| matches!(i, select::Item::Memory { .. })).count();
+    }
+    assert!(compiled > programs, "{compiled} memory instructions compiled in {programs} programs");
+    assert_eq!(jit::stats().1, 0, "runs that failed to compile");
+    eprintln!("{programs} programs, {compiled} memory instructions compiled");
+}

@@ -55,6 +55,12 @@ pub fn flat_target(addr: u64) -> FlatSegment {
     }
 }
 
+/// Whether `[lo, hi)` misses both apertures (so every FLAT address in it is global).
+pub fn all_global(lo: u64, hi: u64) -> bool {
+    let miss = |base: u64| hi <= base || lo >= base + APERTURE_SIZE;
+    miss(SHARED_APERTURE_BASE) && miss(PRIVATE_APERTURE_BASE)
+}
+
 /// Global memory as one wave sees it.
 pub struct WaveMem<'a> {
     vm: &'a GpuVm,
@@ -174,6 +180,31 @@ impl Span {
         (va >= self.start && va.checked_add(len)? <= self.end).then(|| self.host + (va - self.start) as usize)
     }
 
+    /// The common shape of a whole wave's access, `(host offset of lane 0, stride)`: every
+    /// lane active and lane `l` at `addr[0] + delta + l * stride`, the stride 0 (one
+    /// address) or at least `size` (no two lanes overlap), and all 64 accesses of `size`
+    /// bytes inside the span. A load or store of this shape needs no per-lane checks: the
+    /// compiler's unit-stride loads (`a[threadIdx.x]`) and uniform loads.
+    #[inline]
+    fn strided(&self, addr: &[u64; LANES], mask: u64, delta: u64, size: u64) -> Option<(usize, usize)> {
+        if mask != u64::MAX {
+            return None;
+        }
+        let stride = addr[1].wrapping_sub(addr[0]);
+        if stride != 0 && !(size..=1 << 16).contains(&stride) {
+            return None;
+        }
+        let mut expected = addr[0];
+        let mut same = true;
+        for &a in addr {
+            same &= a == expected;
+            expected = expected.wrapping_add(stride);
+        }
+        let first = addr[0].wrapping_add(delta);
+        let last = first.checked_add(stride * (LANES as u64 - 1))?.checked_add(size)?;
+        (same && first >= self.start && last <= self.end).then(|| ((first - self.start) as usize, stride as usize))
+    }
+
     /// Reads a `T` at `va` (any alignment); `None` outside the span.
     #[inline]
     pub fn read<T: Pod>(&self, va: u64) -> Option<T> {
@@ -199,6 +230,24 @@ impl Span {
     /// (0 for an address outside the span). Other lanes keep their value.
     #[inline]
     pub fn gather_u32(&self, addr: &[u64; LANES], mask: u64, delta: u64, out: &mut [u32; LANES]) {
+        if let Some((first, stride)) = self.strided(addr, mask, delta, 4) {
+            let base = self.host + first;
+            if stride == 4 {
+                // SAFETY: `strided` checked that the 256 bytes lie inside the span, which
+                // `WaveMem::span` translated as one live mapping; `out` is 256 bytes.
+                unsafe { std::ptr::copy_nonoverlapping(base as *const u32, out.as_mut_ptr(), LANES) };
+            } else if stride == 0 {
+                // One address: one value for every lane (see below).
+                // SAFETY: as above, for the 4 bytes at `base`.
+                *out = [unsafe { std::ptr::read_unaligned(base as *const u32) }; LANES];
+            } else {
+                for (l, o) in out.iter_mut().enumerate() {
+                    // SAFETY: as above: lane l's 4 bytes lie inside the span.
+                    *o = unsafe { std::ptr::read_unaligned((base + l * stride) as *const u32) };
+                }
+            }
+            return;
+        }
         let len = self.end - self.start;
         // Lanes of one instruction that name the same address get one value, as from the
         // hardware's one memory transaction: the compiler treats a load from a uniform
@@ -230,6 +279,21 @@ impl Span {
     /// never see half of another wave's 64-bit store (a look-back scan's flag and value).
     #[inline]
     pub fn gather_u64(&self, addr: &[u64; LANES], mask: u64, delta: u64, lo: &mut [u32; LANES], hi: &mut [u32; LANES]) {
+        if let Some((first, stride)) = self.strided(addr, mask, delta, 8) {
+            let base = self.host + first;
+            if stride == 0 {
+                let v = load_u64(base);
+                *lo = [v as u32; LANES];
+                *hi = [(v >> 32) as u32; LANES];
+            } else {
+                for l in 0..LANES {
+                    let v = load_u64(base + l * stride);
+                    lo[l] = v as u32;
+                    hi[l] = (v >> 32) as u32;
+                }
+            }
+            return;
+        }
         let len = self.end - self.start;
         let mut last = (u64::MAX, 0u64);
         for_each_lane(mask, |l| {
@@ -303,6 +367,21 @@ impl WriteSpan {
     #[inline]
     pub fn scatter_u32(&self, addr: &[u64; LANES], mask: u64, delta: u64, data: &[u32; LANES]) {
         let s = self.0;
+        if let Some((first, stride)) = s.strided(addr, mask, delta, 4) {
+            let base = s.host + first;
+            if stride == 4 {
+                // SAFETY: `strided` checked that the 256 bytes lie inside the span, translated
+                // for writing as one live mapping.
+                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), base as *mut u32, LANES) };
+            } else {
+                // Stride 0: the lanes write in turn, the last one's value stays, as below.
+                for (l, d) in data.iter().enumerate() {
+                    // SAFETY: as above, lane l's 4 bytes.
+                    unsafe { std::ptr::write_unaligned((base + l * stride) as *mut u32, *d) };
+                }
+            }
+            return;
+        }
         let len = s.end - s.start;
         for_each_lane(mask, |l| {
             let off = addr[l].wrapping_add(delta).wrapping_sub(s.start);
@@ -320,6 +399,13 @@ impl WriteSpan {
     #[inline]
     pub fn scatter_u64(&self, addr: &[u64; LANES], mask: u64, delta: u64, lo: &[u32; LANES], hi: &[u32; LANES]) {
         let s = self.0;
+        if let Some((first, stride)) = s.strided(addr, mask, delta, 8) {
+            let base = s.host + first;
+            for l in 0..LANES {
+                store_u64(base + l * stride, lo[l] as u64 | (hi[l] as u64) << 32);
+            }
+            return;
+        }
         let len = s.end - s.start;
         for_each_lane(mask, |l| {
             let off = addr[l].wrapping_add(delta).wrapping_sub(s.start);

@@ -2,9 +2,10 @@
 //!
 //! The interpreter stays the reference and the fallback. Where a wave reaches an address
 //! often enough, the run from there to the next branch ([`select::plan`]) is translated
-//! ([`lower`]): its lane-wise 32-bit VALU code is compiled to host SIMD code, and everything
-//! else in it (scalar code, memory, LDS, MFMA, the vector ops not compiled) becomes a direct
-//! call of the interpreter's handler, without fetch and dispatch. The few instructions a run
+//! ([`lower`]): its lane-wise VALU code is compiled to host SIMD code, the common scalar ALU
+//! ops and whole-wave global loads and stores to host code, and everything else in it (other
+//! scalar code and memory, LDS, MFMA, the vector ops not compiled) becomes a direct call of
+//! the interpreter's handler, without fetch and dispatch. The few instructions a run
 //! must not hold (they change MODE, VGPR indexing or the PC other than as a branch) end it
 //! and are interpreted as before.
 //!
@@ -132,6 +133,23 @@ unsafe extern "C" fn interpret_step(
             1
         }
     }
+}
+
+/// The host address of the GPU range `[start, start + len)` for a compiled memory access, or 0
+/// where the interpreter must take it: not inside one mapping (or not writable, for a store,
+/// `flags` bit 0), or, for a FLAT access (bit 1), touching the LDS or private aperture.
+/// Called from translated code only, through the wave's translation cache.
+///
+/// # Safety
+/// `ctx` is the `Ctx` that [`Block::run`] passed on as `c_void`, live for the call.
+unsafe extern "C" fn span_host(ctx: *mut c_void, start: u64, len: u64, flags: u64) -> u64 {
+    // SAFETY: the caller's contract.
+    let ctx = unsafe { &*(ctx as *const Ctx<'_>) };
+    let Some(end) = start.checked_add(len) else { return 0 };
+    if flags & 2 != 0 && !super::memory::all_global(start, end) {
+        return 0;
+    }
+    ctx.mem.translate(start, len, flags & 1 != 0).map_or(0, |host| host as u64)
 }
 
 /// A translated run, ready to call.
@@ -311,7 +329,7 @@ pub fn translate(
         .items
         .iter()
         .filter_map(|item| match item {
-            select::Item::Interpreted { index, .. } => {
+            select::Item::Interpreted { index, .. } | select::Item::Memory { index, .. } => {
                 let inst = insts[*index as usize].0;
                 Some(Entry { inst, handler: ops::handler(inst.op), index: *index as u32 })
             }
@@ -322,9 +340,9 @@ pub fn translate(
         let e = entries_vec.iter().find(|e| e.index == index as u32).expect("an entry per interpreted instruction");
         e as *const Entry as u64
     };
-    let step = interpret_step as *const () as u64;
+    let helpers = lower::Helpers { step: interpret_step as *const () as u64, span: span_host as *const () as u64 };
     let started = std::time::Instant::now();
-    let compiled = lower::compile(&mut t.module, &plan, mode.unwrap_or(0), step, &entry_of);
+    let compiled = lower::compile(&mut t.module, &plan, mode.unwrap_or(0), helpers, &entry_of);
     let took = started.elapsed();
     t.total += took;
     if took > t.longest.0 {

@@ -2,14 +2,20 @@
 //!
 //! A run is a straight line of code that ends before the first instruction the translator
 //! does not take, or after a branch. It is a sequence of items:
-//! - **vector segments**: lane-wise 32-bit VALU instructions (each lane's result depends only
-//!   on that lane's sources; no EXEC writes, memory, cross-lane or 64-bit ops, modifiers, DPP,
-//!   SDWA or AGPRs). The translated code goes through the wave four lanes at a time with the
-//!   whole segment in host registers ([`super::lower`]);
+//! - **vector segments**: lane-wise VALU instructions (each lane's result depends only on
+//!   that lane's sources; no EXEC writes, memory, cross-lane ops, modifiers, DPP, SDWA or
+//!   AGPRs). The translated code goes through the wave four lanes at a time with the
+//!   whole segment in host registers ([`super::lower`]). The 64-bit shifts by a constant
+//!   (address arithmetic) are steps too, on register pairs;
+//! - **compiled scalar ops**: the common scalar ALU instructions ([`scalar_op`]);
+//! - **memory accesses**: global and FLAT loads and stores of whole dwords ([`MemOp`]),
+//!   compiled for a whole wave at one address or at consecutive elements of one mapping, the
+//!   interpreter's handler for every other case;
 //! - **interpreted instructions**: everything else that does not change MODE, VGPR indexing
-//!   or the PC other than as a branch (scalar code, memory, LDS, MFMA, the vector ops the
-//!   translator does not compile), which the translated code hands to the interpreter's own
-//!   handler, so their semantics exist once. A branch (or `s_endpgm`) ends the run.
+//!   or the PC other than as a branch (other scalar code and memory, LDS, MFMA, the vector
+//!   ops the translator does not compile), which the translated code hands to the
+//!   interpreter's own handler, so their semantics exist once. `s_nop` and `s_waitcnt` need
+//!   no code (memory is synchronous here). A branch (or `s_endpgm`) ends the run.
 //!
 //! A segment reads its uniform sources (SGPRs, M0, EXEC halves) and lane masks (carry-in,
 //! `v_cndmask` selector) from the wave when it starts, and writes the lane masks it produces
@@ -137,6 +143,21 @@ pub enum Kind {
     },
     CvtF32U32,
     CvtF32I32,
+    /// A 64-bit shift (`v_lshlrev_b64`, `v_lshrrev_b64`, `v_ashrrev_i64`) of the VGPR pair
+    /// at source 1 by a constant `amount` (already `& 63`), into a VGPR pair: address
+    /// arithmetic.
+    Shift64 {
+        op: Shift64,
+        amount: u8,
+    },
+}
+
+/// The 64-bit shifts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shift64 {
+    Shl,
+    Shr,
+    Sar,
 }
 
 /// One vector instruction of a segment.
@@ -192,6 +213,77 @@ pub enum Item {
         index: u16,
         offset: u32,
     },
+    /// A global or FLAT load or store of whole dwords, compiled for the common case (see
+    /// [`MemOp`]); any other case goes to the interpreter's handler as an interpreted
+    /// instruction would (`index`, `offset`).
+    Memory {
+        op: MemOp,
+        index: u16,
+        offset: u32,
+    },
+}
+
+/// A global or FLAT load or store of 1 to 4 dwords per lane. The translated code takes it
+/// itself when the whole wave is active and its lanes address one place (a uniform address)
+/// or consecutive elements (lane `l` at the first lane's address plus `l` times the access
+/// size: `a[threadIdx.x]`) inside one mapping, which one call of the wave's translation
+/// cache checks. Every other case — lanes off, other address patterns, a range that
+/// crosses a mapping, LDS or private apertures, faults — is the interpreter's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemOp {
+    pub store: bool,
+    pub dwords: u8,
+    pub addr: MemAddr,
+    /// The instruction's signed byte offset.
+    pub offset: i64,
+    /// The first VGPR loaded or stored.
+    pub data: u8,
+    /// FLAT: the address range must miss the LDS and private apertures.
+    pub flat: bool,
+}
+
+/// How a memory instruction's lane addresses are formed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemAddr {
+    /// A 64-bit address in a VGPR pair (low half in the first).
+    Pair(u8),
+    /// An SGPR pair base plus a 32-bit VGPR offset (GLOBAL with `saddr`).
+    Sbase { sgpr: u8, voffset: u8 },
+}
+
+impl MemOp {
+    /// One more than the highest VGPR it names.
+    fn vgprs(&self) -> u16 {
+        let addr = match self.addr {
+            MemAddr::Pair(v) => v as u16 + 2,
+            MemAddr::Sbase { voffset, .. } => voffset as u16 + 1,
+        };
+        addr.max(self.data as u16 + self.dwords as u16)
+    }
+}
+
+/// The compiled form of a global or FLAT access of whole dwords with VGPR data.
+pub fn mem_op(inst: &Inst) -> Option<MemOp> {
+    use crate::gpu::exec::ops::vmem::{self, Kind as VKind};
+    if !matches!(inst.enc, Encoding::Global | Encoding::Flat) {
+        return None;
+    }
+    let Ext::Flat(f) = inst.ext else { return None };
+    let (store, bytes, data) = match vmem::kind(inst.op)? {
+        VKind::Load(ld) if ld.bytes >= 4 && !f.lds => (false, ld.bytes, inst.dst[0]),
+        VKind::Store(st) if st.bytes >= 4 => (true, st.bytes, inst.src[1]),
+        _ => return None,
+    };
+    let Operand::Vgpr(data) = data else { return None };
+    let Operand::Vgpr(v) = inst.src[0] else { return None };
+    let addr = match (inst.enc, inst.src[2]) {
+        (Encoding::Global, Operand::Sgpr(s)) if (s as usize) < crate::gpu::exec::wave::SGPRS - 1 => {
+            MemAddr::Sbase { sgpr: s, voffset: v }
+        }
+        (Encoding::Global, op) if !op.is_none() => return None,
+        _ => MemAddr::Pair(v),
+    };
+    Some(MemOp { store, dwords: bytes / 4, addr, offset: f.offset as i64, data, flat: inst.enc == Encoding::Flat })
 }
 
 /// A scalar register the compiled scalar ops read and write (32-bit halves named).
@@ -327,8 +419,8 @@ pub struct Plan {
     pub items: Vec<Item>,
     /// Instructions in the run.
     pub insts: usize,
-    /// Of them, compiled vector instructions (a run of interpreted instructions alone is not
-    /// worth translating).
+    /// Of them, compiled vector instructions, memory accesses included (a run of interpreted
+    /// instructions alone is not worth translating).
     pub vector_insts: usize,
     /// Total length in bytes of the run's instructions.
     pub bytes: u32,
@@ -465,12 +557,17 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
                     p.items.push(Item::Vector(std::mem::take(&mut seg)));
                     written.clear();
                 }
-                match scalar_op(inst) {
-                    Some(op) => p.items.push(Item::Scalar(op)),
-                    None => {
-                        p.items.push(Item::Interpreted { index: p.insts as u16, offset: p.bytes });
-                        p.shared |= reaches_beyond_registers(inst);
-                    }
+                if let Some(op) = scalar_op(inst) {
+                    p.items.push(Item::Scalar(op));
+                } else if let Some(op) = mem_op(inst) {
+                    p.items.push(Item::Memory { op, index: p.insts as u16, offset: p.bytes });
+                    p.vgprs = p.vgprs.max(op.vgprs());
+                    p.vector_insts += 1;
+                    p.shared = true;
+                } else if !matches!(inst.op, Op::SNop | Op::SWaitcnt) {
+                    // (Memory is synchronous here: waits and nops need no code at all.)
+                    p.items.push(Item::Interpreted { index: p.insts as u16, offset: p.bytes });
+                    p.shared |= reaches_beyond_registers(inst);
                 }
                 p.insts += 1;
                 p.bytes += inst.len as u32;
@@ -509,11 +606,13 @@ fn reaches_beyond_registers(inst: &Inst) -> bool {
 }
 
 fn step_vgprs(step: &Step) -> u16 {
+    // Registers per operand: pairs for the 64-bit shifts.
+    let width = if matches!(step.kind, Kind::Shift64 { .. }) { 2 } else { 1 };
     let srcs = step.src.iter().flatten().filter_map(|s| match s {
-        Src::Vgpr(n) => Some(*n as u16 + 1),
+        Src::Vgpr(n) => Some(*n as u16 + width),
         Src::Uniform(_) => None,
     });
-    srcs.chain(step.dst.map(|d| d as u16 + 1)).max().unwrap_or(0)
+    srcs.chain(step.dst.map(|d| d as u16 + width)).max().unwrap_or(0)
 }
 
 fn is_f32(k: Kind) -> bool {
@@ -548,6 +647,9 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
     let kind = kind(inst.op)?;
     if is_f32(kind) && (Env::new(mode).rm32() != Rm::Ne || mode & crate::gpu::exec::vector_modes::MODE_BITS != 0) {
         return None;
+    }
+    if let Kind::Shift64 { op, .. } = kind {
+        return shift64_step(inst, op);
     }
     let arity = match kind {
         Kind::Mov | Kind::Not | Kind::CvtF32U32 | Kind::CvtF32I32 => 1,
@@ -627,6 +729,18 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         seg.masks_in.push(reg);
     }
     Some(Step { kind, dst, src, mask_in, mask_out })
+}
+
+/// The step of a 64-bit shift by a constant of a VGPR pair into a VGPR pair.
+fn shift64_step(inst: &Inst, op: Shift64) -> Option<Step> {
+    let (Operand::Vgpr(dst), Operand::Vgpr(src)) = (inst.dst[0], inst.src[1]) else { return None };
+    let scratch = crate::gpu::exec::wave::Wave::new(0, 0);
+    let amount = match inst.src[0] {
+        c @ (Operand::Int(_) | Operand::Literal) => scratch.read_scalar32(c, crate::isa::Ty::B32, inst.literal).ok()?,
+        _ => return None,
+    };
+    let kind = Kind::Shift64 { op, amount: (amount & 63) as u8 };
+    Some(Step { kind, dst: Some(dst), src: [None, Some(Src::Vgpr(src)), None], mask_in: None, mask_out: None })
 }
 
 /// The lane-mask destination of a compare or carry op.
@@ -710,6 +824,10 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VFmacF32 => Kind::FmaF32 { acc: true },
         Op::VCvtF32U32 => Kind::CvtF32U32,
         Op::VCvtF32I32 => Kind::CvtF32I32,
+        // The amount is resolved from the instruction (`shift64_step`).
+        Op::VLshlrevB64 => Kind::Shift64 { op: Shift64::Shl, amount: 0 },
+        Op::VLshrrevB64 => Kind::Shift64 { op: Shift64::Shr, amount: 0 },
+        Op::VAshrrevI64 => Kind::Shift64 { op: Shift64::Sar, amount: 0 },
         _ => return compare(op.name()),
     })
 }
@@ -783,7 +901,7 @@ mod tests {
             .iter()
             .filter_map(|i| match i {
                 Item::Vector(s) => Some(s),
-                Item::Interpreted { .. } | Item::Scalar(_) => None,
+                Item::Interpreted { .. } | Item::Scalar(_) | Item::Memory { .. } => None,
             })
             .collect()
     }

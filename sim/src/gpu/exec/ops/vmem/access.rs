@@ -8,7 +8,7 @@
 //! cases go lane by lane.
 
 use super::atomic::Rmw;
-use crate::gpu::exec::memory::{flat_target, FlatSegment};
+use crate::gpu::exec::memory::{all_global, flat_target, FlatSegment};
 use crate::gpu::exec::{Ctx, ExecError, Lanes, Wave, LANES};
 use crate::isa::Operand;
 
@@ -115,13 +115,6 @@ impl Access {
     pub fn span_mut(&self, ctx: &Ctx<'_>, exec: u64, bytes: u64) -> Option<crate::gpu::exec::memory::WriteSpan> {
         self.global_bounds(exec, bytes).and_then(|(lo, hi)| ctx.mem.span_mut(lo, hi))
     }
-}
-
-/// Whether `[lo, hi)` misses both apertures (so every FLAT address in it is global).
-fn all_global(lo: u64, hi: u64) -> bool {
-    use crate::gpu::exec::memory::{PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE};
-    let miss = |base: u64| hi <= base || lo >= base + (1 << 32);
-    miss(SHARED_APERTURE_BASE) && miss(PRIVATE_APERTURE_BASE)
 }
 
 /// Copies the lanes of `src` set in `mask` into `dst`.

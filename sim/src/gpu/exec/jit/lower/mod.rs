@@ -25,7 +25,8 @@
 //! when MODE says so, and a NaN result carries the first NaN input, quieted.
 
 use super::select::{
-    Bin, CarryOp, Cond, Item, Kind, MaskReg, MaskSrc, Plan, SKind, SReg, SVal, ScalarOp, Segment, Src, Tri, Uniform,
+    Bin, CarryOp, Cond, Item, Kind, MaskReg, MaskSrc, Plan, SKind, SReg, SVal, ScalarOp, Segment, Shift64, Src, Tri,
+    Uniform,
 };
 use crate::gpu::exec::ops::valu::fp::Env;
 use crate::gpu::exec::wave::Wave;
@@ -38,6 +39,8 @@ use cranelift_jit::JITModule;
 use cranelift_module::Module;
 use std::collections::HashMap;
 
+mod memory;
+
 /// Bytes of one VGPR (64 lanes of 4 bytes).
 const VGPR_BYTES: i32 = 256;
 /// Lanes per chunk, and chunks per wave.
@@ -48,14 +51,22 @@ const CHUNKS: i64 = 16;
 /// the instruction's index in the run.
 pub type Entries<'a> = &'a dyn Fn(u16) -> u64;
 
+/// The host functions translated code calls, by address.
+#[derive(Clone, Copy)]
+pub struct Helpers {
+    /// [`super::interpret_step`].
+    pub step: u64,
+    /// [`super::span_host`].
+    pub span: u64,
+}
+
 /// Compiles `plan` into `module`; returns the finalized function's address. `entries` gives
-/// the address of each interpreted instruction's entry, passed to `step` (the address of
-/// [`super::interpret_step`]).
+/// the address of each interpreted instruction's entry, passed to `helpers.step`.
 pub fn compile(
     module: &mut JITModule,
     plan: &Plan,
     mode: u32,
-    step: u64,
+    helpers: Helpers,
     entries: Entries<'_>,
 ) -> Result<*const u8, String> {
     let mut ctx = module.make_context();
@@ -64,15 +75,22 @@ pub fn compile(
         ctx.func.signature.params.push(AbiParam::new(I64));
     }
     ctx.func.signature.returns.push(AbiParam::new(I32));
-    let mut callee = module.make_signature();
+    // interpret_step(wave, ctx, entry, pc, exit) -> answer
+    let mut step_sig = module.make_signature();
     for _ in 0..5 {
-        callee.params.push(AbiParam::new(I64));
+        step_sig.params.push(AbiParam::new(I64));
     }
-    callee.returns.push(AbiParam::new(I32));
+    step_sig.returns.push(AbiParam::new(I32));
+    // span_host(ctx, start, len, flags) -> host address or 0
+    let mut span_sig = module.make_signature();
+    for _ in 0..4 {
+        span_sig.params.push(AbiParam::new(I64));
+    }
+    span_sig.returns.push(AbiParam::new(I64));
     let mut fbc = FunctionBuilderContext::new();
     {
         let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
-        Lowering::new(b, Env::new(mode)).emit(plan, module.target_config(), callee, step, entries);
+        Lowering::new(b, Env::new(mode)).emit(plan, module.target_config(), [step_sig, span_sig], helpers, entries);
     }
     let id = module.declare_anonymous_function(&ctx.func.signature).map_err(|e| e.to_string())?;
     module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
@@ -103,6 +121,22 @@ fn lanes() -> MemFlagsData {
     MemFlagsData::new().with_endianness(Endianness::Little)
 }
 
+/// The function's arguments and the places every item may reach.
+struct Frame {
+    wave: Value,
+    vgpr: Value,
+    ctx: Value,
+    exit: Value,
+    pc: Value,
+    step_sig: cranelift_codegen::ir::SigRef,
+    span_sig: cranelift_codegen::ir::SigRef,
+    helpers: Helpers,
+    /// Returns 1: an interpreted instruction stopped the run.
+    stopped: cranelift_codegen::ir::Block,
+    /// The run's first instruction.
+    top: cranelift_codegen::ir::Block,
+}
+
 struct Lowering<'a> {
     b: FunctionBuilder<'a>,
     env: Env,
@@ -130,8 +164,8 @@ impl<'a> Lowering<'a> {
         mut self,
         plan: &Plan,
         target: cranelift_codegen::isa::TargetFrontendConfig,
-        callee: Signature,
-        step: u64,
+        [step_sig, span_sig]: [Signature; 2],
+        helpers: Helpers,
         entries: Entries<'_>,
     ) {
         let entry = self.b.create_block();
@@ -139,45 +173,57 @@ impl<'a> Lowering<'a> {
         self.b.switch_to_block(entry);
         self.b.seal_block(entry);
         let p = self.b.block_params(entry).to_vec();
-        let (wave, vgpr, ctx, exit, pc) = (p[0], p[1], p[2], p[3], p[4]);
-        let sig = self.b.import_signature(callee);
-        let stopped = self.b.create_block();
-        // The run's start, where a branch back to it continues (`interpret_step` answers 2).
-        let top = self.b.create_block();
-        self.b.ins().jump(top, &[]);
-        self.b.switch_to_block(top);
+        let f = Frame {
+            wave: p[0],
+            vgpr: p[1],
+            ctx: p[2],
+            exit: p[3],
+            pc: p[4],
+            step_sig: self.b.import_signature(step_sig),
+            span_sig: self.b.import_signature(span_sig),
+            helpers,
+            stopped: self.b.create_block(),
+            // The run's start, where a branch back to it continues (`interpret_step` answers 2).
+            top: self.b.create_block(),
+        };
+        self.b.ins().jump(f.top, &[]);
+        self.b.switch_to_block(f.top);
         for item in &plan.items {
             match item {
-                Item::Vector(seg) => self.segment(seg, wave, vgpr),
-                Item::Scalar(op) => self.scalar(op, wave),
-                Item::Interpreted { index, offset } => {
-                    // The interpreter's handler, through `interpret_step`; a non-zero answer
-                    // (a branch taken, an error, a wait) ends the run here.
-                    let f = self.b.ins().iconst(I64, step as i64);
-                    let e = self.b.ins().iconst(I64, entries(*index) as i64);
-                    let at = self.b.ins().iadd_imm_u(pc, *offset as i64);
-                    let call = self.b.ins().call_indirect(sig, f, &[wave, ctx, e, at, exit]);
-                    let r = self.b.inst_results(call)[0];
-                    let next = self.b.create_block();
-                    let not_next = self.b.create_block();
-                    self.b.ins().brif(r, not_next, &[], next, &[]);
-                    self.b.switch_to_block(not_next);
-                    self.b.seal_block(not_next);
-                    let again = self.b.ins().icmp_imm_u(IntCC::Equal, r, 2);
-                    self.b.ins().brif(again, top, &[], stopped, &[]);
-                    self.b.switch_to_block(next);
-                    self.b.seal_block(next);
-                }
+                Item::Vector(seg) => self.segment(seg, f.wave, f.vgpr),
+                Item::Scalar(op) => self.scalar(op, f.wave),
+                Item::Interpreted { index, offset } => self.interpret(&f, entries(*index), *offset),
+                Item::Memory { op, index, offset } => self.memory(&f, op, entries(*index), *offset),
             }
         }
         let zero = self.b.ins().iconst(I32, 0);
         self.b.ins().return_(&[zero]);
-        self.b.seal_block(top);
-        self.b.switch_to_block(stopped);
-        self.b.seal_block(stopped);
+        self.b.seal_block(f.top);
+        self.b.switch_to_block(f.stopped);
+        self.b.seal_block(f.stopped);
         let one = self.b.ins().iconst(I32, 1);
         self.b.ins().return_(&[one]);
         self.b.finalize(target);
+    }
+
+    /// The interpreter's handler for the instruction of `entry` (at `offset` in the run),
+    /// through `interpret_step`; a non-zero answer (a branch taken, an error, a wait) ends the
+    /// run here, or starts it again (a branch back to its start).
+    fn interpret(&mut self, f: &Frame, entry: u64, offset: u32) {
+        let step = self.b.ins().iconst(I64, f.helpers.step as i64);
+        let e = self.b.ins().iconst(I64, entry as i64);
+        let at = self.b.ins().iadd_imm_u(f.pc, offset as i64);
+        let call = self.b.ins().call_indirect(f.step_sig, step, &[f.wave, f.ctx, e, at, f.exit]);
+        let r = self.b.inst_results(call)[0];
+        let next = self.b.create_block();
+        let not_next = self.b.create_block();
+        self.b.ins().brif(r, not_next, &[], next, &[]);
+        self.b.switch_to_block(not_next);
+        self.b.seal_block(not_next);
+        let again = self.b.ins().icmp_imm_u(IntCC::Equal, r, 2);
+        self.b.ins().brif(again, f.top, &[], f.stopped, &[]);
+        self.b.switch_to_block(next);
+        self.b.seal_block(next);
     }
 
     /// A scalar ALU instruction on the wave's registers, as its interpreter handler does it:
@@ -392,6 +438,17 @@ impl<'a> Lowering<'a> {
                 let f = self.b.ins().fcvt_from_sint(F32X4, src[0]);
                 (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
             }
+            Kind::Shift64 { op, amount } => {
+                let Some(Src::Vgpr(s)) = step.src[1] else { unreachable!("a 64-bit shift of a VGPR pair") };
+                let hi = self.read(ch, Src::Vgpr(s + 1), uniforms);
+                let (lo, hi) = self.shift64(op, amount, src[0], hi);
+                // The high half here; the low half below, like any result.
+                let d = step.dst.expect("a destination") + 1;
+                let old = self.read(ch, Src::Vgpr(d), uniforms);
+                let new = self.b.ins().bitselect(ch.exec, hi, old);
+                ch.regs.insert(d, (new, true));
+                (Some(lo), None)
+            }
         };
         if let (Some(v), Some(d)) = (value, step.dst) {
             let old = self.read(ch, Src::Vgpr(d), uniforms);
@@ -463,6 +520,43 @@ impl<'a> Lowering<'a> {
                     r = self.b.ins().insertlane(r, y, l);
                 }
                 r
+            }
+        }
+    }
+
+    /// `hi:lo` shifted by `amount` (0..63), as (low, high) halves.
+    fn shift64(&mut self, op: Shift64, amount: u8, lo: Value, hi: Value) -> (Value, Value) {
+        let k = amount as i64;
+        let by = |me: &mut Self, n: i64| me.b.ins().iconst(I32, n);
+        if k == 0 {
+            return (lo, hi);
+        }
+        match (op, k < 32) {
+            (Shift64::Shl, true) => {
+                let (n, m) = (by(self, k), by(self, 32 - k));
+                let l = self.b.ins().ishl(lo, n);
+                let h = self.b.ins().ishl(hi, n);
+                let carried = self.b.ins().ushr(lo, m);
+                (l, self.b.ins().bor(h, carried))
+            }
+            (Shift64::Shl, false) => {
+                let n = by(self, k - 32);
+                (self.splat(0), self.b.ins().ishl(lo, n))
+            }
+            (Shift64::Shr | Shift64::Sar, true) => {
+                let (n, m) = (by(self, k), by(self, 32 - k));
+                let l = self.b.ins().ushr(lo, n);
+                let carried = self.b.ins().ishl(hi, m);
+                let h = if op == Shift64::Shr { self.b.ins().ushr(hi, n) } else { self.b.ins().sshr(hi, n) };
+                (self.b.ins().bor(l, carried), h)
+            }
+            (Shift64::Shr, false) => {
+                let n = by(self, k - 32);
+                (self.b.ins().ushr(hi, n), self.splat(0))
+            }
+            (Shift64::Sar, false) => {
+                let (n, sign) = (by(self, k - 32), by(self, 31));
+                (self.b.ins().sshr(hi, n), self.b.ins().sshr(hi, sign))
             }
         }
     }

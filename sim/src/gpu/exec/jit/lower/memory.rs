@@ -1,0 +1,269 @@
+//! Compiled global and FLAT loads and stores ([`MemOp`]).
+//!
+//! The common case is compiled: the whole wave active, its lanes at one address (a uniform
+//! load or store) or at consecutive elements (lane `l` at lane 0's address plus `l` times the
+//! access size), and that range inside one mapping. The checks run before anything is
+//! written: the shape over all 64 lanes in host SIMD, then one call of [`super::Helpers::span`]
+//! (the wave's translation cache) for the range, which also refuses read-only mappings for a
+//! store and, for FLAT, the LDS and private apertures. Anything else — lanes off, another
+//! address pattern, a range that leaves its mapping, a fault — runs the interpreter's handler,
+//! so faults are reported exactly as before.
+//!
+//! The data moves as the interpreter's fast path moves it: dwords by 32-bit (or 128-bit)
+//! accesses, pairs of dwords by one 64-bit access each (single-copy atomic when aligned; a
+//! look-back scan's flag and value), one value for all lanes of a uniform load, and lane 63's
+//! data last (so kept) for a uniform store.
+
+use super::{mem, scalar_mem, Frame, Lowering, CHUNKS, CHUNK_LANES, EXEC, SGPR, VGPR_BYTES};
+use crate::gpu::exec::jit::select::{MemAddr, MemOp};
+use crate::gpu::exec::LANES;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I32, I32X4, I64};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+
+/// Simulated GPU memory: checked before the access, and shared with other threads (plain
+/// accesses, as the interpreter's).
+fn host_mem() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}
+
+impl Lowering<'_> {
+    /// A global or FLAT access: compiled where the wave's shape allows, else the handler of
+    /// `entry` (at `offset` in the run).
+    pub(super) fn memory(&mut self, f: &Frame, op: &MemOp, entry: u64, offset: u32) {
+        let size = 4 * op.dwords as i64;
+        let slow = self.b.create_block();
+        let done = self.b.create_block();
+        // The shape, from lanes 0 and 1 of the address (low halves): a stride of 0 or `size`.
+        let exec = self.b.ins().load(I64, scalar_mem(), f.wave, EXEC);
+        let full = self.b.ins().icmp_imm_s(IntCC::Equal, exec, -1);
+        let lo_reg = match op.addr {
+            MemAddr::Pair(v) => v,
+            MemAddr::Sbase { voffset, .. } => voffset,
+        };
+        let lo_at = lo_reg as i32 * VGPR_BYTES;
+        let lo0 = self.b.ins().load(I32, mem(), f.vgpr, lo_at);
+        let lo1 = self.b.ins().load(I32, mem(), f.vgpr, lo_at + 4);
+        let d = self.b.ins().isub(lo1, lo0);
+        let unit = self.b.ins().icmp_imm_u(IntCC::Equal, d, size);
+        let same = self.b.ins().icmp_imm_u(IntCC::Equal, d, 0);
+        let shape = self.b.ins().bor(unit, same);
+        let go = self.b.ins().band(full, shape);
+        let check = self.b.create_block();
+        self.b.ins().brif(go, check, &[], slow, &[]);
+
+        // Every lane where the shape puts it.
+        self.b.switch_to_block(check);
+        self.b.seal_block(check);
+        let hi0 = match op.addr {
+            MemAddr::Pair(v) => Some(self.b.ins().load(I32, mem(), f.vgpr, (v as i32 + 1) * VGPR_BYTES)),
+            MemAddr::Sbase { .. } => None,
+        };
+        let ok = self.lanes_in_shape(f, op, lo_at, lo0, hi0, d);
+        let pass = self.b.create_block();
+        self.b.ins().brif(ok, pass, &[], slow, &[]);
+
+        // The range, in one mapping.
+        self.b.switch_to_block(pass);
+        self.b.seal_block(pass);
+        let lo64 = self.b.ins().uextend(I64, lo0);
+        let base = match (op.addr, hi0) {
+            (MemAddr::Pair(_), Some(hi0)) => {
+                let hi64 = self.b.ins().uextend(I64, hi0);
+                let hi64 = self.b.ins().ishl_imm_u(hi64, 32);
+                self.b.ins().bor(hi64, lo64)
+            }
+            (MemAddr::Sbase { sgpr, .. }, _) => {
+                let s = self.b.ins().load(I64, scalar_mem(), f.wave, SGPR + 4 * sgpr as i32);
+                self.b.ins().iadd(s, lo64)
+            }
+            (MemAddr::Pair(_), None) => unreachable!("a pair address has its high half"),
+        };
+        let start = self.b.ins().iadd_imm_s(base, op.offset);
+        let d64 = self.b.ins().uextend(I64, d);
+        let span = self.b.ins().imul_imm_u(d64, LANES as i64 - 1);
+        let len = self.b.ins().iadd_imm_u(span, size);
+        let flags = self.b.ins().iconst(I64, op.store as i64 | (op.flat as i64) << 1);
+        let helper = self.b.ins().iconst(I64, f.helpers.span as i64);
+        let call = self.b.ins().call_indirect(f.span_sig, helper, &[f.ctx, start, len, flags]);
+        let host = self.b.inst_results(call)[0];
+        let fast = self.b.create_block();
+        self.b.ins().brif(host, fast, &[], slow, &[]);
+
+        self.b.switch_to_block(fast);
+        self.b.seal_block(fast);
+        let one_address = self.b.create_block();
+        let consecutive = self.b.create_block();
+        self.b.ins().brif(same, one_address, &[], consecutive, &[]);
+        self.b.switch_to_block(one_address);
+        self.b.seal_block(one_address);
+        if op.store {
+            self.store_one_address(f, op, host);
+        } else {
+            self.load_one_address(f, op, host);
+        }
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(consecutive);
+        self.b.seal_block(consecutive);
+        self.consecutive(f, op, host);
+        self.b.ins().jump(done, &[]);
+
+        self.b.switch_to_block(slow);
+        self.b.seal_block(slow);
+        self.interpret(f, entry, offset);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+    }
+
+    /// Whether every lane's address is lane 0's plus `l * d`: low halves `lo0 + l * d`, and a
+    /// pair's high halves `hi0` plus the carry out of that; an SGPR base's 32-bit offsets must
+    /// not wrap. Sixteen 4-lane compares.
+    fn lanes_in_shape(&mut self, f: &Frame, op: &MemOp, lo_at: i32, lo0: Value, hi0: Option<Value>, d: Value) -> Value {
+        let lo0v = self.b.ins().splat(I32X4, lo0);
+        let dv = self.b.ins().splat(I32X4, d);
+        let hi0v = hi0.map(|h| self.b.ins().splat(I32X4, h));
+        let four = self.splat(CHUNK_LANES as u32);
+        let mut lane = self.vconst([0, 1, 2, 3]);
+        let mut all: Option<Value> = None;
+        for c in 0..CHUNKS as i32 {
+            let at = c * 16;
+            let lo = self.b.ins().load(I32X4, mem(), f.vgpr, lo_at + at);
+            let step = self.b.ins().imul(lane, dv);
+            let expected = self.b.ins().iadd(lo0v, step);
+            let eq = self.b.ins().icmp(IntCC::Equal, lo, expected);
+            // All ones where lane 0's low half plus `l * d` passed 2^32.
+            let wrapped = self.b.ins().icmp(IntCC::UnsignedLessThan, expected, lo0v);
+            let eq = match (op.addr, hi0v) {
+                (MemAddr::Pair(v), Some(hi0v)) => {
+                    let hi = self.b.ins().load(I32X4, mem(), f.vgpr, (v as i32 + 1) * VGPR_BYTES + at);
+                    let expected_hi = self.b.ins().isub(hi0v, wrapped);
+                    let eq_hi = self.b.ins().icmp(IntCC::Equal, hi, expected_hi);
+                    self.b.ins().band(eq, eq_hi)
+                }
+                _ => self.b.ins().band_not(eq, wrapped),
+            };
+            all = Some(match all {
+                Some(a) => self.b.ins().band(a, eq),
+                None => eq,
+            });
+            lane = self.b.ins().iadd(lane, four);
+        }
+        self.b.ins().vall_true(all.expect("sixteen chunks"))
+    }
+
+    /// One value for every lane: read once, as the interpreter does for lanes naming one
+    /// address.
+    fn load_one_address(&mut self, f: &Frame, op: &MemOp, host: Value) {
+        let put = |me: &mut Self, reg: u8, v: Value| {
+            let v = me.b.ins().splat(I32X4, v);
+            for c in 0..CHUNKS as i32 {
+                me.b.ins().store(mem(), v, f.vgpr, reg as i32 * VGPR_BYTES + c * 16);
+            }
+        };
+        let mut k = 0;
+        while k + 1 < op.dwords {
+            let v = self.b.ins().load(I64, host_mem(), host, 4 * k as i32);
+            let (lo, hi) = self.halves(v);
+            put(self, op.data + k, lo);
+            put(self, op.data + k + 1, hi);
+            k += 2;
+        }
+        if k < op.dwords {
+            let v = self.b.ins().load(I32, host_mem(), host, 4 * k as i32);
+            put(self, op.data + k, v);
+        }
+    }
+
+    /// Lanes storing to one address: the last lane's data is what stays.
+    fn store_one_address(&mut self, f: &Frame, op: &MemOp, host: Value) {
+        let last = 4 * (LANES as i32 - 1);
+        let lane63 = |me: &mut Self, reg: u8| me.b.ins().load(I32, mem(), f.vgpr, reg as i32 * VGPR_BYTES + last);
+        let mut k = 0;
+        while k + 1 < op.dwords {
+            let (lo, hi) = (lane63(self, op.data + k), lane63(self, op.data + k + 1));
+            let v = self.pair(lo, hi);
+            self.b.ins().store(host_mem(), v, host, 4 * k as i32);
+            k += 2;
+        }
+        if k < op.dwords {
+            let v = lane63(self, op.data + k);
+            self.b.ins().store(host_mem(), v, host, 4 * k as i32);
+        }
+    }
+
+    /// Lane `l` at `host + l * size`: single dwords move four lanes at a time; wider
+    /// accesses lane by lane, 64 bits at a time.
+    fn consecutive(&mut self, f: &Frame, op: &MemOp, host: Value) {
+        if op.dwords == 1 {
+            for c in 0..CHUNKS as i32 {
+                let reg = op.data as i32 * VGPR_BYTES + c * 16;
+                if op.store {
+                    let v = self.b.ins().load(I32X4, mem(), f.vgpr, reg);
+                    self.b.ins().store(host_mem(), v, host, c * 16);
+                } else {
+                    let v = self.b.ins().load(I32X4, host_mem(), host, c * 16);
+                    self.b.ins().store(mem(), v, f.vgpr, reg);
+                }
+            }
+            return;
+        }
+        // A loop over the lanes: `at` is lane l's memory, `lane` its slot in a register.
+        let body = self.b.create_block();
+        let l = self.b.append_block_param(body, I64);
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b.ins().jump(body, &[zero.into()]);
+        self.b.switch_to_block(body);
+        let at = self.b.ins().imul_imm_u(l, 4 * op.dwords as i64);
+        let at = self.b.ins().iadd(host, at);
+        let lane = self.b.ins().imul_imm_u(l, 4);
+        let lane = self.b.ins().iadd(f.vgpr, lane);
+        let reg = |k: u8| (op.data + k) as i32 * VGPR_BYTES;
+        let mut k = 0;
+        while k + 1 < op.dwords {
+            if op.store {
+                let lo = self.b.ins().load(I32, mem(), lane, reg(k));
+                let hi = self.b.ins().load(I32, mem(), lane, reg(k + 1));
+                let v = self.pair(lo, hi);
+                self.b.ins().store(host_mem(), v, at, 4 * k as i32);
+            } else {
+                let v = self.b.ins().load(I64, host_mem(), at, 4 * k as i32);
+                let (lo, hi) = self.halves(v);
+                self.b.ins().store(mem(), lo, lane, reg(k));
+                self.b.ins().store(mem(), hi, lane, reg(k + 1));
+            }
+            k += 2;
+        }
+        if k < op.dwords {
+            if op.store {
+                let v = self.b.ins().load(I32, mem(), lane, reg(k));
+                self.b.ins().store(host_mem(), v, at, 4 * k as i32);
+            } else {
+                let v = self.b.ins().load(I32, host_mem(), at, 4 * k as i32);
+                self.b.ins().store(mem(), v, lane, reg(k));
+            }
+        }
+        let next = self.b.ins().iadd_imm_u(l, 1);
+        let more = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, next, LANES as i64);
+        let after = self.b.create_block();
+        self.b.ins().brif(more, body, &[next.into()], after, &[]);
+        self.b.seal_block(body);
+        self.b.switch_to_block(after);
+        self.b.seal_block(after);
+    }
+
+    /// The low and high 32 bits of a 64-bit value.
+    fn halves(&mut self, v: Value) -> (Value, Value) {
+        let lo = self.b.ins().ireduce(I32, v);
+        let hi = self.b.ins().ushr_imm_u(v, 32);
+        (lo, self.b.ins().ireduce(I32, hi))
+    }
+
+    /// `lo | hi << 32`.
+    fn pair(&mut self, lo: Value, hi: Value) -> Value {
+        let lo = self.b.ins().uextend(I64, lo);
+        let hi = self.b.ins().uextend(I64, hi);
+        let hi = self.b.ins().ishl_imm_u(hi, 32);
+        self.b.ins().bor(lo, hi)
+    }
+}
