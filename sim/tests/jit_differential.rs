@@ -340,14 +340,37 @@ fn memory_instruction(r: &mut Rng) -> Vec<u32> {
     vec![0xdc00_0000 | op << 18 | seg << 14 | offset, vdst << 24 | saddr << 16 | vdata << 8 | addr]
 }
 
+/// One random `s_load_dword{,x2,x4,x8,x16}` from s[12:13] (the block's base minus 4 KiB) or
+/// s[14:15] (unmapped), mostly with an offset inside the block's first 64 KiB.
+fn scalar_load_instruction(r: &mut Rng) -> Vec<u32> {
+    let op = r.below(5);
+    let dwords = 1 << op;
+    let sdata = r.below(13 - dwords.min(12)) & !(dwords.min(4) - 1);
+    let sbase = r.pick(&[6, 6, 6, 7]);
+    if r.below(8) == 0 {
+        // SGPR offset: s0..s11, mostly not a useful address (a fault, both ways).
+        return vec![0xc000_0000 | op << 18 | sdata << 6 | sbase, r.below(12)];
+    }
+    let offset = match r.below(8) {
+        0 => 4 * r.below(1024),
+        _ => (4096 + r.below(LOW as u32 - 64)) & !(if r.below(4) == 0 { 0 } else { 3 }),
+    };
+    vec![0xc002_0000 | op << 18 | sdata << 6 | sbase, offset]
+}
+
 #[test]
 fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_translated() {
     let mut r = Rng(0x3e3_0001);
-    let (mut programs, mut compiled) = (0, 0usize);
+    let (mut programs, mut compiled, mut scalar_loads) = (0, 0usize, 0usize);
     for case in 0..3_000 {
         let len = 1 + r.below(10) as usize;
-        let program: Vec<Vec<u32>> =
-            (0..len).map(|_| if r.below(2) == 0 { memory_instruction(&mut r) } else { instruction(&mut r) }).collect();
+        let program: Vec<Vec<u32>> = (0..len)
+            .map(|_| match r.below(8) {
+                0..=3 => memory_instruction(&mut r),
+                4 => scalar_load_instruction(&mut r),
+                _ => instruction(&mut r),
+            })
+            .collect();
         let words: Vec<u32> = program.concat();
         let seed = r.next() as u64;
         let run = |engine: Engine| {
@@ -405,10 +428,12 @@ fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_tra
         assert!(a.5 == b.5, "case {case}: the block's last 4 KiB differ\n{text:#?}");
         programs += 1;
         let insts: Vec<_> = program.iter().map(|w| decode(w, Target::Gfx90a).expect("decodes")).collect();
-        compiled +=
-            select::plan(&insts, 0xf0).items.iter().filter(|i| matches!(i, select::Item::Memory { .. })).count();
+        let plan = select::plan(&insts, 0xf0);
+        compiled += plan.items.iter().filter(|i| matches!(i, select::Item::Memory { .. })).count();
+        scalar_loads += plan.items.iter().filter(|i| matches!(i, select::Item::ScalarLoad { .. })).count();
     }
     assert!(compiled > programs, "{compiled} memory instructions compiled in {programs} programs");
+    assert!(scalar_loads > programs / 4, "{scalar_loads} scalar loads compiled in {programs} programs");
     assert_eq!(jit::stats().1, 0, "runs that failed to compile");
-    eprintln!("{programs} programs, {compiled} memory instructions compiled");
+    eprintln!("{programs} programs, {compiled} vector and {scalar_loads} scalar memory instructions compiled");
 }

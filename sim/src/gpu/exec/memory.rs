@@ -66,17 +66,54 @@ pub struct WaveMem<'a> {
     vm: &'a GpuVm,
     /// Recently used mappings, `(start, end, host address of start, writable)`: a kernel
     /// touches a few buffers (its arguments, inputs, outputs) in turn, and a miss costs a
-    /// search of the address space's ordered map.
+    /// search of the address space's ordered map. Eight: a vector add alone touches five
+    /// (the dispatch packet, the kernel arguments and its three arrays), and four entries
+    /// taken in turn missed on every one.
     tlb: [Cell<TlbEntry>; TLB_ENTRIES],
     /// The entry the next miss replaces (round robin).
     next: Cell<usize>,
 }
 
-const TLB_ENTRIES: usize = 4;
+const TLB_ENTRIES: usize = 8;
 
 /// `(start, end, host, writable)`; an empty entry has `start > end`.
 type TlbEntry = (u64, u64, usize, bool);
 const EMPTY_ENTRY: TlbEntry = (1, 0, 0, false);
+
+/// A [`WaveMem`]'s translation cache, kept by a worker between its turns (see
+/// [`TlbKeeper`]).
+#[derive(Clone, Copy)]
+pub struct TlbEntries([TlbEntry; TLB_ENTRIES], usize);
+
+/// A worker's translation cache across turns: workgroups of a kernel touch the same buffers,
+/// and a small workgroup's turn (a vector add's four waves) would otherwise start every turn
+/// with misses, each a search of the address space's map. The entries hold for one snapshot
+/// of the address space only: they are kept with a weak reference to it, which also keeps its
+/// address from being reused by a later snapshot, and without keeping its memory mapped.
+#[derive(Default)]
+pub struct TlbKeeper(Option<(std::sync::Weak<GpuVm>, TlbEntries)>);
+
+impl TlbKeeper {
+    /// A translation cache for `vm`: the kept one if it was made for this snapshot.
+    pub fn wave_mem<'a>(&self, vm: &'a std::sync::Arc<GpuVm>) -> WaveMem<'a> {
+        let mem = WaveMem::new(vm);
+        if let Some((kept, entries)) = &self.0 {
+            if std::sync::Weak::ptr_eq(kept, &std::sync::Arc::downgrade(vm)) {
+                for (cell, e) in mem.tlb.iter().zip(entries.0) {
+                    cell.set(e);
+                }
+                mem.next.set(entries.1);
+            }
+        }
+        mem
+    }
+
+    /// Keeps `mem`'s entries (made for `vm`) for the next turn.
+    pub fn keep(&mut self, vm: &std::sync::Arc<GpuVm>, mem: &WaveMem<'_>) {
+        let entries = TlbEntries(std::array::from_fn(|i| mem.tlb[i].get()), mem.next.get());
+        self.0 = Some((std::sync::Arc::downgrade(vm), entries));
+    }
+}
 
 impl<'a> WaveMem<'a> {
     pub fn new(vm: &'a GpuVm) -> Self {
@@ -531,6 +568,29 @@ mod tests {
         p.read(4, 4, &mut out).unwrap();
         assert_eq!(out, [0; 4], "lanes do not share private memory");
         assert!(matches!(p.write(0, 14, &[0; 4]), Err(ExecError::PrivateOutOfRange { .. })));
+    }
+
+    #[test]
+    fn a_kept_translation_cache_serves_only_its_own_snapshot() {
+        let buf = vec![0u8; 8192];
+        let host = buf.as_ptr() as usize;
+        let mut vm = GpuVm::new();
+        vm.map(VmRange { start: 0x10000, len: 4096, host, writable: true, handle: 1 }).unwrap();
+        let first = std::sync::Arc::new(vm.clone());
+        let mut keeper = TlbKeeper::default();
+        {
+            let m = keeper.wave_mem(&first);
+            assert_eq!(m.translate(0x10008, 4, false).unwrap(), host + 8);
+            keeper.keep(&first, &m);
+        }
+        assert_eq!(keeper.wave_mem(&first).tlb[0].get().0, 0x10000, "the entry is back for its snapshot");
+        // A new snapshot where the range moved: the kept entry must not answer.
+        vm.unmap(0x10000);
+        vm.map(VmRange { start: 0x10000, len: 4096, host: host + 4096, writable: true, handle: 2 }).unwrap();
+        let second = std::sync::Arc::new(vm);
+        let m = keeper.wave_mem(&second);
+        assert_eq!(m.translate(0x10008, 4, false).unwrap(), host + 4096 + 8);
+        drop(buf);
     }
 
     #[test]

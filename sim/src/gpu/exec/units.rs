@@ -28,7 +28,7 @@
 
 use super::code::CodeCache;
 use super::dispatch::{failure_to_error, DispatchInfo};
-use super::memory::WaveMem;
+use super::memory::TlbKeeper;
 use super::workgroup::{self, GroupError, GroupState, TurnEnd};
 use super::LANES;
 use crate::config::Device;
@@ -417,11 +417,13 @@ fn turn_order(keys: &[(usize, u64)], last_process: usize, last_of_process: &[(us
 /// never outlives its dispatch's serial number.
 struct WorkerCaches {
     caches: Vec<(u64, CodeCache)>,
+    /// The translation cache of the worker's last turn.
+    tlb: TlbKeeper,
 }
 
 impl WorkerCaches {
     fn new() -> Self {
-        WorkerCaches { caches: Vec::with_capacity(CODE_CACHES) }
+        WorkerCaches { caches: Vec::with_capacity(CODE_CACHES), tlb: TlbKeeper::default() }
     }
 
     fn for_dispatch(&mut self, serial: u64, target: Target) -> &mut CodeCache {
@@ -642,11 +644,12 @@ fn play(turn: &mut Turn, caches: &mut WorkerCaches, rounds: usize) -> Result<Tur
     }
     // A fresh snapshot each turn: a long-running workgroup sees memory mapped since.
     let vm = info.process.vm();
-    let mem = WaveMem::new(&vm);
+    let mem = caches.tlb.wave_mem(&vm);
     let code = caches.for_dispatch(turn.serial, info.target);
     let (failed, queue) = (&turn.failed, turn.queue.as_deref());
     let started = info.trace.then(Instant::now);
     let result = workgroup::run_turn(info, code, &mut turn.state, &mem, rounds, || stop_requested(failed, info, queue));
+    caches.tlb.keep(&vm, &mem);
     if let (Some(started), Some(trace)) = (started, info.process.trace()) {
         let worker: Arc<str> = std::thread::current().name().unwrap_or("unnamed").into();
         let ko = info.packet.kernel_object;

@@ -329,7 +329,10 @@ pub fn translate(
         .items
         .iter()
         .filter_map(|item| match item {
-            select::Item::Interpreted { index, .. } | select::Item::Memory { index, .. } => {
+            select::Item::Interpreted { index, .. }
+            | select::Item::Memory { index, .. }
+            | select::Item::ScalarLoad { index, .. }
+            | select::Item::Branch { index, .. } => {
                 let inst = insts[*index as usize].0;
                 Some(Entry { inst, handler: ops::handler(inst.op), index: *index as u32 })
             }

@@ -221,6 +221,81 @@ pub enum Item {
         index: u16,
         offset: u32,
     },
+    /// A conditional or unconditional branch ending the run, its condition compiled: not
+    /// taken, the run ends; taken back to the run's start (`back`), the code loops while the
+    /// caller's budget lasts; any other taken branch goes through the interpreter's handler
+    /// (`index`, `offset`), which answers the jump.
+    Branch {
+        cond: BranchCond,
+        back: bool,
+        index: u16,
+        offset: u32,
+    },
+    /// A scalar load from global memory (`s_load_dword*`), compiled when its dwords lie in
+    /// one mapping; the interpreter's handler otherwise (`index`, `offset`).
+    ScalarLoad {
+        op: ScalarLoad,
+        index: u16,
+        offset: u32,
+    },
+}
+
+/// When a compiled branch is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BranchCond {
+    Always,
+    SccZero,
+    SccSet,
+    VccZero,
+    VccSet,
+    ExecZero,
+    ExecSet,
+}
+
+/// The condition of a branch the translated code decides itself.
+fn branch_cond(op: Op) -> Option<BranchCond> {
+    Some(match op {
+        Op::SBranch => BranchCond::Always,
+        Op::SCbranchScc0 => BranchCond::SccZero,
+        Op::SCbranchScc1 => BranchCond::SccSet,
+        Op::SCbranchVccz => BranchCond::VccZero,
+        Op::SCbranchVccnz => BranchCond::VccSet,
+        Op::SCbranchExecz => BranchCond::ExecZero,
+        Op::SCbranchExecnz => BranchCond::ExecSet,
+        _ => return None,
+    })
+}
+
+/// `s_load_dword{,x2,x4,x8,x16}`: `dwords` SGPRs from `sbase + offset (+ soffset)`, the two
+/// low address bits ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScalarLoad {
+    pub dst: u8,
+    pub dwords: u8,
+    pub sbase: u8,
+    pub offset: i64,
+    pub soffset: Option<u8>,
+}
+
+/// The compiled form of a scalar load into SGPRs with SGPR operands.
+pub fn scalar_load(inst: &Inst) -> Option<ScalarLoad> {
+    if !matches!(inst.op, Op::SLoadDword | Op::SLoadDwordx2 | Op::SLoadDwordx4 | Op::SLoadDwordx8 | Op::SLoadDwordx16) {
+        return None;
+    }
+    let Ext::Smem(m) = inst.ext else { return None };
+    let dwords = inst.dst_regs(0);
+    let sgprs = crate::gpu::exec::wave::SGPRS;
+    let (Operand::Sgpr(dst), Operand::Sgpr(sbase)) = (inst.dst[0], inst.src[0]) else { return None };
+    if dst as usize + dwords as usize > sgprs || sbase as usize + 2 > sgprs {
+        return None;
+    }
+    let soffset = match m.soffset {
+        Operand::None => None,
+        Operand::Sgpr(n) if (n as usize) < sgprs => Some(n),
+        _ => return None,
+    };
+    let offset = if m.has_imm { m.offset as i64 } else { 0 };
+    Some(ScalarLoad { dst, dwords, sbase, offset, soffset })
 }
 
 /// A global or FLAT load or store of 1 to 4 dwords per lane. The translated code takes it
@@ -334,6 +409,32 @@ pub enum SKind {
         cond: Cond,
         signed: bool,
     },
+    /// SCC: whether the first source was chosen (`a < b` for the minimum, `a >= b` for the
+    /// maximum).
+    Min {
+        signed: bool,
+    },
+    Max {
+        signed: bool,
+    },
+    /// `a + b + SCC` and `a - b - SCC`; SCC: the carry or borrow.
+    AddCarry,
+    SubBorrow,
+    /// `(a << n) + b`; SCC: the carry out of bit 31.
+    ShlAdd(u8),
+    /// `SCC ? a : b`; no SCC.
+    Cselect,
+    /// The destination gets EXEC; EXEC becomes `f(a, EXEC)`; SCC: EXEC is not zero.
+    Saveexec(SaveexecOp),
+}
+
+/// The EXEC update of a `s_*_saveexec_b64`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SaveexecOp {
+    And,
+    Or,
+    Xor,
+    Andn2,
 }
 
 /// A scalar ALU instruction the translated code runs itself.
@@ -352,7 +453,19 @@ pub struct ScalarOp {
 /// register or constant operands.
 pub fn scalar_op(inst: &Inst) -> Option<ScalarOp> {
     use SKind as K;
-    let wide = matches!(inst.op, Op::SMovB64 | Op::SAndB64 | Op::SOrB64 | Op::SXorB64 | Op::SAndn2B64);
+    let wide = matches!(
+        inst.op,
+        Op::SMovB64
+            | Op::SAndB64
+            | Op::SOrB64
+            | Op::SXorB64
+            | Op::SAndn2B64
+            | Op::SCselectB64
+            | Op::SAndSaveexecB64
+            | Op::SOrSaveexecB64
+            | Op::SXorSaveexecB64
+            | Op::SAndn2SaveexecB64
+    );
     let cmp = |cond, signed| K::Cmp { cond, signed };
     let kind = match inst.op {
         Op::SMovB32 | Op::SMovB64 => K::Mov,
@@ -378,6 +491,21 @@ pub fn scalar_op(inst: &Inst) -> Option<ScalarOp> {
         Op::SCmpGeI32 => cmp(Cond::Ge, true),
         Op::SCmpLtI32 => cmp(Cond::Lt, true),
         Op::SCmpLeI32 => cmp(Cond::Le, true),
+        Op::SMinU32 => K::Min { signed: false },
+        Op::SMinI32 => K::Min { signed: true },
+        Op::SMaxU32 => K::Max { signed: false },
+        Op::SMaxI32 => K::Max { signed: true },
+        Op::SAddcU32 => K::AddCarry,
+        Op::SSubbU32 => K::SubBorrow,
+        Op::SLshl1AddU32 => K::ShlAdd(1),
+        Op::SLshl2AddU32 => K::ShlAdd(2),
+        Op::SLshl3AddU32 => K::ShlAdd(3),
+        Op::SLshl4AddU32 => K::ShlAdd(4),
+        Op::SCselectB32 | Op::SCselectB64 => K::Cselect,
+        Op::SAndSaveexecB64 => K::Saveexec(SaveexecOp::And),
+        Op::SOrSaveexecB64 => K::Saveexec(SaveexecOp::Or),
+        Op::SXorSaveexecB64 => K::Saveexec(SaveexecOp::Xor),
+        Op::SAndn2SaveexecB64 => K::Saveexec(SaveexecOp::Andn2),
         _ => return None,
     };
     let last = crate::gpu::exec::wave::SGPRS as u8 - if wide { 2 } else { 1 };
@@ -405,7 +533,11 @@ pub fn scalar_op(inst: &Inst) -> Option<ScalarOp> {
         }
     };
     let a = val(inst.src[0])?;
-    let b = if matches!(kind, K::Mov) { SVal::Const(0) } else { val(inst.src[1])? };
+    let b = match kind {
+        K::Mov => SVal::Const(0),
+        K::Saveexec(_) => SVal::Reg(SReg::ExecLo),
+        _ => val(inst.src[1])?,
+    };
     let dst = match (kind, inst.dst[0]) {
         (K::Cmp { .. }, _) | (_, Operand::Null) => None,
         (_, op) => Some(reg(op)?),
@@ -559,6 +691,13 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
                 }
                 if let Some(op) = scalar_op(inst) {
                     p.items.push(Item::Scalar(op));
+                } else if let Some(cond) = branch_cond(inst.op) {
+                    // Back to the run's start: the target is the run's address.
+                    let back = inst.branch_target(p.bytes as u64) == 0;
+                    p.items.push(Item::Branch { cond, back, index: p.insts as u16, offset: p.bytes });
+                } else if let Some(op) = scalar_load(inst) {
+                    p.items.push(Item::ScalarLoad { op, index: p.insts as u16, offset: p.bytes });
+                    p.shared = true;
                 } else if let Some(op) = mem_op(inst) {
                     p.items.push(Item::Memory { op, index: p.insts as u16, offset: p.bytes });
                     p.vgprs = p.vgprs.max(op.vgprs());
@@ -901,7 +1040,7 @@ mod tests {
             .iter()
             .filter_map(|i| match i {
                 Item::Vector(s) => Some(s),
-                Item::Interpreted { .. } | Item::Scalar(_) | Item::Memory { .. } => None,
+                _ => None,
             })
             .collect()
     }

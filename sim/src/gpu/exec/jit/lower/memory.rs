@@ -15,7 +15,7 @@
 //! data last (so kept) for a uniform store.
 
 use super::{mem, scalar_mem, Frame, Lowering, CHUNKS, CHUNK_LANES, EXEC, SGPR, VGPR_BYTES};
-use crate::gpu::exec::jit::select::{MemAddr, MemOp};
+use crate::gpu::exec::jit::select::{MemAddr, MemOp, ScalarLoad};
 use crate::gpu::exec::LANES;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64};
@@ -250,6 +250,40 @@ impl Lowering<'_> {
         self.b.seal_block(body);
         self.b.switch_to_block(after);
         self.b.seal_block(after);
+    }
+
+    /// `s_load_dword*`: every dword read, then the SGPRs written (the base may be among
+    /// them), when the dwords lie in one mapping; the handler of `entry` otherwise.
+    pub(super) fn scalar_load(&mut self, f: &Frame, op: &ScalarLoad, entry: u64, offset: u32) {
+        let base = self.b.ins().load(I64, scalar_mem(), f.wave, SGPR + 4 * op.sbase as i32);
+        let mut addr = self.b.ins().iadd_imm_s(base, op.offset);
+        if let Some(s) = op.soffset {
+            let o = self.b.ins().load(I32, scalar_mem(), f.wave, SGPR + 4 * s as i32);
+            let o = self.b.ins().uextend(I64, o);
+            addr = self.b.ins().iadd(addr, o);
+        }
+        let addr = self.b.ins().band_imm_s(addr, !3);
+        let len = self.b.ins().iconst(I64, 4 * op.dwords as i64);
+        let flags = self.b.ins().iconst(I64, 0);
+        let helper = self.b.ins().iconst(I64, f.helpers.span as i64);
+        let call = self.b.ins().call_indirect(f.span_sig, helper, &[f.ctx, addr, len, flags]);
+        let host = self.b.inst_results(call)[0];
+        let (fast, slow, done) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(host, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        self.b.seal_block(fast);
+        let values: Vec<Value> =
+            (0..op.dwords as i32).map(|k| self.b.ins().load(I32, host_mem(), host, 4 * k)).collect();
+        for (k, v) in values.into_iter().enumerate() {
+            self.b.ins().store(scalar_mem(), v, f.wave, SGPR + 4 * (op.dst as i32 + k as i32));
+        }
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(slow);
+        self.b.seal_block(slow);
+        self.interpret(f, entry, offset);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
     }
 
     /// The low and high 32 bits of a 64-bit value.

@@ -25,8 +25,8 @@
 //! when MODE says so, and a NaN result carries the first NaN input, quieted.
 
 use super::select::{
-    Bin, CarryOp, Cond, Item, Kind, MaskReg, MaskSrc, Plan, SKind, SReg, SVal, ScalarOp, Segment, Shift64, Src, Tri,
-    Uniform,
+    Bin, BranchCond, CarryOp, Cond, Item, Kind, MaskReg, MaskSrc, Plan, SKind, SReg, SVal, SaveexecOp, ScalarOp,
+    Segment, Shift64, Src, Tri, Uniform,
 };
 use crate::gpu::exec::ops::valu::fp::Env;
 use crate::gpu::exec::wave::Wave;
@@ -106,6 +106,10 @@ const EXEC: i32 = std::mem::offset_of!(Wave, exec) as i32;
 const M0: i32 = std::mem::offset_of!(Wave, m0) as i32;
 const SCC: i32 = std::mem::offset_of!(Wave, scc) as i32;
 
+/// The loop counters of the exit record (see [`super::Exit`]).
+const EXIT_LOOPS_LEFT: i32 = std::mem::offset_of!(super::Exit, loops_left) as i32;
+const EXIT_LOOPS: i32 = std::mem::offset_of!(super::Exit, loops) as i32;
+
 /// Scalar registers: 4-byte aligned, so a 64-bit pair may not be 8-byte aligned.
 fn scalar_mem() -> MemFlagsData {
     MemFlagsData::new().with_notrap()
@@ -147,8 +151,13 @@ struct Chunk {
     base: Value,
     shift: Value,
     exec: Value,
-    /// Current value of each VGPR touched, and whether it was written.
+    /// Current value of each VGPR touched, and whether it was written. Written values are
+    /// the step's result in every lane: lanes outside EXEC get their old value back once, when
+    /// the chunk stores the register (every step is lane-wise, so an inactive lane's value
+    /// never reaches an active one).
     regs: HashMap<u8, (Value, bool)>,
+    /// Each VGPR's value as the chunk loaded it, before any step wrote it.
+    loaded: HashMap<u8, Value>,
     /// The lane mask each step wrote (compares, carries), already limited to EXEC.
     step_masks: Vec<Option<Value>>,
     /// The latest value of each output mask.
@@ -194,6 +203,8 @@ impl<'a> Lowering<'a> {
                 Item::Scalar(op) => self.scalar(op, f.wave),
                 Item::Interpreted { index, offset } => self.interpret(&f, entries(*index), *offset),
                 Item::Memory { op, index, offset } => self.memory(&f, op, entries(*index), *offset),
+                Item::ScalarLoad { op, index, offset } => self.scalar_load(&f, op, entries(*index), *offset),
+                Item::Branch { cond, back, index, offset } => self.branch(&f, *cond, *back, entries(*index), *offset),
             }
         }
         let zero = self.b.ins().iconst(I32, 0);
@@ -224,6 +235,54 @@ impl<'a> Lowering<'a> {
         self.b.ins().brif(again, f.top, &[], f.stopped, &[]);
         self.b.switch_to_block(next);
         self.b.seal_block(next);
+    }
+
+    /// A branch at the end of the run: not taken, the run ends; taken back to the start with
+    /// budget left, the code loops (counted in the exit record as `interpret_step` counts);
+    /// otherwise the handler answers the jump.
+    fn branch(&mut self, f: &Frame, cond: BranchCond, back: bool, entry: u64, offset: u32) {
+        let reg = |me: &mut Self, ty, at| me.b.ins().load(ty, scalar_mem(), f.wave, at);
+        let taken = match cond {
+            BranchCond::Always => self.b.ins().iconst(I8, 1),
+            BranchCond::SccZero | BranchCond::SccSet => {
+                let scc = reg(self, I8, SCC);
+                let cc = if cond == BranchCond::SccZero { IntCC::Equal } else { IntCC::NotEqual };
+                self.b.ins().icmp_imm_u(cc, scc, 0)
+            }
+            BranchCond::VccZero | BranchCond::VccSet | BranchCond::ExecZero | BranchCond::ExecSet => {
+                let at = if matches!(cond, BranchCond::VccZero | BranchCond::VccSet) { VCC } else { EXEC };
+                let mask = reg(self, I64, at);
+                let cc = if matches!(cond, BranchCond::VccZero | BranchCond::ExecZero) {
+                    IntCC::Equal
+                } else {
+                    IntCC::NotEqual
+                };
+                self.b.ins().icmp_imm_u(cc, mask, 0)
+            }
+        };
+        let (jump, end) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(taken, jump, &[], end, &[]);
+        self.b.switch_to_block(jump);
+        self.b.seal_block(jump);
+        if back {
+            let left = self.b.ins().load(I64, scalar_mem(), f.exit, EXIT_LOOPS_LEFT);
+            let (again, handler) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(left, again, &[], handler, &[]);
+            self.b.switch_to_block(again);
+            self.b.seal_block(again);
+            let left = self.b.ins().iadd_imm_s(left, -1);
+            self.b.ins().store(scalar_mem(), left, f.exit, EXIT_LOOPS_LEFT);
+            let loops = self.b.ins().load(I64, scalar_mem(), f.exit, EXIT_LOOPS);
+            let loops = self.b.ins().iadd_imm_u(loops, 1);
+            self.b.ins().store(scalar_mem(), loops, f.exit, EXIT_LOOPS);
+            self.b.ins().jump(f.top, &[]);
+            self.b.switch_to_block(handler);
+            self.b.seal_block(handler);
+        }
+        self.interpret(f, entry, offset);
+        self.b.ins().jump(end, &[]);
+        self.b.switch_to_block(end);
+        self.b.seal_block(end);
     }
 
     /// A scalar ALU instruction on the wave's registers, as its interpreter handler does it:
@@ -282,6 +341,60 @@ impl<'a> Lowering<'a> {
             }
             SKind::Mul => (Some(self.b.ins().imul(a, b)), None),
             SKind::Cmp { cond, signed } => (None, Some(self.b.ins().icmp(int_cc(cond, signed), a, b))),
+            SKind::Min { signed } | SKind::Max { signed } => {
+                let cc = match (op.kind, signed) {
+                    (SKind::Min { .. }, false) => IntCC::UnsignedLessThan,
+                    (SKind::Min { .. }, true) => IntCC::SignedLessThan,
+                    (_, false) => IntCC::UnsignedGreaterThanOrEqual,
+                    (_, true) => IntCC::SignedGreaterThanOrEqual,
+                };
+                let first = self.b.ins().icmp(cc, a, b);
+                (Some(self.b.ins().select(first, a, b)), Some(first))
+            }
+            SKind::AddCarry | SKind::SubBorrow | SKind::ShlAdd(_) => {
+                // In 64 bits: the carry or borrow is what lands above bit 31.
+                let (x, y) = (self.b.ins().uextend(I64, a), self.b.ins().uextend(I64, b));
+                let t = match op.kind {
+                    SKind::ShlAdd(n) => {
+                        let x = self.b.ins().ishl_imm_u(x, n as i64);
+                        self.b.ins().iadd(x, y)
+                    }
+                    _ => {
+                        let c = self.b.ins().load(I8, scalar_mem(), wave, SCC);
+                        let c = self.b.ins().uextend(I64, c);
+                        if op.kind == SKind::AddCarry {
+                            let s = self.b.ins().iadd(x, y);
+                            self.b.ins().iadd(s, c)
+                        } else {
+                            let s = self.b.ins().isub(x, y);
+                            self.b.ins().isub(s, c)
+                        }
+                    }
+                };
+                let high = self.b.ins().ushr_imm_u(t, 32);
+                let carry = self.b.ins().icmp_imm_u(IntCC::NotEqual, high, 0);
+                (Some(self.b.ins().ireduce(I32, t)), Some(carry))
+            }
+            SKind::Cselect => {
+                let c = self.b.ins().load(I8, scalar_mem(), wave, SCC);
+                (Some(self.b.ins().select(c, a, b)), None)
+            }
+            SKind::Saveexec(f) => {
+                // `b` is EXEC: the destination gets it, as the handler writes it, before EXEC.
+                let exec = match f {
+                    SaveexecOp::And => self.b.ins().band(a, b),
+                    SaveexecOp::Or => self.b.ins().bor(a, b),
+                    SaveexecOp::Xor => self.b.ins().bxor(a, b),
+                    SaveexecOp::Andn2 => self.b.ins().band_not(a, b),
+                };
+                if let Some(d) = op.dst {
+                    self.b.ins().store(scalar_mem(), b, wave, offset(d));
+                }
+                self.b.ins().store(scalar_mem(), exec, wave, EXEC);
+                let scc = self.b.ins().icmp_imm_u(IntCC::NotEqual, exec, 0);
+                self.b.ins().store(scalar_mem(), scc, wave, SCC);
+                return;
+            }
         };
         if let (Some(r), Some(d)) = (r, op.dst) {
             self.b.ins().store(scalar_mem(), r, wave, offset(d));
@@ -352,18 +465,26 @@ impl<'a> Lowering<'a> {
             shift,
             exec: exec_vec,
             regs: HashMap::new(),
+            loaded: HashMap::new(),
             step_masks: vec![None; seg.steps.len()],
             out_masks: vec![None; seg.masks_out.len()],
         };
         for (n, step) in seg.steps.iter().enumerate() {
             self.step(&mut ch, n, step, &uniforms, &masks_in, lane_bits);
         }
-        // End of the chunk: store what was written, gather the mask bits.
+        // End of the chunk: store what was written (lanes outside EXEC as they were), gather
+        // the mask bits.
         let mut written: Vec<(u8, Value)> =
             ch.regs.iter().filter(|(_, (_, w))| *w).map(|(r, (v, _))| (*r, *v)).collect();
         written.sort_by_key(|(r, _)| *r);
         for (r, v) in written {
-            self.b.ins().store(mem(), v, ch.base, r as i32 * VGPR_BYTES);
+            let at = r as i32 * VGPR_BYTES;
+            let old = match ch.loaded.get(&r) {
+                Some(old) => *old,
+                None => self.b.ins().load(I32X4, mem(), ch.base, at),
+            };
+            let v = self.b.ins().bitselect(ch.exec, v, old);
+            self.b.ins().store(mem(), v, ch.base, at);
         }
         for (slot, var) in acc_vars.iter().enumerate() {
             if let Some(m) = ch.out_masks[slot] {
@@ -443,17 +564,12 @@ impl<'a> Lowering<'a> {
                 let hi = self.read(ch, Src::Vgpr(s + 1), uniforms);
                 let (lo, hi) = self.shift64(op, amount, src[0], hi);
                 // The high half here; the low half below, like any result.
-                let d = step.dst.expect("a destination") + 1;
-                let old = self.read(ch, Src::Vgpr(d), uniforms);
-                let new = self.b.ins().bitselect(ch.exec, hi, old);
-                ch.regs.insert(d, (new, true));
+                ch.regs.insert(step.dst.expect("a destination") + 1, (hi, true));
                 (Some(lo), None)
             }
         };
         if let (Some(v), Some(d)) = (value, step.dst) {
-            let old = self.read(ch, Src::Vgpr(d), uniforms);
-            let new = self.b.ins().bitselect(ch.exec, v, old);
-            ch.regs.insert(d, (new, true));
+            ch.regs.insert(d, (v, true));
         }
         if let Some(m) = mask {
             let m = self.b.ins().band(m, ch.exec);
@@ -474,6 +590,7 @@ impl<'a> Lowering<'a> {
                 }
                 let v = self.b.ins().load(I32X4, mem(), ch.base, r as i32 * VGPR_BYTES);
                 ch.regs.insert(r, (v, false));
+                ch.loaded.insert(r, v);
                 v
             }
         }
