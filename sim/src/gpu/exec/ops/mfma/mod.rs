@@ -26,6 +26,7 @@
 //! - A standalone `v_mfma_ld_scale_b32` changes no state: the guide says scales are used by
 //!   the one fused instruction and do not carry forward to other MFMAs.
 
+mod dense;
 pub mod elem;
 pub mod layout;
 pub mod shape;
@@ -185,6 +186,25 @@ impl<'w> Regs<'w> {
             Operand::Vgpr(_) | Operand::Agpr(_) => Ok(Regs::File(registers(w, op, usize::from(inst.src_regs(i)))?)),
             _ if slot.regs == 2 => Ok(Regs::Constant(w.read_scalar64(op, slot.ty, inst.literal)?)),
             _ => Ok(Regs::Constant(u64::from(w.read_scalar32(op, slot.ty, inst.literal)?))),
+        }
+    }
+
+    /// The `bits`-wide elements at `positions` (each read from lane `lane(p)`), into `out`.
+    #[inline(always)]
+    fn elements(&self, positions: &[Pos], lane: impl Fn(Pos) -> usize, bits: usize, out: &mut [u64]) {
+        match self {
+            // Elements within one register (all but 6-bit ones and 64-bit pairs).
+            Regs::File(r) if bits <= 32 && positions.iter().all(|p| p.bit + bits <= 32) => {
+                let mask = (1u64 << bits) - 1;
+                for (o, &p) in out.iter_mut().zip(positions) {
+                    *o = u64::from(r[p.reg][lane(p)] >> p.bit) & mask;
+                }
+            }
+            _ => {
+                for (o, &p) in out.iter_mut().zip(positions) {
+                    *o = self.get(p, lane(p), bits);
+                }
+            }
         }
     }
 
@@ -354,21 +374,28 @@ fn gather_ab<T: Accum>(
     let (ra, rb) = (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?);
     let (ia, ib) = (Input::of(s.a, inst.target), Input::of(s.b, inst.target));
     let block_a = s.m * s.k;
+    // Raw elements first, converted after: two plain loops the compiler specialises (the
+    // register access and the input format are the same for every element).
+    let mut raw = [0u64; MAX_AB];
     if c.a_group_mask == 0 {
-        for (v, &p) in a.iter_mut().zip(plan.a.iter()) {
-            *v = T::input(ia, ra.get(p, p.lane, s.a.bits()));
-        }
+        ra.elements(&plan.a, |p| p.lane, s.a.bits(), &mut raw[..a.len()]);
     } else {
-        for (idx, v) in a.iter_mut().enumerate() {
-            let (blk, within) = (idx / block_a, idx % block_a);
-            let p = plan.a[((blk & !c.a_group_mask) | c.abid) * block_a + within];
-            *v = T::input(ia, ra.get(p, p.lane, s.a.bits()));
-        }
+        let at = |idx: usize| plan.a[(((idx / block_a) & !c.a_group_mask) | c.abid) * block_a + idx % block_a];
+        let positions: Vec<Pos> = (0..a.len()).map(at).collect();
+        ra.elements(&positions, |p| p.lane, s.a.bits(), &mut raw[..a.len()]);
     }
-    for (v, &p) in b.iter_mut().zip(plan.b.iter()) {
-        *v = T::input(ib, rb.get(p, c.b_lane(p.lane), s.b.bits()));
-    }
+    convert(ia, &raw[..a.len()], a);
+    rb.elements(&plan.b, |p| c.b_lane(p.lane), s.b.bits(), &mut raw[..b.len()]);
+    convert(ib, &raw[..b.len()], b);
     Ok(())
+}
+
+/// `out[i] = T::input(input, raw[i])`.
+#[inline(always)]
+fn convert<T: Accum>(input: Input, raw: &[u64], out: &mut [T]) {
+    for (o, &r) in out.iter_mut().zip(raw) {
+        *o = T::input(input, r);
+    }
 }
 
 /// 32-bit accumulators: every row of a D block is a run of `n` consecutive lanes of one
@@ -392,11 +419,7 @@ fn run_in_registers<T: Accum + bytemuck::Pod>(
         for (i, a_row) in a.chunks_exact(k).enumerate() {
             let p = plan.d[(blk * m + i) * n];
             let d_row: &mut [T] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n]);
-            for (&av, b_row) in a_row.iter().zip(b.chunks_exact(n)) {
-                for (dv, &bv) in d_row.iter_mut().zip(b_row) {
-                    *dv = dv.mac(av, bv);
-                }
-            }
+            dense::mac_row(d_row, a_row, b);
         }
     }
     Ok(())
@@ -442,14 +465,18 @@ fn run_mixed(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
     let (a, b) = (&mut a[..m * k], &mut b[..k * n]);
     {
         let (ra, rb) = (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?);
+        let mut raw = [0u64; MAX_MIXED];
         let (ta, bits) = (fa.table(), fa.bits());
-        for (v, &p) in a.iter_mut().zip(plan.small(bits)) {
-            *v = ta[ra.get(p, p.lane, bits) as usize];
+        ra.elements(plan.small(bits), |p| p.lane, bits, &mut raw[..a.len()]);
+        for (v, &r) in a.iter_mut().zip(&raw) {
+            *v = ta[r as usize];
         }
         let (tb, bits) = (fb.table(), fb.bits());
+        let positions = plan.small(bits);
+        rb.elements(positions, |p| p.lane, bits, &mut raw[..positions.len()]);
         // The table runs along B's columns; B is stored row-major.
-        for (idx, &p) in plan.small(bits).iter().enumerate() {
-            b[(idx % k) * n + idx / k] = tb[rb.get(p, p.lane, bits) as usize];
+        for (idx, &r) in raw[..positions.len()].iter().enumerate() {
+            b[(idx % k) * n + idx / k] = tb[r as usize];
         }
     }
     let scales = match scale {
@@ -461,13 +488,7 @@ fn run_mixed(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
         let p = plan.d[i * n];
         let d_row: &mut [f32] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n]);
         match &scales {
-            None => {
-                for (&av, b_row) in a_row.iter().zip(b.chunks_exact(n)) {
-                    for (dv, &bv) in d_row.iter_mut().zip(b_row) {
-                        *dv += av * bv;
-                    }
-                }
-            }
+            None => dense::mac_row(d_row, a_row, b),
             Some((sa, sb)) => {
                 for (kk, (&av, b_row)) in a_row.iter().zip(b.chunks_exact(n)).enumerate() {
                     let blk = kk / SCALE_BLOCK;
@@ -555,11 +576,7 @@ fn run_sparse<T: Accum + bytemuck::Pod>(w: &mut Wave, inst: &Inst, plan: &Plan) 
     for (i, a_row) in a.chunks_exact(s.k).enumerate() {
         let p = plan.d[i * s.n];
         let d_row: &mut [T] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + s.n]);
-        for (&av, b_row) in a_row.iter().zip(b.chunks_exact(s.n)) {
-            for (dv, &bv) in d_row.iter_mut().zip(b_row) {
-                *dv = dv.mac(av, bv);
-            }
-        }
+        dense::mac_row(d_row, a_row, b);
     }
     Ok(())
 }
