@@ -77,9 +77,10 @@ fn compile(cmd: &str, args: &[&str], source: &str, name: &str, libs: &[&str]) ->
     Ok(exe)
 }
 
-/// `cmd` with the translator on (`ROCJITSU_ENGINE=jit`).
-fn with_jit(mut cmd: Command) -> Command {
-    cmd.env("ROCJITSU_ENGINE", "jit");
+/// `cmd` with the interpreter alone (`ROCJITSU_ENGINE=interp`; the translator is the
+/// default).
+fn interpreted(mut cmd: Command) -> Command {
+    cmd.env("ROCJITSU_ENGINE", "interp");
     cmd
 }
 
@@ -185,8 +186,8 @@ pub fn run(args: &[String]) -> Result<()> {
         c
     };
     rows.extend(figures("", example())?);
-    // The same with the translator (issue 15), side by side.
-    rows.extend(figures("jit: ", with_jit(example()))?);
+    // The same with the interpreter alone (issue 15), side by side.
+    rows.extend(figures("interpreter: ", interpreted(example()))?);
 
     rows.extend(figures("local: ", rocjitsu(&[], &bench_hip, &[]))?);
     rows.extend(figures("daemon: ", rocjitsu(&["--daemon"], &bench_hip, &[]))?);
@@ -195,9 +196,9 @@ pub fn run(args: &[String]) -> Result<()> {
     let observed = observed.to_string_lossy();
     rows.extend(figures("local, --stats: ", rocjitsu(&["--stats-json", &observed], &bench_hip, &[]))?);
     rows.extend(figures("local, --trace: ", rocjitsu(&["--trace", &observed], &bench_hip, &[]))?);
-    rows.extend(figures("local, jit: ", with_jit(rocjitsu(&[], &bench_hip, &[])))?);
+    rows.extend(figures("local, interpreter: ", interpreted(rocjitsu(&[], &bench_hip, &[])))?);
     rows.extend(figures("local: ", rocjitsu(&[], &bench_rocrand, &[]))?);
-    rows.extend(figures("local, jit: ", with_jit(rocjitsu(&[], &bench_rocrand, &[])))?);
+    rows.extend(figures("local, interpreter: ", interpreted(rocjitsu(&[], &bench_rocrand, &[])))?);
     rows.extend(figures("local: ", rocjitsu(&[], &bench_streams, &["throughput"]))?);
     {
         // Client B's small kernels while client A's long kernel holds the GPU.

@@ -13,8 +13,8 @@
 //! instruction words), so it is reused across dispatches, workers and, in the daemon, clients,
 //! and code that ROCR's loader rewrites between dispatches is never run stale.
 //!
-//! `ROCJITSU_ENGINE=jit` turns it on; the default (`interp`) is the interpreter alone until
-//! the translator covers everything its differential tests check.
+//! It is the default engine; `ROCJITSU_ENGINE=interp` runs the interpreter alone (the
+//! reference, which CI runs every test with too).
 
 pub mod lower;
 pub mod select;
@@ -32,23 +32,23 @@ use std::sync::{Arc, LazyLock, Mutex};
 /// Which engine runs kernel code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Engine {
-    /// The interpreter alone.
-    #[default]
+    /// The interpreter alone (`ROCJITSU_ENGINE=interp`): the reference.
     Interp,
-    /// Hot runs translated to host code, the interpreter for the rest.
+    /// Hot runs translated to host code, the interpreter for the rest (the default).
+    #[default]
     Jit,
 }
 
 impl Engine {
-    /// The engine `ROCJITSU_ENGINE` names (`interp` or `jit`), read once per process; an
-    /// unknown name is reported and the interpreter used.
+    /// The engine `ROCJITSU_ENGINE` names (`jit`, the default, or `interp`), read once per
+    /// process; an unknown name is reported and the default used.
     pub fn from_env() -> Engine {
         static ENGINE: LazyLock<Engine> = LazyLock::new(|| match std::env::var("ROCJITSU_ENGINE").as_deref() {
-            Ok("jit") => Engine::Jit,
-            Ok("interp") | Ok("") | Err(_) => Engine::Interp,
+            Ok("interp") => Engine::Interp,
+            Ok("jit") | Ok("") | Err(_) => Engine::Jit,
             Ok(other) => {
-                tracing::warn!("ROCJITSU_ENGINE={other:?} is not an engine (interp, jit): using the interpreter");
-                Engine::Interp
+                tracing::warn!("ROCJITSU_ENGINE={other:?} is not an engine (jit, interp): using the translator");
+                Engine::Jit
             }
         });
         *ENGINE
