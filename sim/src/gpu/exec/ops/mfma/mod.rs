@@ -291,6 +291,13 @@ impl Accum for SatI32 {
 /// An accumulator type and how inputs become it.
 trait Accum: Copy + Default {
     fn input(e: Input, raw: u64) -> Self;
+    /// [`Accum::input`] of every element (a type may give the common formats their own loop).
+    #[inline(always)]
+    fn convert(e: Input, raw: &[u64], out: &mut [Self]) {
+        for (o, &r) in out.iter_mut().zip(raw) {
+            *o = Self::input(e, r);
+        }
+    }
     fn from_bits(raw: u64) -> Self;
     fn to_bits(self) -> u64;
     fn mac(self, a: Self, b: Self) -> Self;
@@ -301,6 +308,37 @@ impl Accum for f32 {
     #[inline]
     fn input(e: Input, raw: u64) -> f32 {
         e.f32(raw as u32)
+    }
+    #[inline(always)]
+    fn convert(e: Input, raw: &[u64], out: &mut [f32]) {
+        // One loop per common format, with the conversion inlined.
+        match e {
+            Input::Std(Elem::F16) => {
+                for (o, &r) in out.iter_mut().zip(raw) {
+                    *o = crate::gpu::exec::ops::vmem::format::f16_to_f32(r as u16);
+                }
+            }
+            Input::Std(Elem::Bf16) => {
+                for (o, &r) in out.iter_mut().zip(raw) {
+                    *o = crate::gpu::exec::ops::vmem::format::bf16_to_f32(r as u16);
+                }
+            }
+            Input::Std(Elem::F32) => {
+                for (o, &r) in out.iter_mut().zip(raw) {
+                    *o = f32::from_bits(r as u32);
+                }
+            }
+            Input::Table(t) => {
+                for (o, &r) in out.iter_mut().zip(raw) {
+                    *o = t[(r & 0xff) as usize];
+                }
+            }
+            _ => {
+                for (o, &r) in out.iter_mut().zip(raw) {
+                    *o = e.f32(r as u32);
+                }
+            }
+        }
     }
     fn from_bits(raw: u64) -> f32 {
         f32::from_bits(raw as u32)
@@ -393,9 +431,7 @@ fn gather_ab<T: Accum>(
 /// `out[i] = T::input(input, raw[i])`.
 #[inline(always)]
 fn convert<T: Accum>(input: Input, raw: &[u64], out: &mut [T]) {
-    for (o, &r) in out.iter_mut().zip(raw) {
-        *o = T::input(input, r);
-    }
+    T::convert(input, raw, out);
 }
 
 /// 32-bit accumulators: every row of a D block is a run of `n` consecutive lanes of one

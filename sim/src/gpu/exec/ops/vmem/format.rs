@@ -304,6 +304,7 @@ pub fn undo_dst_sel(sel: u32, regs: &[u32; 4]) -> [u32; 4] {
 // ----- small floats ----------------------------------------------------------
 
 /// f16 bits to f32 (exact).
+#[inline]
 pub fn f16_to_f32(h: u16) -> f32 {
     let sign = ((h >> 15) as u32) << 31;
     let exp = (h >> 10) & 0x1f;
