@@ -251,12 +251,26 @@ impl DispatchInfo {
         w.exec = if lanes == LANES { u64::MAX } else { (1u64 << lanes) - 1 };
         let packed = matches!(self.target, Target::Gfx90a | Target::Gfx942 | Target::Gfx950);
         let dims = kd.workitem_id_dims();
+        let (vgpr0, rest) = w.vgpr.split_first_mut().expect("a wave has VGPRs");
+        if size[1] == 1 && size[2] == 1 {
+            // One dimension (most kernels): lane l is work-item first + l, y and z are 0, and
+            // lanes past the last work-item repeat its id, as below.
+            let last = (items.max(1) - 1) as u32;
+            for (l, v) in vgpr0.iter_mut().enumerate() {
+                *v = (first as u32 + l as u32).min(last);
+            }
+            if !packed {
+                for r in rest.iter_mut().take(dims.min(2) as usize) {
+                    *r = [0; LANES];
+                }
+            }
+            return;
+        }
         // Walk x, y, z incrementally from the wave's first work-item: three integer
         // divisions per lane cost more than the rest of the wave's set-up.
         let first_flat = first.min(items.max(1) - 1) as u32;
         let (mut x, mut y, mut z) =
             (first_flat % size[0], (first_flat / size[0]) % size[1], first_flat / (size[0] * size[1]));
-        let (vgpr0, rest) = w.vgpr.split_first_mut().expect("a wave has VGPRs");
         for l in 0..LANES {
             if packed {
                 vgpr0[l] = x | y << 10 | z << 20;
