@@ -358,6 +358,27 @@ fn scalar_load_instruction(r: &mut Rng) -> Vec<u32> {
     vec![0xc002_0000 | op << 18 | sdata << 6 | sbase, offset]
 }
 
+/// One random `ds_read_b32..b128` or `ds_write_b32..b128` at v16 plus an offset (some
+/// lanes beyond the 64 KiB of LDS in some shapes).
+fn lds_instruction(r: &mut Rng) -> Vec<u32> {
+    let dwords = 1 + r.below(4);
+    let store = r.below(2) == 0;
+    let op = match (store, dwords) {
+        (false, 1) => 0x36,
+        (false, 2) => 0x76,
+        (false, 3) => 0xfe,
+        (false, _) => 0xff,
+        (true, 1) => 0x0d,
+        (true, 2) => 0x4d,
+        (true, 3) => 0xde,
+        (true, _) => 0xdf,
+    };
+    let data = r.below(VGPRS - dwords + 1);
+    let offset = if r.below(2) == 0 { 0 } else { 4 * r.below(64) };
+    let (vdst, vdata) = if store { (0, data) } else { (data, 0) };
+    vec![0xd800_0000 | op << 17 | offset, vdst << 24 | vdata << 8 | VOFFSET]
+}
+
 #[test]
 fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_translated() {
     let mut r = Rng(0x3e3_0001);
@@ -365,9 +386,10 @@ fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_tra
     for case in 0..3_000 {
         let len = 1 + r.below(10) as usize;
         let program: Vec<Vec<u32>> = (0..len)
-            .map(|_| match r.below(8) {
+            .map(|_| match r.below(10) {
                 0..=3 => memory_instruction(&mut r),
                 4 => scalar_load_instruction(&mut r),
+                5 | 6 => lds_instruction(&mut r),
                 _ => instruction(&mut r),
             })
             .collect();
@@ -398,12 +420,15 @@ fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_tra
             h.write_mem(MEM_BASE, &low);
             let high: Vec<u8> = (0..HIGH).map(|_| r.next() as u8).collect();
             h.write_mem(MEM_BASE + MEM_BYTES - HIGH, &high);
+            for b in h.lds.iter_mut() {
+                *b = r.next() as u8;
+            }
             let result = h.run(&words).map_err(|e| format!("{e:?}"));
             let (mut low, mut high) = (vec![0; LOW as usize], vec![0; HIGH as usize]);
             h.read_mem(MEM_BASE, &mut low);
             h.read_mem(MEM_BASE + MEM_BYTES - HIGH, &mut high);
             let w = &h.wave;
-            (result, w.vgpr[..17].to_vec(), w.sgpr[..16].to_vec(), (w.vcc, w.exec, w.scc, w.m0), low, high)
+            (result, w.vgpr[..17].to_vec(), w.sgpr[..16].to_vec(), (w.vcc, w.exec, w.scc, w.m0), low, high, h.lds)
         };
         let (a, b) = (run(Engine::Interp), run(Engine::Jit));
         let text: Vec<String> =
@@ -426,6 +451,9 @@ fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_tra
             );
         }
         assert!(a.5 == b.5, "case {case}: the block's last 4 KiB differ\n{text:#?}");
+        if let Some(at) = (0..a.6.len()).find(|&i| a.6[i] != b.6[i]) {
+            panic!("case {case}: LDS at {at:#x}: interpreter {:#04x}, translated {:#04x}\n{text:#?}", a.6[at], b.6[at]);
+        }
         programs += 1;
         let insts: Vec<_> = program.iter().map(|w| decode(w, Target::Gfx90a).expect("decodes")).collect();
         let plan = select::plan(&insts, 0xf0);

@@ -137,15 +137,20 @@ unsafe extern "C" fn interpret_step(
 
 /// The host address of the GPU range `[start, start + len)` for a compiled memory access, or 0
 /// where the interpreter must take it: not inside one mapping (or not writable, for a store,
-/// `flags` bit 0), or, for a FLAT access (bit 1), touching the LDS or private aperture.
+/// `flags` bit 0), or, for a FLAT access (bit 1), touching the LDS or private aperture. With
+/// bit 2 the range is in the workgroup's LDS, and must lie inside its allocation.
 /// Called from translated code only, through the wave's translation cache.
 ///
 /// # Safety
 /// `ctx` is the `Ctx` that [`Block::run`] passed on as `c_void`, live for the call.
 unsafe extern "C" fn span_host(ctx: *mut c_void, start: u64, len: u64, flags: u64) -> u64 {
     // SAFETY: the caller's contract.
-    let ctx = unsafe { &*(ctx as *const Ctx<'_>) };
+    let ctx = unsafe { &mut *(ctx as *mut Ctx<'_>) };
     let Some(end) = start.checked_add(len) else { return 0 };
+    if flags & 4 != 0 {
+        // The workgroup's LDS (byte offsets), for the rest of the translated call.
+        return if end <= ctx.lds.len() as u64 { ctx.lds.as_mut_ptr() as u64 + start } else { 0 };
+    }
     if flags & 2 != 0 && !super::memory::all_global(start, end) {
         return 0;
     }

@@ -240,6 +240,25 @@ pub enum Item {
     },
 }
 
+/// `ds_read_b32..b128` and `ds_write_b32..b128` on the LDS (not the GDS).
+fn lds_op(inst: &Inst) -> Option<MemOp> {
+    let Ext::Ds(d) = inst.ext else { return None };
+    let (store, dwords) = match inst.op {
+        Op::DsReadB32 => (false, 1),
+        Op::DsReadB64 => (false, 2),
+        Op::DsReadB96 => (false, 3),
+        Op::DsReadB128 => (false, 4),
+        Op::DsWriteB32 => (true, 1),
+        Op::DsWriteB64 => (true, 2),
+        Op::DsWriteB96 => (true, 3),
+        Op::DsWriteB128 => (true, 4),
+        _ => return None,
+    };
+    let data = if store { inst.src[1] } else { inst.dst[0] };
+    let (Operand::Vgpr(data), Operand::Vgpr(v), false) = (data, inst.src[0], d.gds) else { return None };
+    Some(MemOp { store, dwords, addr: MemAddr::Lds(v), offset: d.offset() as i64, data, flat: false })
+}
+
 /// When a compiled branch is taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BranchCond {
@@ -298,7 +317,7 @@ pub fn scalar_load(inst: &Inst) -> Option<ScalarLoad> {
     Some(ScalarLoad { dst, dwords, sbase, offset, soffset })
 }
 
-/// A global or FLAT load or store of 1 to 4 dwords per lane. The translated code takes it
+/// A global, FLAT or LDS load or store of 1 to 4 dwords per lane. The translated code takes it
 /// itself when the whole wave is active and its lanes address one place (a uniform address)
 /// or consecutive elements (lane `l` at the first lane's address plus `l` times the access
 /// size: `a[threadIdx.x]`) inside one mapping, which one call of the wave's translation
@@ -324,6 +343,8 @@ pub enum MemAddr {
     Pair(u8),
     /// An SGPR pair base plus a 32-bit VGPR offset (GLOBAL with `saddr`).
     Sbase { sgpr: u8, voffset: u8 },
+    /// A byte address in the workgroup's LDS, in a VGPR (DS).
+    Lds(u8),
 }
 
 impl MemOp {
@@ -331,15 +352,18 @@ impl MemOp {
     fn vgprs(&self) -> u16 {
         let addr = match self.addr {
             MemAddr::Pair(v) => v as u16 + 2,
-            MemAddr::Sbase { voffset, .. } => voffset as u16 + 1,
+            MemAddr::Sbase { voffset: v, .. } | MemAddr::Lds(v) => v as u16 + 1,
         };
         addr.max(self.data as u16 + self.dwords as u16)
     }
 }
 
-/// The compiled form of a global or FLAT access of whole dwords with VGPR data.
+/// The compiled form of a global, FLAT or LDS access of whole dwords with VGPR data.
 pub fn mem_op(inst: &Inst) -> Option<MemOp> {
     use crate::gpu::exec::ops::vmem::{self, Kind as VKind};
+    if inst.enc == Encoding::Ds {
+        return lds_op(inst);
+    }
     if !matches!(inst.enc, Encoding::Global | Encoding::Flat) {
         return None;
     }

@@ -1,4 +1,4 @@
-//! Compiled global and FLAT loads and stores ([`MemOp`]).
+//! Compiled global, FLAT and LDS loads and stores ([`MemOp`]).
 //!
 //! The common case is compiled: the whole wave active, its lanes at one address (a uniform
 //! load or store) or at consecutive elements (lane `l` at lane 0's address plus `l` times the
@@ -38,8 +38,7 @@ impl Lowering<'_> {
         let exec = self.b.ins().load(I64, scalar_mem(), f.wave, EXEC);
         let full = self.b.ins().icmp_imm_s(IntCC::Equal, exec, -1);
         let lo_reg = match op.addr {
-            MemAddr::Pair(v) => v,
-            MemAddr::Sbase { voffset, .. } => voffset,
+            MemAddr::Pair(v) | MemAddr::Sbase { voffset: v, .. } | MemAddr::Lds(v) => v,
         };
         let lo_at = lo_reg as i32 * VGPR_BYTES;
         let lo0 = self.b.ins().load(I32, mem(), f.vgpr, lo_at);
@@ -57,7 +56,7 @@ impl Lowering<'_> {
         self.b.seal_block(check);
         let hi0 = match op.addr {
             MemAddr::Pair(v) => Some(self.b.ins().load(I32, mem(), f.vgpr, (v as i32 + 1) * VGPR_BYTES)),
-            MemAddr::Sbase { .. } => None,
+            MemAddr::Sbase { .. } | MemAddr::Lds(_) => None,
         };
         let ok = self.lanes_in_shape(f, op, lo_at, lo0, hi0, d);
         let pass = self.b.create_block();
@@ -77,13 +76,15 @@ impl Lowering<'_> {
                 let s = self.b.ins().load(I64, scalar_mem(), f.wave, SGPR + 4 * sgpr as i32);
                 self.b.ins().iadd(s, lo64)
             }
+            (MemAddr::Lds(_), _) => lo64,
             (MemAddr::Pair(_), None) => unreachable!("a pair address has its high half"),
         };
         let start = self.b.ins().iadd_imm_s(base, op.offset);
         let d64 = self.b.ins().uextend(I64, d);
         let span = self.b.ins().imul_imm_u(d64, LANES as i64 - 1);
         let len = self.b.ins().iadd_imm_u(span, size);
-        let flags = self.b.ins().iconst(I64, op.store as i64 | (op.flat as i64) << 1);
+        let lds = matches!(op.addr, MemAddr::Lds(_));
+        let flags = self.b.ins().iconst(I64, op.store as i64 | (op.flat as i64) << 1 | (lds as i64) << 2);
         let helper = self.b.ins().iconst(I64, f.helpers.span as i64);
         let call = self.b.ins().call_indirect(f.span_sig, helper, &[f.ctx, start, len, flags]);
         let host = self.b.inst_results(call)[0];
@@ -117,8 +118,8 @@ impl Lowering<'_> {
     }
 
     /// Whether every lane's address is lane 0's plus `l * d`: low halves `lo0 + l * d`, and a
-    /// pair's high halves `hi0` plus the carry out of that; an SGPR base's 32-bit offsets must
-    /// not wrap. Sixteen 4-lane compares.
+    /// pair's high halves `hi0` plus the carry out of that; 32-bit offsets (from an SGPR base,
+    /// in the LDS) must not wrap. Sixteen 4-lane compares.
     fn lanes_in_shape(&mut self, f: &Frame, op: &MemOp, lo_at: i32, lo0: Value, hi0: Option<Value>, d: Value) -> Value {
         let lo0v = self.b.ins().splat(I32X4, lo0);
         let dv = self.b.ins().splat(I32X4, d);
