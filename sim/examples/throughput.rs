@@ -4,7 +4,7 @@
 //! multiply-accumulates per second; then the VALU kernel on one worker with nothing observed,
 //! with run statistics and with a timeline (their overhead).
 //!
-//! `cargo run --release -p sim --example throughput [mfma|valu|memory|observe]` (used by
+//! `cargo run --release -p sim --example throughput [mfma [NAME-PART]|valu|memory|observe]` (used by
 //! `cargo xtask bench`; with a section name only that section runs, for a profiler).
 //! Prints one `name<TAB>value<TAB>unit` line per figure.
 
@@ -20,11 +20,17 @@ fn mfma_rate(name: &str, words: [u32; 2], macs: u64) {
 }
 
 fn mfma_rate_on(target: sim::isa::Target, name: &str, words: [u32; 2], macs: u64) {
+    // `throughput mfma NAME-PART` measures only the matching ops (for a profiler).
+    if std::env::args().nth(2).is_some_and(|part| !name.contains(&part)) {
+        return;
+    }
     let mut h = sim::testing::Harness::for_target(target);
     for (r, reg) in h.wave.vgpr.iter_mut().enumerate() {
         reg.iter_mut().enumerate().for_each(|(l, v)| *v = 0x3c00_3c00 ^ ((r * 64 + l) as u32 & 0x0101));
     }
-    let n = 20_000;
+    // Warm: the first MFMA builds every op's operand tables, and the decoder its caches.
+    h.run(&words).expect("the MFMA runs");
+    let n = 100_000;
     let start = Instant::now();
     for _ in 0..n {
         h.run(&words).expect("the MFMA runs");

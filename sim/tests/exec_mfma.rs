@@ -398,3 +398,52 @@ fn the_accumulator_may_be_other_registers_or_a_constant() {
         assert!(h.wave.vgpr[32..36].iter().all(|r| r.iter().all(|&v| f32::from_bits(v) == 5.0)), "C is left alone");
     }
 }
+
+/// Each product is rounded to f32 before it is added where it is not exact (f32 and bf16
+/// inputs): a fused multiply-add would give other bits. Every lane and element holds the
+/// same values, so every D element is the same k-ordered sum.
+#[test]
+fn inexact_products_are_rounded_before_they_are_summed() {
+    // f32 (k = 2): (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 rounds (a tie, to even) to 1 + 2^-11;
+    // -1 + p + p = 1 + 2^-10. Fused: 1 + 2^-10 + 2^-23.
+    let a = 1.0f32 + 2f32.powi(-12);
+    let mut h = Harness::new();
+    h.wave.vgpr[0] = [a.to_bits(); 64];
+    h.wave.vgpr[2] = [a.to_bits(); 64];
+    h.wave.vgpr[32..48].iter_mut().for_each(|r| *r = [(-1.0f32).to_bits(); 64]);
+    h.run(&encoding("v_mfma_f32_32x32x2f32")).unwrap();
+    let want = 1.0f32 + 2f32.powi(-10);
+    assert!(
+        h.wave.vgpr[32..48].iter().all(|r| r.iter().all(|&v| v == want.to_bits())),
+        "f32: {:#x}",
+        h.wave.vgpr[32][0]
+    );
+
+    // bf16 (2^-75 is 0x1a00): each product 2^-150 rounds (a tie, to even) to 0, so D = C =
+    // 2^-149, the smallest denormal. Fused: 2^-148.
+    let mut h = Harness::new();
+    h.wave.vgpr[0..4].iter_mut().for_each(|r| *r = [0x1a00_1a00; 64]);
+    h.wave.vgpr[32..48].iter_mut().for_each(|r| *r = [1; 64]);
+    h.run(&encoding("v_mfma_f32_32x32x4bf16_1k")).unwrap();
+    assert!(h.wave.vgpr[32..48].iter().all(|r| r.iter().all(|&v| v == 1)), "bf16: {:#x}", h.wave.vgpr[32][0]);
+}
+
+/// f16 products are exact; their k-ordered sums round at every step (C = 2^24: the sum's
+/// unit is 2, each term is just over 1).
+#[test]
+fn exact_products_sum_in_k_order() {
+    let a = half::f16::from_f32(1.0 + 2f32.powi(-10));
+    let pair = u32::from(a.to_bits()) * 0x1_0001;
+    let mut h = Harness::new();
+    h.wave.vgpr[0..4].iter_mut().for_each(|r| *r = [pair; 64]);
+    h.wave.vgpr[32..48].iter_mut().for_each(|r| *r = [2f32.powi(24).to_bits(); 64]);
+    h.run(&encoding("v_mfma_f32_32x32x8f16")).unwrap();
+    let p = a.to_f32() * a.to_f32();
+    let want = (0..8).fold(2f32.powi(24), |acc, _| acc + p);
+    assert_ne!(want, 2f32.powi(24) + 8.0 * p, "the order matters for these values");
+    assert!(
+        h.wave.vgpr[32..48].iter().all(|r| r.iter().all(|&v| v == want.to_bits())),
+        "f16: {}",
+        f32::from_bits(h.wave.vgpr[32][0])
+    );
+}

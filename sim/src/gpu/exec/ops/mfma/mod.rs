@@ -35,7 +35,7 @@ use self::elem::{Input, Small};
 use self::layout::Pos;
 use self::shape::{Acc, Elem, Shape};
 use crate::gpu::exec::ops::valu::minifloat::e8m0;
-use crate::gpu::exec::wave::{Lanes, Wave};
+use crate::gpu::exec::wave::{Lanes, Wave, LANES};
 use crate::gpu::exec::{Ctx, ExecError, Flow, Handler};
 use crate::isa::{Ext, Inst, Mfma, MfmaScale, Op, OpClass, Operand, Target, Ty};
 use std::collections::HashMap;
@@ -66,6 +66,28 @@ struct Plan {
     /// Mixed-format (`*_f8f6f4`) ops: A's row `i` (B's column `i`), element `k` at index
     /// `i*k + k`, for 8-, 6- and 4-bit elements.
     small: [Box<[Pos]>; 3],
+    /// `a` and `b` as indices into the operand's registers seen as one array of elements
+    /// ([`flat_index`]), when every element lies inside one register at a multiple of its
+    /// width (8-, 16- and 32-bit elements): a gather is then one indexed load per element.
+    a_flat: Option<Box<[u32]>>,
+    b_flat: Option<Box<[u32]>>,
+}
+
+/// Where the element at `p` is when the registers `[r0][64 lanes], [r1][64 lanes], …` are read
+/// as one array of `bits`-wide elements (in the host's byte order); `None` if it does not fit
+/// that view.
+fn flat_index(p: Pos, bits: usize) -> Option<u32> {
+    if !matches!(bits, 8 | 16 | 32) || !p.bit.is_multiple_of(bits) || p.lane >= LANES {
+        return None;
+    }
+    let per_word = 32 / bits;
+    let item = if cfg!(target_endian = "little") { p.bit / bits } else { per_word - 1 - p.bit / bits };
+    u32::try_from((p.reg * LANES + p.lane) * per_word + item).ok()
+}
+
+/// [`flat_index`] of every position, if all have one.
+fn flat_indices(positions: &[Pos], bits: usize) -> Option<Box<[u32]>> {
+    positions.iter().map(|&p| flat_index(p, bits)).collect()
 }
 
 impl Plan {
@@ -95,7 +117,8 @@ impl Plan {
             }
             (0..m).flat_map(|i| (0..k).map(move |kk| layout::f8f6f4_pos(m, i, kk, bits))).collect()
         });
-        Plan { shape, a: a.into(), b: b.into(), d: d.into(), small }
+        let (a_flat, b_flat) = (flat_indices(&a, shape.a.bits()), flat_indices(&b, shape.b.bits()));
+        Plan { shape, a: a.into(), b: b.into(), d: d.into(), small, a_flat, b_flat }
     }
 
     /// The mixed-format positions of `bits`-wide elements.
@@ -245,6 +268,9 @@ fn exec(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
     } else {
         let controls = Controls::of(inst, &shape)?;
         match shape.acc {
+            Acc::F32 if ExactProductF32::applies(shape.a, shape.b) => {
+                run_in_registers::<ExactProductF32>(w, inst, plan, &controls)
+            }
             Acc::F32 => run_in_registers::<f32>(w, inst, plan, &controls),
             Acc::I32 if saturate => run_in_registers::<SatI32>(w, inst, plan, &controls),
             Acc::I32 => run_in_registers::<i32>(w, inst, plan, &controls),
@@ -288,6 +314,69 @@ impl Accum for SatI32 {
     }
 }
 
+/// f16 elements `items[idx[..]]` widened to f32 eight at a time by the host's F16C
+/// instruction, which widens exactly as `f16_to_f32` does (NaN quieted, payload kept):
+/// `f16c_widens_like_the_scalar_conversion` checks every value.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,f16c")]
+fn gather_f16_f16c(items: &[u16], idx: &[u32], out: &mut [f32]) {
+    use std::arch::x86_64::_mm256_cvtph_ps;
+    let mut outs = out.chunks_exact_mut(8);
+    let mut idxs = idx.chunks_exact(8);
+    for (o, i) in (&mut outs).zip(&mut idxs) {
+        let halves: [u16; 8] = std::array::from_fn(|t| items[i[t] as usize]);
+        let wide: [f32; 8] = bytemuck::cast(_mm256_cvtph_ps(bytemuck::cast(halves)));
+        o.copy_from_slice(&wide);
+    }
+    for (o, &i) in outs.into_remainder().iter_mut().zip(idxs.remainder()) {
+        *o = crate::gpu::exec::ops::vmem::format::f16_to_f32(items[i as usize]);
+    }
+}
+
+/// An f32 accumulator for inputs whose products are exact in f32 and far from its limits
+/// (f16, fp8 and bf8: at most 22 significant bits, magnitudes between 2^-48 and 2^32). A
+/// fused multiply-add then rounds exactly as the separate product and sum of `f32` do (the
+/// product has nothing to round), in one host instruction instead of two.
+#[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(transparent)]
+struct ExactProductF32(f32);
+
+impl ExactProductF32 {
+    /// Whether products of `a` and `b` elements are exact in f32 and can neither overflow nor
+    /// become denormal.
+    fn applies(a: Elem, b: Elem) -> bool {
+        let exact = |e| matches!(e, Elem::F16 | Elem::Fp8 | Elem::Bf8);
+        exact(a) && exact(b)
+    }
+}
+
+impl Accum for ExactProductF32 {
+    fn input(e: Input, raw: u64) -> ExactProductF32 {
+        ExactProductF32(f32::input(e, raw))
+    }
+    #[inline(always)]
+    fn convert(e: Input, raw: &[u64], out: &mut [ExactProductF32]) {
+        f32::convert(e, raw, bytemuck::cast_slice_mut(out));
+    }
+    #[inline(always)]
+    fn gather16(e: Input, items: &[u16], idx: &[u32], out: &mut [ExactProductF32]) {
+        f32::gather16(e, items, idx, bytemuck::cast_slice_mut(out));
+    }
+    fn from_bits(raw: u64) -> ExactProductF32 {
+        ExactProductF32(f32::from_bits(raw as u32))
+    }
+    fn to_bits(self) -> u64 {
+        u64::from(self.0.to_bits())
+    }
+    #[inline(always)]
+    fn mac(self, a: ExactProductF32, b: ExactProductF32) -> ExactProductF32 {
+        ExactProductF32(a.0.mul_add(b.0, self.0))
+    }
+    fn neg(self) -> ExactProductF32 {
+        ExactProductF32(-self.0)
+    }
+}
+
 /// An accumulator type and how inputs become it.
 trait Accum: Copy + Default {
     fn input(e: Input, raw: u64) -> Self;
@@ -296,6 +385,13 @@ trait Accum: Copy + Default {
     fn convert(e: Input, raw: &[u64], out: &mut [Self]) {
         for (o, &r) in out.iter_mut().zip(raw) {
             *o = Self::input(e, r);
+        }
+    }
+    /// [`Accum::input`] of the 16-bit elements `items[idx[..]]`.
+    #[inline(always)]
+    fn gather16(e: Input, items: &[u16], idx: &[u32], out: &mut [Self]) {
+        for (o, &i) in out.iter_mut().zip(idx) {
+            *o = Self::input(e, u64::from(items[i as usize]));
         }
     }
     fn from_bits(raw: u64) -> Self;
@@ -336,6 +432,32 @@ impl Accum for f32 {
             _ => {
                 for (o, &r) in out.iter_mut().zip(raw) {
                     *o = e.f32(r as u32);
+                }
+            }
+        }
+    }
+    #[inline(always)]
+    fn gather16(e: Input, items: &[u16], idx: &[u32], out: &mut [f32]) {
+        match e {
+            Input::Std(Elem::F16) => {
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("f16c") {
+                    // SAFETY: the CPU has F16C (and so AVX), checked just above.
+                    unsafe { gather_f16_f16c(items, idx, out) };
+                    return;
+                }
+                for (o, &i) in out.iter_mut().zip(idx) {
+                    *o = crate::gpu::exec::ops::vmem::format::f16_to_f32(items[i as usize]);
+                }
+            }
+            Input::Std(Elem::Bf16) => {
+                for (o, &i) in out.iter_mut().zip(idx) {
+                    *o = crate::gpu::exec::ops::vmem::format::bf16_to_f32(items[i as usize]);
+                }
+            }
+            _ => {
+                for (o, &i) in out.iter_mut().zip(idx) {
+                    *o = f32::input(e, u64::from(items[i as usize]));
                 }
             }
         }
@@ -393,10 +515,8 @@ impl Accum for f64 {
     }
 }
 
-/// Largest operand sizes: 64 lanes × 16 elements for A and B (gfx950's 4-register i8
-/// operands), 32 registers of C/D.
+/// Largest A or B: 64 lanes × 16 elements (gfx950's 4-register i8 operands).
 const MAX_AB: usize = 64 * 16;
-const MAX_D: usize = 64 * 32;
 
 /// Gathers A and B into dense row-major blocks (`A[b][i][k]`, `B[b][k][j]`), applying the
 /// broadcast controls.
@@ -412,20 +532,50 @@ fn gather_ab<T: Accum>(
     let (ra, rb) = (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?);
     let (ia, ib) = (Input::of(s.a, inst.target), Input::of(s.b, inst.target));
     let block_a = s.m * s.k;
-    // Raw elements first, converted after: two plain loops the compiler specialises (the
-    // register access and the input format are the same for every element).
-    let mut raw = [0u64; MAX_AB];
-    if c.a_group_mask == 0 {
-        ra.elements(&plan.a, |p| p.lane, s.a.bits(), &mut raw[..a.len()]);
-    } else {
-        let at = |idx: usize| plan.a[(((idx / block_a) & !c.a_group_mask) | c.abid) * block_a + idx % block_a];
-        let positions: Vec<Pos> = (0..a.len()).map(at).collect();
-        ra.elements(&positions, |p| p.lane, s.a.bits(), &mut raw[..a.len()]);
+    match (&ra, plan.a_flat.as_deref()) {
+        (Regs::File(r), Some(idx)) if c.a_group_mask == 0 => gather_flat(ia, r, idx, s.a.bits(), a),
+        _ => {
+            // Raw elements first, converted after: two plain loops the compiler specialises
+            // (the register access and the input format are the same for every element).
+            let mut raw = vec![0u64; a.len()];
+            if c.a_group_mask == 0 {
+                ra.elements(&plan.a, |p| p.lane, s.a.bits(), &mut raw);
+            } else {
+                let at = |idx: usize| plan.a[(((idx / block_a) & !c.a_group_mask) | c.abid) * block_a + idx % block_a];
+                let positions: Vec<Pos> = (0..a.len()).map(at).collect();
+                ra.elements(&positions, |p| p.lane, s.a.bits(), &mut raw);
+            }
+            convert(ia, &raw, a);
+        }
     }
-    convert(ia, &raw[..a.len()], a);
-    rb.elements(&plan.b, |p| c.b_lane(p.lane), s.b.bits(), &mut raw[..b.len()]);
-    convert(ib, &raw[..b.len()], b);
+    match (&rb, plan.b_flat.as_deref()) {
+        (Regs::File(r), Some(idx)) if c.blgp == 0 => gather_flat(ib, r, idx, s.b.bits(), b),
+        _ => {
+            let mut raw = vec![0u64; b.len()];
+            rb.elements(&plan.b, |p| c.b_lane(p.lane), s.b.bits(), &mut raw);
+            convert(ib, &raw, b);
+        }
+    }
     Ok(())
+}
+
+/// The elements at flat indices `idx` ([`flat_index`]) of `regs`, converted into `out`: one
+/// indexed load per element, then one conversion loop.
+#[inline(always)]
+fn gather_flat<T: Accum>(input: Input, regs: &[Lanes], idx: &[u32], bits: usize, out: &mut [T]) {
+    let words: &[u32] = regs.as_flattened();
+    match bits {
+        8 => {
+            let items: &[u8] = bytemuck::cast_slice(words);
+            let raw: Vec<u64> = idx.iter().map(|&i| u64::from(items[i as usize])).collect();
+            convert(input, &raw, out);
+        }
+        16 => T::gather16(input, bytemuck::cast_slice(words), idx, out),
+        _ => {
+            let raw: Vec<u64> = idx.iter().map(|&i| u64::from(words[i as usize])).collect();
+            convert(input, &raw, out);
+        }
+    }
 }
 
 /// `out[i] = T::input(input, raw[i])`.
@@ -444,20 +594,12 @@ fn run_in_registers<T: Accum + bytemuck::Pod>(
     c: &Controls,
 ) -> Result<(), ExecError> {
     let s = &plan.shape;
-    let (mut a, mut b) = ([T::default(); MAX_AB], [T::default(); MAX_AB]);
-    let (a, b) = (&mut a[..plan.a.len()], &mut b[..plan.b.len()]);
+    // Sized to the op (a fixed-size array for the largest op costs a 16 KiB memset here).
+    let (mut a, mut b) = (vec![T::default(); plan.a.len()], vec![T::default(); plan.b.len()]);
+    let (a, b) = (&mut a[..], &mut b[..]);
     gather_ab(w, inst, plan, c, a, b)?;
     let d = c_into_d(w, inst, s)?;
-    let (m, n, k) = (s.m, s.n, s.k);
-    for blk in 0..s.blocks {
-        let a = &a[blk * m * k..][..m * k];
-        let b = &b[blk * k * n..][..k * n];
-        for (i, a_row) in a.chunks_exact(k).enumerate() {
-            let p = plan.d[(blk * m + i) * n];
-            let d_row: &mut [T] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n]);
-            dense::mac_row(d_row, a_row, b);
-        }
-    }
+    dense::mac_into_registers(d, &plan.d, s, a, b);
     Ok(())
 }
 
@@ -524,7 +666,7 @@ fn run_mixed(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
         let p = plan.d[i * n];
         let d_row: &mut [f32] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n]);
         match &scales {
-            None => dense::mac_row(d_row, a_row, b),
+            None => dense::mac_rows([d_row], [a_row], b),
             Some((sa, sb)) => {
                 for (kk, (&av, b_row)) in a_row.iter().zip(b.chunks_exact(n)).enumerate() {
                     let blk = kk / SCALE_BLOCK;
@@ -612,7 +754,7 @@ fn run_sparse<T: Accum + bytemuck::Pod>(w: &mut Wave, inst: &Inst, plan: &Plan) 
     for (i, a_row) in a.chunks_exact(s.k).enumerate() {
         let p = plan.d[i * s.n];
         let d_row: &mut [T] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + s.n]);
-        dense::mac_row(d_row, a_row, b);
+        dense::mac_rows([d_row], [a_row], b);
     }
     Ok(())
 }
@@ -620,8 +762,10 @@ fn run_sparse<T: Accum + bytemuck::Pod>(w: &mut Wave, inst: &Inst, plan: &Plan) 
 /// 64-bit accumulators (split over register pairs): gather C, compute, scatter D.
 fn run_gathered<T: Accum>(w: &mut Wave, inst: &Inst, plan: &Plan, c: &Controls) -> Result<(), ExecError> {
     let s = &plan.shape;
-    let (mut a, mut b, mut d) = ([T::default(); MAX_AB], [T::default(); MAX_AB], [T::default(); MAX_D]);
-    let (a, b, d) = (&mut a[..plan.a.len()], &mut b[..plan.b.len()], &mut d[..plan.d.len()]);
+    let mut a = vec![T::default(); plan.a.len()];
+    let mut b = vec![T::default(); plan.b.len()];
+    let mut d = vec![T::default(); plan.d.len()];
+    let (a, b, d) = (&mut a[..], &mut b[..], &mut d[..]);
     gather_ab(w, inst, plan, c, a, b)?;
     {
         let rc = Regs::read(w, inst, 2)?;
@@ -783,5 +927,84 @@ mod tests {
                 assert_eq!(seen.len() * bits, regs * 32 * LANES, "{} {what} does not fill its registers", op.name());
             }
         }
+    }
+
+    /// The flat gather reads the same elements as the positions: every op whose A and B
+    /// have flat indices, on registers holding distinct values.
+    #[test]
+    fn flat_indices_read_the_elements_at_their_positions() {
+        let regs: Vec<Lanes> =
+            (0..32u32).map(|r| std::array::from_fn(|l| (r * 64 + l as u32).wrapping_mul(0x9e37_79b1))).collect();
+        let file = Regs::File(&regs);
+        let mut flat_ops = 0;
+        for op in (0..).map_while(Op::from_index).filter(|op| op.info().class == OpClass::Mfma) {
+            let Some(plan) = plan(op) else { continue };
+            for (positions, flat, bits) in
+                [(&plan.a, &plan.a_flat, plan.shape.a.bits()), (&plan.b, &plan.b_flat, plan.shape.b.bits())]
+            {
+                let Some(flat) = flat else { continue };
+                flat_ops += 1;
+                let mut want = vec![0u64; positions.len()];
+                file.elements(positions, |p| p.lane, bits, &mut want);
+                let words = regs.as_flattened();
+                let got: Vec<u64> = match bits {
+                    8 => flat.iter().map(|&i| u64::from(bytemuck::cast_slice::<u32, u8>(words)[i as usize])).collect(),
+                    16 => {
+                        flat.iter().map(|&i| u64::from(bytemuck::cast_slice::<u32, u16>(words)[i as usize])).collect()
+                    }
+                    _ => flat.iter().map(|&i| u64::from(words[i as usize])).collect(),
+                };
+                assert_eq!(got, want, "{}", op.name());
+            }
+        }
+        assert!(flat_ops > 40, "only {flat_ops} operands have flat indices");
+    }
+
+    /// The F16C widening (where the host has it) gives `f16_to_f32`'s bits for every f16,
+    /// NaNs and denormals included.
+    #[test]
+    fn f16c_widens_like_the_scalar_conversion() {
+        let items: Vec<u16> = (0..=u16::MAX).collect();
+        let idx: Vec<u32> = (0..=u32::from(u16::MAX)).rev().collect();
+        let mut out = vec![0f32; idx.len()];
+        f32::gather16(Input::Std(Elem::F16), &items, &idx, &mut out);
+        for (&i, v) in idx.iter().zip(&out) {
+            let want = crate::gpu::exec::ops::vmem::format::f16_to_f32(i as u16);
+            assert_eq!(v.to_bits(), want.to_bits(), "f16 {i:#06x}");
+        }
+    }
+
+    /// A fused multiply-add of exact products rounds as the separate product and sum do:
+    /// f16 and 8-bit float inputs of every class (extremes, denormals, infinities, NaN)
+    /// against sums of every magnitude.
+    #[test]
+    fn exact_product_accumulator_matches_product_then_sum() {
+        let f16s = [
+            0x0001u16, 0x03ff, 0x0400, 0x3c00, 0x3c01, 0x7bff, 0xfbff, 0x8001, 0x7c00, 0xfc00, 0x7e00, 0x0000, 0x8000,
+            0x5555, 0x2aaa,
+        ];
+        let f8s: Vec<u8> = (0..=255).collect();
+        let mut inputs: Vec<f32> = f16s.iter().map(|&h| crate::gpu::exec::ops::vmem::format::f16_to_f32(h)).collect();
+        for target in [Target::Gfx942, Target::Gfx950] {
+            for e in [Elem::Fp8, Elem::Bf8] {
+                inputs.extend(f8s.iter().map(|&v| Input::of(e, target).f32(u32::from(v))));
+            }
+        }
+        let sums = [0.0f32, -0.0, 1.0, -1.0e-30, 3.0e38, -3.4e38, 1.0e-45, 7.25e9, f32::INFINITY];
+        let mut compared = 0;
+        for &a in &inputs {
+            for &b in inputs.iter().step_by(7) {
+                for &c in &sums {
+                    let want = c.mac(a, b);
+                    let got = ExactProductF32(c).mac(ExactProductF32(a), ExactProductF32(b)).0;
+                    assert!(
+                        got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                        "{c} + {a} * {b}: {got} != {want}"
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 100_000);
     }
 }
