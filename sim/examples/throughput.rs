@@ -4,7 +4,7 @@
 //! multiply-accumulates per second; then the VALU kernel on one worker with nothing observed,
 //! with run statistics and with a timeline (their overhead).
 //!
-//! `cargo run --release -p sim --example throughput [mfma [NAME-PART]|valu|memory|observe]` (used by
+//! `cargo run --release -p sim --example throughput [mfma [NAME-PART]|valu|memory|barriers|observe]` (used by
 //! `cargo xtask bench`; with a section name only that section runs, for a profiler).
 //! Prints one `name<TAB>value<TAB>unit` line per figure.
 
@@ -47,6 +47,9 @@ fn main() {
     }
     if wanted("valu") || wanted("memory") {
         kernel_rates(wanted("valu"), wanted("memory"));
+    }
+    if wanted("barriers") {
+        barrier_rate();
     }
     if wanted("observe") {
         observation_cost();
@@ -113,6 +116,24 @@ fn kernel_rates(valu: bool, memory: bool) {
             println!("memory kernel, {workers} worker(s), first touch\t{cold:.1}\tM wave-instructions/s");
         }
     }
+}
+
+/// A barrier-bound kernel like rocRAND's MT19937 jump-ahead: two-wave workgroups, a state
+/// in LDS, two barriers per step and mostly one active lane between them.
+fn barrier_rate() {
+    let elf =
+        compile_opencl("clang-15", "gfx90a", &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/lockstep.cl"));
+    let machine = Machine::new(sim::config::default_config());
+    let s = machine.kernel_runner_with_workers(1).expect("a kernel runner");
+    let co = s.load_code_object(&elf).expect("load");
+    let out = s.alloc(64 * 624 * 4).unwrap();
+    let kernel = co.kernel("barriers").unwrap();
+    // Warm-up: the translator's runs are made here (its cache is process-wide).
+    s.dispatch(kernel, [64 * 128, 1, 1], [128, 1, 1], &kernargs(&[out, 100])).unwrap();
+    let (before, start) = (instructions_retired(), Instant::now());
+    s.dispatch(kernel, [64 * 128, 1, 1], [128, 1, 1], &kernargs(&[out, 2000])).unwrap();
+    let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
+    println!("barrier kernel, 1 worker\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
 }
 
 /// The VALU kernel with nothing observed, with statistics and with a timeline.

@@ -24,3 +24,109 @@ fn every_wave_reads_what_was_there_when_the_barrier_released() {
         assert!(late.is_empty(), "{workers} workers: work-items that read the overwritten value: {late:?}");
     }
 }
+
+/// What a work-item of `compute_then_store` and `store_then_compute` computes: `v` through
+/// twelve steps of `v * m + (k ^ v)`.
+fn computed(mut v: i32, m: i32) -> i32 {
+    for k in 0..12 {
+        v = v.wrapping_mul(m).wrapping_add(k ^ v);
+    }
+    v
+}
+
+/// A wave that computes on its registers for a while after the barrier (run in one go by
+/// the simulator) still makes its store after the other waves' earlier reads.
+#[test]
+fn a_store_after_a_long_computation_comes_after_the_early_reads() {
+    let m = Machine::new(sim::config::default_config());
+    let elf = opencl_kernels("clang-15", "gfx90a", "lockstep.cl");
+    for workers in [1usize, 2] {
+        let s = m.kernel_runner_with_workers(workers).unwrap();
+        let co = s.load_code_object(&elf).unwrap();
+        let (groups, block) = (8u32, 256u32);
+        let next = s.upload(&[7i32]).unwrap();
+        let seen = s.alloc(u64::from(groups * block) * 4).unwrap();
+        s.dispatch(
+            co.kernel("compute_then_store").unwrap(),
+            [groups * block, 1, 1],
+            [block, 1, 1],
+            &kernargs(&[next, seen]),
+        )
+        .unwrap();
+        let got: Vec<i32> = s.read_vec(seen, (groups * block) as usize).unwrap();
+        let want = |i: usize| if i % block as usize >= 64 { 1 } else { computed(7, 3) };
+        let wrong: Vec<(usize, i32)> = (0..got.len()).filter(|&i| got[i] != want(i)).map(|i| (i, got[i])).collect();
+        assert!(wrong.is_empty(), "{workers} workers: (work-item, value read) not as expected: {wrong:?}");
+    }
+}
+
+/// A store right after the barrier is seen by a wave that reads after a long computation,
+/// though that wave comes first in every round.
+#[test]
+fn a_read_after_a_long_computation_sees_an_early_store() {
+    let m = Machine::new(sim::config::default_config());
+    let elf = opencl_kernels("clang-15", "gfx90a", "lockstep.cl");
+    for workers in [1usize, 2] {
+        let s = m.kernel_runner_with_workers(workers).unwrap();
+        let co = s.load_code_object(&elf).unwrap();
+        let (groups, block) = (8u32, 256u32);
+        let seen = s.alloc(u64::from(groups * block) * 8).unwrap();
+        s.dispatch(co.kernel("store_then_compute").unwrap(), [groups * block, 1, 1], [block, 1, 1], &kernargs(&[seen]))
+            .unwrap();
+        let got: Vec<i32> = s.read_vec(seen, (groups * block * 2) as usize).unwrap();
+        for g in 0..groups as usize {
+            for t in 0..128usize {
+                let i = g * block as usize + t;
+                let v = if t < 64 { computed(t as i32, 5) } else { t as i32 };
+                assert_eq!(
+                    (got[2 * i], got[2 * i + 1]),
+                    (2, v),
+                    "{workers} workers, workgroup {g}, work-item {t}: (read, computed)"
+                );
+            }
+        }
+    }
+}
+
+/// rocRAND's MT19937 jump-ahead in miniature (`barriers` in `lockstep.cl`): one lane advances
+/// a 624-word state in LDS, then every lane of both waves folds a share in, two barriers a
+/// step. The state after 300 steps is the one a host loop computes.
+#[test]
+fn a_state_stepped_by_one_lane_and_folded_by_all_matches_the_host() {
+    const N: usize = 624;
+    let steps = 300u32;
+    let mut temp: Vec<u32> = (0..N as u32).collect();
+    let share = |j: usize| (j as u32).wrapping_mul(2_654_435_761);
+    let mut ptr = 0usize;
+    for s in 0..steps {
+        let (t0, t1, tm) = (temp[ptr], temp[(ptr + 1) % N], temp[(ptr + 397) % N]);
+        let y = (t0 & 0x8000_0000) | (t1 & 0x7fff_ffff);
+        temp[ptr] = tm ^ (y >> 1) ^ if y & 1 == 1 { 0x9908_b0df } else { 0 };
+        ptr = (ptr + 1) % N;
+        if s.wrapping_mul(2_654_435_761) >> 31 != 0 {
+            for j in 0..N {
+                temp[(ptr + j) % N] ^= share(j);
+            }
+        }
+    }
+    let m = Machine::new(sim::config::default_config());
+    let elf = opencl_kernels("clang-15", "gfx90a", "lockstep.cl");
+    for workers in [1usize, 2] {
+        let s = m.kernel_runner_with_workers(workers).unwrap();
+        let co = s.load_code_object(&elf).unwrap();
+        let groups = 4u32;
+        let out = s.alloc(u64::from(groups) * N as u64 * 4).unwrap();
+        s.dispatch(
+            co.kernel("barriers").unwrap(),
+            [groups * 128, 1, 1],
+            [128, 1, 1],
+            &kernargs(&[out, u64::from(steps)]),
+        )
+        .unwrap();
+        let got: Vec<u32> = s.read_vec(out, groups as usize * N).unwrap();
+        for g in 0..groups as usize {
+            let wrong = (0..N).filter(|&j| got[g * N + j] != temp[j]).count();
+            assert_eq!(wrong, 0, "{workers} workers, workgroup {g}: words that differ from the host's");
+        }
+    }
+}

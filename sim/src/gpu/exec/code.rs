@@ -28,6 +28,9 @@ const SLOTS: usize = (PAGE / 4) as usize;
 pub struct Decoded {
     pub inst: Inst,
     pub handler: Handler,
+    /// Whether the instruction reaches memory, LDS, other waves or the host (else it only
+    /// computes on its wave's registers and PC): what waves keep in step after a barrier.
+    pub shared: bool,
 }
 
 type Page = Box<[Option<Decoded>; SLOTS]>;
@@ -51,11 +54,14 @@ pub struct CodeCache {
     last: usize,
     /// The translator's slots of each page in `pages` (same index), made on first use.
     jit: Vec<Box<[JitSlot]>>,
+    /// The same for runs cut before their first shared instruction
+    /// ([`Self::jit_step_block`]).
+    jit_step: Vec<Box<[JitSlot]>>,
 }
 
 impl CodeCache {
     pub fn new(target: Target) -> Self {
-        CodeCache { target, pages: Vec::new(), last: 0, jit: Vec::new() }
+        CodeCache { target, pages: Vec::new(), last: 0, jit: Vec::new(), jit_step: Vec::new() }
     }
 
     /// Forgets everything (a new dispatch).
@@ -63,6 +69,7 @@ impl CodeCache {
         self.target = target;
         self.pages.clear();
         self.jit.clear();
+        self.jit_step.clear();
         self.last = 0;
     }
 
@@ -86,14 +93,25 @@ impl CodeCache {
     fn select_page(&mut self, pc: u64) {
         let page = pc & !(PAGE - 1);
         if self.pages.get(self.last).is_none_or(|p| p.0 != page) {
-            self.last = match self.pages.iter().position(|p| p.0 == page) {
-                Some(i) => i,
-                None => {
-                    self.pages.push((page, Box::new([None; SLOTS])));
-                    self.pages.len() - 1
-                }
-            };
+            self.switch_page(page);
         }
+    }
+
+    /// The slow path of [`Self::select_page`], out of line: a new page's slots are built on the
+    /// heap here, and a 12 KiB array in the caller's frame would cost every fetch its stack
+    /// probes (measured: a third of an interpreted instruction's time).
+    #[cold]
+    #[inline(never)]
+    fn switch_page(&mut self, page: u64) {
+        self.last = match self.pages.iter().position(|p| p.0 == page) {
+            Some(i) => i,
+            None => {
+                let slots: Page =
+                    vec![None; SLOTS].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!("SLOTS slots"));
+                self.pages.push((page, slots));
+                self.pages.len() - 1
+            }
+        };
     }
 
     /// The translated run starting at `pc`, once the address is hot ([`jit::HOT`] visits in
@@ -113,7 +131,7 @@ impl CodeCache {
             if *n < jit::HOT {
                 return None;
             }
-            self.jit[page][slot] = match self.translate_at(pc, w.mode, mem) {
+            self.jit[page][slot] = match self.translate_at(pc, w.mode, mem, false) {
                 Some(b) => JitSlot::Ready(b),
                 None => JitSlot::Interpret,
             };
@@ -124,9 +142,39 @@ impl CodeCache {
         }
     }
 
-    /// Decodes the translatable instructions from `pc` on and has the run translated.
-    fn translate_at(&mut self, pc: u64, mode: u32, mem: &WaveMem<'_>) -> Option<Arc<Block>> {
-        let insts = select::candidates(|offset| self.fetch(pc + offset, mem).ok().map(|d| d.inst));
+    /// The translated run from `pc` up to its next instruction that reaches beyond the wave's
+    /// registers (not included; the one at `pc` itself does not count), if one worth
+    /// translating starts there: at most one shared instruction, at `pc`. It is what a wave
+    /// kept in step with the others after a barrier runs where the whole run from `pc` may
+    /// not go ([`Self::jit_block`] found it hot): a stretch on its registers, or a shared
+    /// instruction and the stretch after it.
+    pub fn jit_step_block(&mut self, pc: u64, w: &Wave, mem: &WaveMem<'_>) -> Option<&Block> {
+        self.select_page(pc);
+        let page = self.last;
+        let slot = ((pc % PAGE) / 4) as usize;
+        while self.jit_step.len() <= page {
+            self.jit_step.push(vec![JitSlot::Cold(0); SLOTS].into_boxed_slice());
+        }
+        if let JitSlot::Cold(_) = self.jit_step[page][slot] {
+            self.jit_step[page][slot] = match self.translate_at(pc, w.mode, mem, true) {
+                Some(b) => JitSlot::Ready(b),
+                None => JitSlot::Interpret,
+            };
+        }
+        match &self.jit_step[page][slot] {
+            JitSlot::Ready(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Decodes the translatable instructions from `pc` on (`step`: only up to the next that
+    /// reaches beyond the wave's registers after the first) and has the run translated.
+    fn translate_at(&mut self, pc: u64, mode: u32, mem: &WaveMem<'_>, step: bool) -> Option<Arc<Block>> {
+        let mut insts = select::candidates(|offset| self.fetch(pc + offset, mem).ok().map(|d| d.inst));
+        if step {
+            let next = insts.iter().skip(1).position(select::reaches_beyond_registers).map_or(insts.len(), |i| i + 1);
+            insts.truncate(next);
+        }
         let words = |bytes: u32| (0..bytes as u64 / 4).map(|i| mem.read::<u32>(pc + 4 * i).ok()).collect();
         jit::translate(self.target, &insts, words, mode, jit::MIN_STEPS)
     }
@@ -148,6 +196,6 @@ impl CodeCache {
             }
         }
         let inst = decode(&words[..n], self.target)?;
-        Ok(Decoded { inst, handler: ops::handler(inst.op) })
+        Ok(Decoded { inst, handler: ops::handler(inst.op), shared: select::reaches_beyond_registers(&inst) })
     }
 }

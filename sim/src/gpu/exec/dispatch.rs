@@ -162,7 +162,6 @@ impl DispatchInfo {
     /// Sets up the waves of workgroup `index` (linear, x fastest) in `state`.
     pub fn init_workgroup(&self, index: u64, state: &mut GroupState) {
         state.index = index;
-        state.lockstep = 0;
         let [gx, gy, _] = self.groups.map(|g| g as u64);
         let id = [(index % gx) as u32, ((index / gx) % gy) as u32, (index / (gx * gy)) as u32];
         // The last workgroup of each dimension may be partial.

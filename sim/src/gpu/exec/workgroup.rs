@@ -5,7 +5,7 @@
 
 use super::code::CodeCache;
 use super::dispatch::DispatchInfo;
-use super::jit::{Engine, Ran};
+use super::jit::{Block, Engine, Ran};
 use super::memory::{PrivateMem, WaveMem};
 use super::{itrace, vector_modes, Ctx, ExecError, Flow, Wave, WaveStatus};
 use crate::gpu::stats::{op_table, InstClass, InstCounts, Traffic};
@@ -25,15 +25,20 @@ pub fn instructions_retired() -> u64 {
 /// (small enough that waves spinning on each other make progress).
 const QUANTUM: usize = 512;
 
-/// Rounds of one instruction per wave after a barrier releases its workgroup.
+/// Instructions each wave runs in step with the others after a barrier releases its workgroup.
 ///
 /// On the hardware the waves of a workgroup leave a barrier together and then advance side by
 /// side, one instruction every few cycles each, while a global load takes hundreds of cycles.
 /// Code relies on that: RCCL's kernel loop reads `isLast` from LDS after a barrier while
 /// wave 0 is already fetching the next work item over it, a race the hardware's timing always
 /// wins. Running wave 0 for a whole quantum first would let it overwrite the value before the
-/// other waves read it, so after a barrier the waves run in lockstep for this many rounds.
-const LOCKSTEP_ROUNDS: u32 = 64;
+/// other waves read it, so for this many instructions after a barrier the waves' accesses to
+/// memory, LDS and each other happen in the order of one-instruction rounds
+/// ([`run_in_step`]).
+const IN_STEP_INSTS: u32 = 64;
+
+/// Waves in the largest workgroup (1024 work-items of 64 lanes).
+const MAX_GROUP_WAVES: usize = 16;
 
 /// A wave that could not continue, with where and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,9 +63,6 @@ pub struct GroupState {
     /// Instructions by class and memory traffic since the owner last took them, when the
     /// dispatch counts them ([`DispatchInfo::count_instructions`]).
     counts: InstCounts,
-    /// Rounds of one instruction per wave still to run since a barrier released the group
-    /// ([`LOCKSTEP_ROUNDS`]); kept across turns, as a release may end one.
-    pub(super) lockstep: u32,
 }
 
 impl GroupState {
@@ -72,7 +74,6 @@ impl GroupState {
             lds: Vec::new(),
             retired: 0,
             counts: InstCounts::default(),
-            lockstep: 0,
         }
     }
 
@@ -122,18 +123,18 @@ pub fn run_turn(
     rounds: usize,
     stop: impl Fn() -> bool,
 ) -> Result<TurnEnd, GroupError> {
-    let GroupState { index, waves, private, lds, counts, lockstep, .. } = group;
+    let GroupState { index, waves, private, lds, counts, .. } = group;
     let mut retired = 0u64;
     // Instances of the loop: the one without statistics or a trace has no code for them.
     let traced = info.itrace.is_some_and(|f| f.matches_workgroup(*index));
     let result = if traced {
         let mut tracer = Tracer { dispatch: info.dispatch_id, workgroup: *index, entry: info.entry_pc };
-        run_rounds(info, code, waves, private, lds, lockstep, mem, rounds, stop, &mut retired, &mut tracer)
+        run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired, &mut tracer)
     } else if info.count_instructions {
         let mut counter = Counter { table: op_table(), counts };
-        run_rounds(info, code, waves, private, lds, lockstep, mem, rounds, stop, &mut retired, &mut counter)
+        run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired, &mut counter)
     } else {
-        run_rounds(info, code, waves, private, lds, lockstep, mem, rounds, stop, &mut retired, &mut NoCounting)
+        run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired, &mut NoCounting)
     };
     RETIRED.fetch_add(retired, Ordering::Relaxed);
     group.retired += retired;
@@ -147,23 +148,18 @@ fn run_rounds(
     waves: &mut [Wave],
     private: &mut [PrivateMem],
     lds: &mut [u8],
-    lockstep: &mut u32,
     mem: &WaveMem<'_>,
     rounds: usize,
     stop: impl Fn() -> bool,
     retired: &mut u64,
     counter: &mut impl Observe,
 ) -> Result<TurnEnd, GroupError> {
-    let mut round = 0;
-    while round < rounds {
-        // Lockstep rounds after a barrier do not count against the turn: they are short.
-        let quantum = if *lockstep > 0 {
-            *lockstep -= 1;
-            1
-        } else {
-            round += 1;
-            QUANTUM
-        };
+    // The turn's length is counted in instructions, `rounds` quanta per wave: a round that a
+    // barrier ends early (every few dozen instructions in barrier-bound kernels) would
+    // otherwise end the turn, and the worker would switch workgroups, after a few hundred.
+    let budget = rounds as u64 * QUANTUM as u64 * waves.len() as u64;
+    let start = *retired;
+    while *retired - start < budget {
         let mut running = 0;
         let mut advanced = false;
         for (w, p) in waves.iter_mut().zip(private.iter_mut()) {
@@ -172,9 +168,9 @@ fn run_rounds(
             }
             running += 1;
             let mut ctx = Ctx { mem, lds: &mut *lds, private: p, dispatch: info };
-            match step_quantum(w, code, &mut ctx, quantum, retired, counter).map_err(GroupError::Failed)? {
-                Quantum::Ran => advanced = true,
-                Quantum::Waiting => {}
+            match step(w, code, &mut ctx, Reach::quantum(QUANTUM), retired, counter).map_err(GroupError::Failed)? {
+                Stepped::Ran | Stepped::BeforeShared { .. } => advanced = true,
+                Stepped::Waiting => {}
             }
         }
         if stop() {
@@ -191,7 +187,7 @@ fn run_rounds(
             if !released {
                 return Ok(TurnEnd::Finished);
             }
-            *lockstep = LOCKSTEP_ROUNDS;
+            run_in_step(info, code, waves, private, lds, mem, retired, counter)?;
         } else if !advanced {
             // Every runnable wave waits for something outside the workgroup: let the
             // worker run someone else instead of spinning here.
@@ -201,10 +197,91 @@ fn run_rounds(
     Ok(TurnEnd::Paused)
 }
 
-/// How a wave's quantum ended.
-enum Quantum {
-    /// It ran instructions (all of its quantum, or up to its end or a barrier).
+/// Runs the waves just released from a barrier for their first [`IN_STEP_INSTS`]
+/// instructions, as one-instruction rounds would (wave 0's first instruction, wave 1's
+/// first, …, wave 0's second, …) but without paying a round per instruction: what a wave
+/// computes on its own registers no other wave can see, so each wave runs freely up to its
+/// next instruction that reaches memory, LDS or another wave, and those instructions run one
+/// at a time in the rounds' order, by (instructions since the release, wave index).
+///
+/// A wave leaves the step when it reaches the barrier again, ends, waits or sleeps, or has
+/// run [`IN_STEP_INSTS`] instructions; the normal rounds take it on from there.
+#[allow(clippy::too_many_arguments)]
+fn run_in_step(
+    info: &DispatchInfo,
+    code: &mut CodeCache,
+    waves: &mut [Wave],
+    private: &mut [PrivateMem],
+    lds: &mut [u8],
+    mem: &WaveMem<'_>,
+    retired: &mut u64,
+    counter: &mut impl Observe,
+) -> Result<(), GroupError> {
+    assert!(waves.len() <= MAX_GROUP_WAVES, "a workgroup of {} waves", waves.len());
+    // Per wave: instructions since the release, and whether it stopped before a shared
+    // instruction that it may still run in step.
+    let mut position = [0u32; MAX_GROUP_WAVES];
+    let mut pending = [false; MAX_GROUP_WAVES];
+    let n_waves = waves.len();
+    // Runs wave `i` as far as `reach` lets it; whether it stopped before a shared
+    // instruction that it may still run in step.
+    let mut advance = |i: usize, reach: Reach, position: &mut [u32]| -> Result<bool, GroupError> {
+        let w = &mut waves[i];
+        if w.status != WaveStatus::Running {
+            return Ok(false);
+        }
+        let mut ctx = Ctx { mem, lds: &mut *lds, private: &mut private[i], dispatch: info };
+        match step(w, code, &mut ctx, reach, retired, counter).map_err(GroupError::Failed)? {
+            Stepped::BeforeShared { insts } => {
+                position[i] += insts as u32;
+                Ok(w.status == WaveStatus::Running && position[i] < IN_STEP_INSTS)
+            }
+            Stepped::Ran | Stepped::Waiting => Ok(false),
+        }
+    };
+    // First every wave computes on its registers up to its first shared instruction.
+    let private = Reach { insts: IN_STEP_INSTS as usize, shared_before: 0 };
+    for (i, pending) in pending.iter_mut().enumerate().take(n_waves) {
+        *pending = advance(i, private, &mut position)?;
+    }
+    // Then the wave whose shared instruction one-instruction rounds would run first (by
+    // position; ties: the lower wave index, as in a round) runs, up to the first shared
+    // instruction that would come after another waiting wave's.
+    while let Some(i) = (0..n_waves).filter(|&i| pending[i]).min_by_key(|&i| position[i]) {
+        let p = position[i];
+        let shared_before = (0..n_waves)
+            .filter(|&o| o != i && pending[o])
+            .map(|o| position[o] - p + u32::from(i < o))
+            .fold(IN_STEP_INSTS - p, u32::min);
+        let reach = Reach { insts: (IN_STEP_INSTS - p) as usize, shared_before: shared_before as usize };
+        pending[i] = advance(i, reach, &mut position)?;
+    }
+    Ok(())
+}
+
+/// How far [`step`] takes a wave: up to `insts` instructions (a translated run may go past,
+/// to its end), of which those that reach memory, LDS or other waves only before the
+/// `shared_before`th one from the start (it stops before the first at or past it).
+#[derive(Clone, Copy)]
+struct Reach {
+    insts: usize,
+    shared_before: usize,
+}
+
+impl Reach {
+    /// A quantum of the normal rounds: no bound on shared instructions.
+    fn quantum(insts: usize) -> Self {
+        Reach { insts, shared_before: usize::MAX }
+    }
+}
+
+/// How a wave's step ended.
+enum Stepped {
+    /// It ran all it could, or up to its end or a barrier.
     Ran,
+    /// It ran this many and stopped before an instruction that reaches beyond its registers
+    /// ([`Reach::shared_before`]).
+    BeforeShared { insts: usize },
     /// It waits for something outside its workgroup, or sleeps (`s_sleep`).
     Waiting,
 }
@@ -258,47 +335,51 @@ impl Observe for Counter<'_> {
     }
 }
 
-/// Runs up to `quantum` instructions of one wave.
-fn step_quantum<O: Observe>(
+/// Runs one wave as far as `reach` lets it.
+fn step<O: Observe>(
     w: &mut Wave,
     code: &mut CodeCache,
     ctx: &mut Ctx<'_>,
-    quantum: usize,
+    reach: Reach,
     retired: &mut u64,
     counter: &mut O,
-) -> Result<Quantum, WaveFailure> {
+) -> Result<Stepped, WaveFailure> {
     let translate = O::TRANSLATES && ctx.dispatch.engine == Engine::Jit;
+    let Reach { insts: quantum, shared_before } = reach;
     let mut done = 0;
     while done < quantum {
         if translate && w.mode & vector_modes::MODE_BITS == 0 {
+            let mut bounded_out = false;
             if let Some(block) = code.jit_block(w.pc, w, ctx.mem) {
-                // In the one-instruction rounds after a barrier only runs that compute on the
-                // wave's registers alone: the other waves cannot tell when those ran, while
-                // a run with LDS or memory accesses would take this wave past them in one step.
-                if block.applies(w) && (quantum > 1 || !block.shared()) {
-                    let budget = (quantum - done).max(block.insts() as usize) as u64;
-                    let (ran, n) = block.run(w, ctx, budget).map_err(|(error, pc, inst)| {
-                        w.pc = pc;
-                        WaveFailure { error, pc, inst }
-                    })?;
-                    *retired += n;
-                    done += n as usize;
-                    match ran {
-                        Ran::Through => w.pc += block.bytes(),
-                        Ran::Stopped { flow, pc, len } => {
-                            w.pc = pc;
-                            if let Some(q) = follow(w, flow, len) {
-                                return Ok(q);
-                            }
+                match run_budget(block, quantum - done, done, shared_before) {
+                    Some(budget) if block.applies(w) => {
+                        match run_translated(block, w, ctx, budget, retired, &mut done)? {
+                            Some(stepped) => return Ok(stepped),
+                            None => continue,
                         }
                     }
-                    continue;
+                    Some(_) => {}
+                    None => bounded_out = true,
+                }
+            }
+            // Else the run cut after its first shared instruction.
+            if bounded_out {
+                if let Some(block) = code.jit_step_block(w.pc, w, ctx.mem).filter(|b| b.applies(w)) {
+                    if let Some(budget) = run_budget(block, quantum - done, done, shared_before) {
+                        match run_translated(block, w, ctx, budget, retired, &mut done)? {
+                            Some(stepped) => return Ok(stepped),
+                            None => continue,
+                        }
+                    }
                 }
             }
         }
+        let d = code.fetch(w.pc, ctx.mem).map_err(|error| WaveFailure { error, pc: w.pc, inst: String::new() })?;
+        if d.shared && done >= shared_before {
+            return Ok(Stepped::BeforeShared { insts: done });
+        }
         done += 1;
         *retired += 1;
-        let d = code.fetch(w.pc, ctx.mem).map_err(|error| WaveFailure { error, pc: w.pc, inst: String::new() })?;
         counter.before(d.inst.op, w.exec);
         let indexed;
         let inst = if w.mode & vector_modes::MODE_BITS == 0 {
@@ -328,29 +409,73 @@ fn step_quantum<O: Observe>(
             Err(error) => return Err(WaveFailure { error, pc: w.pc, inst: d.inst.to_string() }),
         }
     }
-    Ok(Quantum::Ran)
+    Ok(Stepped::Ran)
+}
+
+/// The instructions a translated run may go for, `left` being what the step has left, or
+/// `None` if it may not go: where shared instructions are bounded (`done` ran so far, none
+/// at or past `shared_before`), a run goes only if its last one is within the bound, and
+/// once (a loop would repeat them).
+#[inline]
+fn run_budget(block: &Block, left: usize, done: usize, shared_before: usize) -> Option<usize> {
+    let whole = left.max(block.insts() as usize);
+    match block.last_shared() {
+        _ if shared_before == usize::MAX => Some(whole),
+        None => Some(whole),
+        Some(last) if done + last < shared_before => Some(block.insts() as usize),
+        Some(_) => None,
+    }
+}
+
+/// Runs a translated run of `w` at its PC for at most `budget` instructions (counted in
+/// `retired` and `done`) and moves the PC on; `Some` when the wave's step ends there.
+#[inline]
+fn run_translated(
+    block: &Block,
+    w: &mut Wave,
+    ctx: &mut Ctx<'_>,
+    budget: usize,
+    retired: &mut u64,
+    done: &mut usize,
+) -> Result<Option<Stepped>, WaveFailure> {
+    let (ran, n) = block.run(w, ctx, budget as u64).map_err(|(error, pc, inst)| {
+        w.pc = pc;
+        WaveFailure { error, pc, inst }
+    })?;
+    *retired += n;
+    *done += n as usize;
+    Ok(match ran {
+        Ran::Through => {
+            w.pc += block.bytes();
+            None
+        }
+        Ran::Stopped { flow, pc, len } => {
+            w.pc = pc;
+            follow(w, flow, len)
+        }
+    })
 }
 
 /// Moves the wave on after its instruction at `w.pc` (`len` bytes long) answered `flow`;
-/// `Some` when the wave's quantum ends there.
+/// `Some` when the wave's step ends there.
 #[inline(always)]
-fn follow(w: &mut Wave, flow: Flow, len: u8) -> Option<Quantum> {
+fn follow(w: &mut Wave, flow: Flow, len: u8) -> Option<Stepped> {
     match flow {
         Flow::Next => w.pc += len as u64,
         Flow::Jump(target) => w.pc = target,
         Flow::End => {
             w.status = WaveStatus::Ended;
-            return Some(Quantum::Ran);
+            return Some(Stepped::Ran);
         }
-        Flow::Yield => return Some(Quantum::Waiting),
+        Flow::Yield => return Some(Stepped::Waiting),
         Flow::Sleep => {
             w.pc += len as u64;
-            return Some(Quantum::Waiting);
+            return Some(Stepped::Waiting);
         }
         Flow::Barrier => {
             w.pc += len as u64;
             w.status = WaveStatus::AtBarrier;
-            return Some(Quantum::Ran);
+            return Some(Stepped::Ran);
         }
     }
     None

@@ -197,10 +197,10 @@ impl Block {
         self.plan.bytes as u64
     }
 
-    /// Whether the run reaches memory, LDS or other waves (else it only computes on its
-    /// wave's registers).
-    pub fn shared(&self) -> bool {
-        self.plan.shared
+    /// The index in the run of its last instruction that reaches beyond the wave's
+    /// registers, if any.
+    pub fn last_shared(&self) -> Option<usize> {
+        self.plan.last_shared.map(usize::from)
     }
 
     /// Whether the translation is valid for `w` as it is now: the MODE it was compiled for,

@@ -584,9 +584,10 @@ pub struct Plan {
     pub vgprs: u16,
     /// Whether a step is an f32 operation (the run depends on MODE's f32 controls).
     pub uses_f32: bool,
-    /// Whether an instruction reaches memory, LDS or another wave (anything but registers):
-    /// a run without one may run whole even where waves must advance side by side.
-    pub shared: bool,
+    /// The index in the run of its last instruction that reaches memory, LDS or another
+    /// wave (anything but registers), if any: where waves must advance side by side, a run
+    /// may go whole only if that instruction comes before the other waves' next ones.
+    pub last_shared: Option<u16>,
 }
 
 /// Runs no longer than this: the translated code grows with the run, and longer straight
@@ -721,16 +722,18 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
                     p.items.push(Item::Branch { cond, back, index: p.insts as u16, offset: p.bytes });
                 } else if let Some(op) = scalar_load(inst) {
                     p.items.push(Item::ScalarLoad { op, index: p.insts as u16, offset: p.bytes });
-                    p.shared = true;
+                    p.last_shared = Some(p.insts as u16);
                 } else if let Some(op) = mem_op(inst) {
                     p.items.push(Item::Memory { op, index: p.insts as u16, offset: p.bytes });
                     p.vgprs = p.vgprs.max(op.vgprs());
                     p.vector_insts += 1;
-                    p.shared = true;
+                    p.last_shared = Some(p.insts as u16);
                 } else if !matches!(inst.op, Op::SNop | Op::SWaitcnt) {
                     // (Memory is synchronous here: waits and nops need no code at all.)
                     p.items.push(Item::Interpreted { index: p.insts as u16, offset: p.bytes });
-                    p.shared |= reaches_beyond_registers(inst);
+                    if reaches_beyond_registers(inst) {
+                        p.last_shared = Some(p.insts as u16);
+                    }
                 }
                 p.insts += 1;
                 p.bytes += inst.len as u32;
@@ -752,8 +755,9 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
 
 /// Whether an interpreted instruction reaches memory, LDS, another wave or the host: memory
 /// and LDS instructions, and the program-control ops other than `s_nop`, `s_waitcnt` and
-/// branches (barriers, sleeps, messages, traps).
-fn reaches_beyond_registers(inst: &Inst) -> bool {
+/// branches (barriers, sleeps, messages, traps). The workgroup loop keeps waves in step by
+/// these after a barrier (`workgroup::run_in_step`).
+pub fn reaches_beyond_registers(inst: &Inst) -> bool {
     match inst.enc {
         Encoding::Smem
         | Encoding::Ds
@@ -1116,7 +1120,7 @@ mod tests {
         const SETREG: [u32; 2] = [0xba00_0001, 0x0000_0003]; // s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 1), 3
         let p = plan(&insts(&[&FMA, &S_ADD, &BRANCH, &FMA]), 0xf0);
         assert_eq!(p.insts, 3);
-        assert!(!p.shared, "registers only");
+        assert_eq!(p.last_shared, None, "registers only");
         assert_eq!(plan(&insts(&[&FMA, &ENDPGM, &FMA]), 0xf0).insts, 2);
         assert_eq!(plan(&insts(&[&FMA, &SETREG, &FMA]), 0xf0).insts, 1);
     }

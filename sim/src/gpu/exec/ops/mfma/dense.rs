@@ -15,18 +15,24 @@ use super::shape::Shape;
 use super::Accum;
 use crate::gpu::exec::wave::Lanes;
 
+/// Whether the host runs the AVX2+FMA instances of the loops below (each entry point has its
+/// own `#[target_feature]` instance; the check is shared).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn host_has_avx2_fma() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+}
+
 /// `D += A·B` for every block, with A and B dense row-major (`A[b][i][k]`, `B[b][k][j]`) and
 /// D in its registers: `d_pos` holds each D element's position (row `i` of block `b` starts
 /// at `(b*m + i)*n` and is `n` consecutive lanes of one register). One call per instruction,
 /// so the host-feature dispatch happens once.
 pub fn mac_into_registers<T: Accum + bytemuck::Pod>(d: &mut [Lanes], d_pos: &[Pos], s: &Shape, a: &[T], b: &[T]) {
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2 and FMA (checked just above).
-            unsafe { mac_into_registers_avx2(d, d_pos, s, a, b) };
-            return;
-        }
+    if host_has_avx2_fma() {
+        // SAFETY: the CPU has AVX2 and FMA (checked just above).
+        unsafe { mac_into_registers_avx2(d, d_pos, s, a, b) };
+        return;
     }
     mac_into_registers_portable(d, d_pos, s, a, b);
 }
@@ -69,12 +75,10 @@ fn mac_into_registers_portable<T: Accum + bytemuck::Pod>(d: &mut [Lanes], d_pos:
 #[inline]
 pub fn mac_rows<T: Accum, const R: usize>(d_rows: [&mut [T]; R], a_rows: [&[T]; R], b: &[T]) {
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2 and FMA (checked just above).
-            unsafe { mac_rows_avx2(d_rows, a_rows, b) };
-            return;
-        }
+    if host_has_avx2_fma() {
+        // SAFETY: the CPU has AVX2 and FMA (checked just above).
+        unsafe { mac_rows_avx2(d_rows, a_rows, b) };
+        return;
     }
     mac_rows_portable(d_rows, a_rows, b);
 }
