@@ -4,16 +4,24 @@
 //! `tests/kernels/lockstep.cl`. Without the lockstep, wave 0 ran a whole quantum first and
 //! RCCL's group calls hung (its other waves read the next work item's `isLast` and left).
 
+use sim::runner::{CodeObject, KernelRunner};
 use sim::testing::{kernargs, opencl_kernels};
 use sim::Machine;
 
-#[test]
-fn every_wave_reads_what_was_there_when_the_barrier_released() {
+/// Runs `test` with `lockstep.cl` loaded, on 1 and on 2 workers.
+fn with_each_worker_count(test: impl Fn(usize, &KernelRunner, &CodeObject)) {
     let m = Machine::new(sim::config::default_config());
     let elf = opencl_kernels("clang-15", "gfx90a", "lockstep.cl");
     for workers in [1usize, 2] {
         let s = m.kernel_runner_with_workers(workers).unwrap();
         let co = s.load_code_object(&elf).unwrap();
+        test(workers, &s, &co);
+    }
+}
+
+#[test]
+fn every_wave_reads_what_was_there_when_the_barrier_released() {
+    with_each_worker_count(|workers, s, co| {
         let (groups, block) = (8u32, 256u32);
         let next = s.upload(&[2i32]).unwrap();
         let seen = s.alloc(u64::from(groups * block) * 4).unwrap();
@@ -22,7 +30,7 @@ fn every_wave_reads_what_was_there_when_the_barrier_released() {
         let got: Vec<i32> = s.read_vec(seen, (groups * block) as usize).unwrap();
         let late: Vec<usize> = (0..got.len()).filter(|&i| got[i] != 1).collect();
         assert!(late.is_empty(), "{workers} workers: work-items that read the overwritten value: {late:?}");
-    }
+    });
 }
 
 /// What a work-item of `compute_then_store` and `store_then_compute` computes: `v` through
@@ -38,11 +46,7 @@ fn computed(mut v: i32, m: i32) -> i32 {
 /// the simulator) still makes its store after the other waves' earlier reads.
 #[test]
 fn a_store_after_a_long_computation_comes_after_the_early_reads() {
-    let m = Machine::new(sim::config::default_config());
-    let elf = opencl_kernels("clang-15", "gfx90a", "lockstep.cl");
-    for workers in [1usize, 2] {
-        let s = m.kernel_runner_with_workers(workers).unwrap();
-        let co = s.load_code_object(&elf).unwrap();
+    with_each_worker_count(|workers, s, co| {
         let (groups, block) = (8u32, 256u32);
         let next = s.upload(&[7i32]).unwrap();
         let seen = s.alloc(u64::from(groups * block) * 4).unwrap();
@@ -57,18 +61,14 @@ fn a_store_after_a_long_computation_comes_after_the_early_reads() {
         let want = |i: usize| if i % block as usize >= 64 { 1 } else { computed(7, 3) };
         let wrong: Vec<(usize, i32)> = (0..got.len()).filter(|&i| got[i] != want(i)).map(|i| (i, got[i])).collect();
         assert!(wrong.is_empty(), "{workers} workers: (work-item, value read) not as expected: {wrong:?}");
-    }
+    });
 }
 
 /// A store right after the barrier is seen by a wave that reads after a long computation,
 /// though that wave comes first in every round.
 #[test]
 fn a_read_after_a_long_computation_sees_an_early_store() {
-    let m = Machine::new(sim::config::default_config());
-    let elf = opencl_kernels("clang-15", "gfx90a", "lockstep.cl");
-    for workers in [1usize, 2] {
-        let s = m.kernel_runner_with_workers(workers).unwrap();
-        let co = s.load_code_object(&elf).unwrap();
+    with_each_worker_count(|workers, s, co| {
         let (groups, block) = (8u32, 256u32);
         let seen = s.alloc(u64::from(groups * block) * 8).unwrap();
         s.dispatch(co.kernel("store_then_compute").unwrap(), [groups * block, 1, 1], [block, 1, 1], &kernargs(&[seen]))
@@ -85,7 +85,7 @@ fn a_read_after_a_long_computation_sees_an_early_store() {
                 );
             }
         }
-    }
+    });
 }
 
 /// rocRAND's MT19937 jump-ahead in miniature (`barriers` in `lockstep.cl`): one lane advances
@@ -109,11 +109,7 @@ fn a_state_stepped_by_one_lane_and_folded_by_all_matches_the_host() {
             }
         }
     }
-    let m = Machine::new(sim::config::default_config());
-    let elf = opencl_kernels("clang-15", "gfx90a", "lockstep.cl");
-    for workers in [1usize, 2] {
-        let s = m.kernel_runner_with_workers(workers).unwrap();
-        let co = s.load_code_object(&elf).unwrap();
+    with_each_worker_count(|workers, s, co| {
         let groups = 4u32;
         let out = s.alloc(u64::from(groups) * N as u64 * 4).unwrap();
         s.dispatch(
@@ -128,5 +124,5 @@ fn a_state_stepped_by_one_lane_and_folded_by_all_matches_the_host() {
             let wrong = (0..N).filter(|&j| got[g * N + j] != temp[j]).count();
             assert_eq!(wrong, 0, "{workers} workers, workgroup {g}: words that differ from the host's");
         }
-    }
+    });
 }

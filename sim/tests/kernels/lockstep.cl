@@ -1,6 +1,14 @@
 // The waves of a workgroup leave a barrier together (sim/tests/exec_lockstep.rs).
 // clang-15 -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -mcpu=gfx90a -O2 -nogpulib
 
+// A barrier with the fences OpenCL's `barrier(CLK_LOCAL_MEM_FENCE)` has (no OpenCL library
+// here: `-nogpulib`).
+static void workgroup_barrier(void) {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+
 // RCCL's kernel loop in miniature: after a barrier every wave reads a word of LDS (RCCL's
 // `isLast`) while wave 0 fetches the next value from global memory and stores it over the
 // word. On the hardware the global load takes hundreds of cycles and the other waves have
@@ -9,9 +17,7 @@ kernel void read_after_barrier(global const int* next, global int* seen) {
   local int word;
   uint t = __builtin_amdgcn_workitem_id_x();
   if (t == 0) word = 1;
-  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
-  __builtin_amdgcn_s_barrier();
-  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  workgroup_barrier();
   int mine = *(volatile local int*)&word;
   if (t < 64) *(volatile local int*)&word = next[0];
   seen[__builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x() + t] = mine;
@@ -24,9 +30,7 @@ kernel void compute_then_store(global const int* next, global int* seen) {
   local int word;
   uint t = __builtin_amdgcn_workitem_id_x();
   if (t == 0) word = 1;
-  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
-  __builtin_amdgcn_s_barrier();
-  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  workgroup_barrier();
   int v = next[0];
   if (t < 64) {
     for (int k = 0; k < 12; k++) v = v * 3 + (k ^ v);
@@ -41,9 +45,7 @@ kernel void store_then_compute(global int* seen) {
   local int word;
   uint t = __builtin_amdgcn_workitem_id_x();
   if (t == 0) word = 1;
-  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
-  __builtin_amdgcn_s_barrier();
-  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  workgroup_barrier();
   int v = t;
   if (t == 64) *(volatile local int*)&word = 2;
   if (t < 64) {
@@ -53,12 +55,6 @@ kernel void store_then_compute(global int* seen) {
   uint i = __builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x() + t;
   seen[2 * i] = mine;
   seen[2 * i + 1] = v;
-}
-
-static void workgroup_barrier(void) {
-  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
-  __builtin_amdgcn_s_barrier();
-  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
 
 // rocRAND's MT19937 jump-ahead in miniature (two waves, a 624-word state in LDS; also the

@@ -54,8 +54,8 @@ pub struct CodeCache {
     last: usize,
     /// The translator's slots of each page in `pages` (same index), made on first use.
     jit: Vec<Box<[JitSlot]>>,
-    /// The same for runs cut before their first shared instruction
-    /// ([`Self::jit_step_block`]).
+    /// The same for runs cut before their next shared instruction after the one they start
+    /// at ([`Self::jit_step_block`]).
     jit_step: Vec<Box<[JitSlot]>>,
 }
 
@@ -117,29 +117,7 @@ impl CodeCache {
     /// The translated run starting at `pc`, once the address is hot ([`jit::HOT`] visits in
     /// this dispatch) and a run worth translating starts there; `None` to interpret.
     pub fn jit_block(&mut self, pc: u64, w: &Wave, mem: &WaveMem<'_>) -> Option<&Block> {
-        if !pc.is_multiple_of(4) {
-            return None;
-        }
-        self.select_page(pc);
-        let page = self.last;
-        let slot = ((pc % PAGE) / 4) as usize;
-        while self.jit.len() <= page {
-            self.jit.push(vec![JitSlot::Cold(0); SLOTS].into_boxed_slice());
-        }
-        if let JitSlot::Cold(n) = &mut self.jit[page][slot] {
-            *n += 1;
-            if *n < jit::HOT {
-                return None;
-            }
-            self.jit[page][slot] = match self.translate_at(pc, w.mode, mem, false) {
-                Some(b) => JitSlot::Ready(b),
-                None => JitSlot::Interpret,
-            };
-        }
-        match &self.jit[page][slot] {
-            JitSlot::Ready(b) => Some(b),
-            _ => None,
-        }
+        self.translated(pc, w, mem, false)
     }
 
     /// The translated run from `pc` up to its next instruction that reaches beyond the wave's
@@ -149,19 +127,37 @@ impl CodeCache {
     /// not go ([`Self::jit_block`] found it hot): a stretch on its registers, or a shared
     /// instruction and the stretch after it.
     pub fn jit_step_block(&mut self, pc: u64, w: &Wave, mem: &WaveMem<'_>) -> Option<&Block> {
-        self.select_page(pc);
-        let page = self.last;
-        let slot = ((pc % PAGE) / 4) as usize;
-        while self.jit_step.len() <= page {
-            self.jit_step.push(vec![JitSlot::Cold(0); SLOTS].into_boxed_slice());
+        self.translated(pc, w, mem, true)
+    }
+
+    /// [`Self::jit_block`] (`step` false) or [`Self::jit_step_block`]: the slot of `pc` in
+    /// the table of whole runs or of step runs, translated when hot. A step run is asked for
+    /// only where the whole run was hot, so it is translated at once.
+    fn translated(&mut self, pc: u64, w: &Wave, mem: &WaveMem<'_>, step: bool) -> Option<&Block> {
+        if !pc.is_multiple_of(4) {
+            return None;
         }
-        if let JitSlot::Cold(_) = self.jit_step[page][slot] {
-            self.jit_step[page][slot] = match self.translate_at(pc, w.mode, mem, true) {
+        self.select_page(pc);
+        let (page, slot) = (self.last, ((pc % PAGE) / 4) as usize);
+        let hot = if step { 1 } else { jit::HOT };
+        let table = if step { &mut self.jit_step } else { &mut self.jit };
+        while table.len() <= page {
+            table.push(vec![JitSlot::Cold(0); SLOTS].into_boxed_slice());
+        }
+        if let JitSlot::Cold(n) = &mut table[page][slot] {
+            *n += 1;
+            if *n < hot {
+                return None;
+            }
+            let ready = match self.translate_at(pc, w.mode, mem, step) {
                 Some(b) => JitSlot::Ready(b),
                 None => JitSlot::Interpret,
             };
+            let table = if step { &mut self.jit_step } else { &mut self.jit };
+            table[page][slot] = ready;
         }
-        match &self.jit_step[page][slot] {
+        let table = if step { &self.jit_step } else { &self.jit };
+        match &table[page][slot] {
             JitSlot::Ready(b) => Some(b),
             _ => None,
         }
