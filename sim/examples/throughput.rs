@@ -28,13 +28,19 @@ fn mfma_rate_on(target: sim::isa::Target, name: &str, words: [u32; 2], macs: u64
     for (r, reg) in h.wave.vgpr.iter_mut().enumerate() {
         reg.iter_mut().enumerate().for_each(|(l, v)| *v = 0x3c00_3c00 ^ ((r * 64 + l) as u32 & 0x0101));
     }
-    // Warm: the first MFMA builds every op's operand tables, and the decoder its caches.
-    h.run(&words).expect("the MFMA runs");
+    // Decoded once and its handler called directly, as a kernel's step does with its decoded
+    // instruction (the harness's `run` would decode it and look up a translation each time).
+    let inst = h.decode(&words).expect("an MFMA");
+    let handler = sim::gpu::exec::ops::handler(inst.op);
+    // Warm: the first MFMA builds every op's operand tables.
+    h.with_ctx(|wave, ctx| handler(wave, &inst, ctx)).expect("the MFMA runs");
     let n = 100_000;
     let start = Instant::now();
-    for _ in 0..n {
-        h.run(&words).expect("the MFMA runs");
-    }
+    h.with_ctx(|wave, ctx| {
+        for _ in 0..n {
+            handler(wave, &inst, ctx).expect("the MFMA runs");
+        }
+    });
     let t = start.elapsed().as_secs_f64();
     println!("{name}, one core\t{:.2}\tG MAC/s", (n * macs) as f64 / t / 1e9);
 }

@@ -23,10 +23,25 @@ fn host_has_avx2_fma() -> bool {
     std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
 }
 
-/// `D += A·B` for every block, with A and B dense row-major (`A[b][i][k]`, `B[b][k][j]`) and
-/// D in its registers: `d_pos` holds each D element's position (row `i` of block `b` starts
-/// at `(b*m + i)*n` and is `n` consecutive lanes of one register). One call per instruction,
-/// so the host-feature dispatch happens once.
+/// Where `R` rows' A values lie in one slice: the `k`-th value of row `r` at
+/// `first[r] + k * step` (row-major rows have step 1; [`mac_into_registers`] reads A
+/// k-major, as it is gathered, with step `m`).
+#[derive(Debug, Clone, Copy)]
+pub struct ARows<const R: usize> {
+    pub first: [usize; R],
+    pub step: usize,
+}
+
+impl ARows<1> {
+    /// One row-major row starting at `a[0]`.
+    pub const ROW: ARows<1> = ARows { first: [0], step: 1 };
+}
+
+/// `D += A·B` for every block, with A dense k-major (`A[b][k][i]`: each `k` holds a column
+/// of A, as the registers hold it, `m` consecutive lanes) and B dense row-major
+/// (`B[b][k][j]`), and D in its registers: `d_pos` holds each D element's position (row `i`
+/// of block `b` starts at `(b*m + i)*n` and is `n` consecutive lanes of one register). One
+/// call per instruction, so the host-feature dispatch happens once.
 pub fn mac_into_registers<T: Accum + bytemuck::Pod>(d: &mut [Lanes], d_pos: &[Pos], s: &Shape, a: &[T], b: &[T]) {
     #[cfg(target_arch = "x86_64")]
     if host_has_avx2_fma() {
@@ -49,72 +64,129 @@ fn mac_into_registers_portable<T: Accum + bytemuck::Pod>(d: &mut [Lanes], d_pos:
     for blk in 0..s.blocks {
         let a = &a[blk * m * k..][..m * k];
         let b = &b[blk * k * n..][..k * n];
-        let mut i = 0;
-        while i < m {
-            let p = d_pos[(blk * m + i) * n];
-            let a_row = &a[i * k..][..k];
-            // Two rows at once where they are the same lanes of two registers (all but the
-            // 4×4 shapes' rows).
-            let next = (i + 1 < m).then(|| d_pos[(blk * m + i + 1) * n]).filter(|q| q.lane == p.lane);
-            let pair = next.and_then(|q| d.get_disjoint_mut([p.reg, q.reg]).ok().map(|regs| (q, regs)));
-            if let Some((q, [r0, r1])) = pair {
-                let rows = [&mut r0[p.lane..p.lane + n], &mut r1[q.lane..q.lane + n]];
-                mac_rows_portable(rows.map(bytemuck::cast_slice_mut), [a_row, &a[(i + 1) * k..][..k]], b);
-                i += 2;
-                continue;
+        let rows = &d_pos[blk * m * n..][..m * n];
+        if n.is_multiple_of(32) {
+            mac_rows_in_registers::<T, 32>(d, rows, (m, n), a, b);
+        } else if n.is_multiple_of(16) {
+            mac_rows_in_registers::<T, 16>(d, rows, (m, n), a, b);
+        } else {
+            // Narrow rows (4×4 blocks): one at a time.
+            for i in 0..m {
+                let p = rows[i * n];
+                let d_row = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n]);
+                mac_rows_portable([d_row], a, ARows { first: [i], step: m }, b);
             }
-            mac_rows_portable([bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n])], [a_row], b);
-            i += 1;
         }
     }
 }
 
-/// `d_row[j] = mac(... mac(d_row[j], a_row[0], b[0][j]) ..., a_row[k-1], b[k-1][j])` for
+/// One block's `m` D rows of `n` (`rows`: each row's positions), two at a time, `BLOCK`
+/// columns at a time: two rows share each load of B, and their `2 * BLOCK / 8` sums are in
+/// flight at once (more rows were no faster: the compiler then takes B from memory for each
+/// sum).
+#[inline(always)]
+fn mac_rows_in_registers<T: Accum + bytemuck::Pod, const BLOCK: usize>(
+    d: &mut [Lanes],
+    rows: &[Pos],
+    (m, n): (usize, usize),
+    a: &[T],
+    b: &[T],
+) {
+    let row = |i: usize| rows[i * n];
+    let mut i = 0;
+    while i + 2 <= m {
+        let a_rows = ARows { first: [i, i + 1], step: m };
+        for j in (0..n).step_by(BLOCK) {
+            mac_block_in_registers::<T, BLOCK, 2>(d, [row(i), row(i + 1)], a, a_rows, b, n, j);
+        }
+        i += 2;
+    }
+    if i < m {
+        for j in (0..n).step_by(BLOCK) {
+            mac_block_in_registers::<T, BLOCK, 1>(d, [row(i)], a, ARows { first: [i], step: m }, b, n, j);
+        }
+    }
+}
+
+/// Elements `j..j + BLOCK` of the `R` D rows starting at `rows` (each `n` consecutive lanes
+/// of one register), summed in host registers.
+#[inline(always)]
+fn mac_block_in_registers<T: Accum + bytemuck::Pod, const BLOCK: usize, const R: usize>(
+    d: &mut [Lanes],
+    rows: [Pos; R],
+    a: &[T],
+    a_rows: ARows<R>,
+    b: &[T],
+    n: usize,
+    j: usize,
+) {
+    let mut acc: [[T; BLOCK]; R] = std::array::from_fn(|r| {
+        let p = rows[r];
+        let words: &[u32; BLOCK] = d[p.reg][p.lane + j..][..BLOCK].try_into().expect("a block");
+        bytemuck::cast_slice::<u32, T>(words).try_into().expect("a block")
+    });
+    for (kk, b_row) in b.chunks_exact(n).enumerate() {
+        let bv: &[T; BLOCK] = b_row[j..j + BLOCK].try_into().expect("a block");
+        for r in 0..R {
+            let av = a[a_rows.first[r] + kk * a_rows.step];
+            for t in 0..BLOCK {
+                acc[r][t] = acc[r][t].mac(av, bv[t]);
+            }
+        }
+    }
+    for (p, acc) in rows.iter().zip(&acc) {
+        d[p.reg][p.lane + j..][..BLOCK].copy_from_slice(bytemuck::cast_slice(acc));
+    }
+}
+
+/// `d_row[j] = mac(... mac(d_row[j], a(r, 0), b[0][j]) ..., a(r, k-1), b[k-1][j])` for
 /// each of the `R` rows (one or two: two rows share each load of B and double the sums in
-/// flight), with `b` row-major (`k` rows of `d_row.len()`).
+/// flight), with `a(r, k)` in `a` where `a_rows` says and `b` row-major (`k` rows of
+/// `d_row.len()`).
 #[inline]
-pub fn mac_rows<T: Accum, const R: usize>(d_rows: [&mut [T]; R], a_rows: [&[T]; R], b: &[T]) {
+pub fn mac_rows<T: Accum, const R: usize>(d_rows: [&mut [T]; R], a: &[T], a_rows: ARows<R>, b: &[T]) {
     #[cfg(target_arch = "x86_64")]
     if host_has_avx2_fma() {
         // SAFETY: the CPU has AVX2 and FMA (checked just above).
-        unsafe { mac_rows_avx2(d_rows, a_rows, b) };
+        unsafe { mac_rows_avx2(d_rows, a, a_rows, b) };
         return;
     }
-    mac_rows_portable(d_rows, a_rows, b);
+    mac_rows_portable(d_rows, a, a_rows, b);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn mac_rows_avx2<T: Accum, const R: usize>(d_rows: [&mut [T]; R], a_rows: [&[T]; R], b: &[T]) {
-    mac_rows_portable(d_rows, a_rows, b);
+fn mac_rows_avx2<T: Accum, const R: usize>(d_rows: [&mut [T]; R], a: &[T], a_rows: ARows<R>, b: &[T]) {
+    mac_rows_portable(d_rows, a, a_rows, b);
 }
 
 #[inline(always)]
-fn mac_rows_portable<T: Accum, const R: usize>(mut d_rows: [&mut [T]; R], a_rows: [&[T]; R], b: &[T]) {
+fn mac_rows_portable<T: Accum, const R: usize>(mut d_rows: [&mut [T]; R], a: &[T], a_rows: ARows<R>, b: &[T]) {
     let n = d_rows[0].len();
+    let k = b.len() / n;
     let mut j = 0;
     if n.is_multiple_of(32) {
         while j < n {
-            mac_block::<T, 32, R>(&mut d_rows, &a_rows, b, j);
+            mac_block::<T, 32, R>(&mut d_rows, a, a_rows, b, j);
             j += 32;
         }
     } else if n.is_multiple_of(16) {
         while j < n {
-            mac_block::<T, 16, R>(&mut d_rows, &a_rows, b, j);
+            mac_block::<T, 16, R>(&mut d_rows, a, a_rows, b, j);
             j += 16;
         }
     } else {
         while j + 8 <= n {
-            mac_block::<T, 8, R>(&mut d_rows, &a_rows, b, j);
+            mac_block::<T, 8, R>(&mut d_rows, a, a_rows, b, j);
             j += 8;
         }
     }
     // Narrow shapes (4×4 blocks): element by element.
-    for (d_row, a_row) in d_rows.iter_mut().zip(a_rows) {
+    for (d_row, first) in d_rows.iter_mut().zip(a_rows.first) {
         for (jj, dv) in d_row.iter_mut().enumerate().skip(j) {
             let mut acc = *dv;
-            for (&av, b_row) in a_row.iter().zip(b.chunks_exact(n)) {
-                acc = acc.mac(av, b_row[jj]);
+            for (kk, b_row) in b.chunks_exact(n).enumerate().take(k) {
+                acc = acc.mac(a[first + kk * a_rows.step], b_row[jj]);
             }
             *dv = acc;
         }
@@ -125,16 +197,17 @@ fn mac_rows_portable<T: Accum, const R: usize>(mut d_rows: [&mut [T]; R], a_rows
 #[inline(always)]
 fn mac_block<T: Accum, const BLOCK: usize, const R: usize>(
     d_rows: &mut [&mut [T]; R],
-    a_rows: &[&[T]; R],
+    a: &[T],
+    a_rows: ARows<R>,
     b: &[T],
     j: usize,
 ) {
     let n = d_rows[0].len();
     let mut acc: [[T; BLOCK]; R] = std::array::from_fn(|r| d_rows[r][j..j + BLOCK].try_into().expect("a block"));
-    for (kk, b_row) in b.chunks_exact(n).enumerate().take(a_rows[0].len()) {
+    for (kk, b_row) in b.chunks_exact(n).enumerate() {
         let bv: &[T; BLOCK] = b_row[j..j + BLOCK].try_into().expect("a block");
         for r in 0..R {
-            let av = a_rows[r][kk];
+            let av = a[a_rows.first[r] + kk * a_rows.step];
             for t in 0..BLOCK {
                 acc[r][t] = acc[r][t].mac(av, bv[t]);
             }
@@ -159,10 +232,12 @@ mod tests {
             let b: Vec<f32> = (0..k * n).map(|i| 1.0 + (i as f32) * 0.3).collect();
             let start: Vec<f32> = (0..n).map(|j| j as f32 * 0.1).collect();
             let mut d = start.clone();
-            mac_rows([&mut d[..]], [&a[..]], &b);
+            mac_rows([&mut d[..]], &a, ARows::ROW, &b);
             let (mut d0, mut d1) = (start.clone(), start.clone());
             let a1: Vec<f32> = a.iter().rev().copied().collect();
-            mac_rows([&mut d0[..], &mut d1[..]], [&a[..], &a1[..]], &b);
+            // The two rows k-major, as `mac_into_registers` reads A.
+            let both: Vec<f32> = a.iter().zip(&a1).flat_map(|(&x, &y)| [x, y]).collect();
+            mac_rows([&mut d0[..], &mut d1[..]], &both, ARows { first: [0, 1], step: 2 }, &b);
             assert_eq!(d0, d, "n {n}: the first of two rows");
             for j in 0..n {
                 let mut want = start[j];

@@ -38,7 +38,6 @@ use crate::gpu::exec::ops::valu::minifloat::e8m0;
 use crate::gpu::exec::wave::{Lanes, Wave, LANES};
 use crate::gpu::exec::{Ctx, ExecError, Flow, Handler};
 use crate::isa::{Ext, Inst, Mfma, MfmaScale, Op, OpClass, Operand, Target, Ty};
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// The handler of `op`, if this module implements it.
@@ -54,10 +53,11 @@ fn ld_scale(_: &mut Wave, _: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> 
     Ok(Flow::Next)
 }
 
-/// Register positions of one op's operands, in dense row-major order.
+/// Register positions of one op's operands, in the dense order the arithmetic reads them.
 struct Plan {
     shape: Shape,
-    /// `A[b][i][k]` at index `(b*m + i)*k + k`.
+    /// `A[b][i][k]` at index `(b*k + k)*m + i`: k-major, each `k` a column of A, which the
+    /// registers hold as `m` consecutive lanes.
     a: Box<[Pos]>,
     /// `B[b][k][j]` at index `(b*k + k)*n + j`.
     b: Box<[Pos]>,
@@ -66,28 +66,40 @@ struct Plan {
     /// Mixed-format (`*_f8f6f4`) ops: A's row `i` (B's column `i`), element `k` at index
     /// `i*k + k`, for 8-, 6- and 4-bit elements.
     small: [Box<[Pos]>; 3],
-    /// `a` and `b` as indices into the operand's registers seen as one array of elements
-    /// ([`flat_index`]), when every element lies inside one register at a multiple of its
-    /// width (8-, 16- and 32-bit elements): a gather is then one indexed load per element.
-    a_flat: Option<Box<[u32]>>,
-    b_flat: Option<Box<[u32]>>,
+    /// `a` and `b` as runs of consecutive lanes ([`LaneRun`]), one per `(b, k)`, when
+    /// every element lies inside one register (8-, 16- and 32-bit elements): a gather is then
+    /// a shift and a conversion of consecutive words, which the host does several at once.
+    a_runs: Option<Box<[LaneRun]>>,
+    b_runs: Option<Box<[LaneRun]>>,
 }
 
-/// Where the element at `p` is when the registers `[r0][64 lanes], [r1][64 lanes], …` are read
-/// as one array of `bits`-wide elements (in the host's byte order); `None` if it does not fit
-/// that view.
-fn flat_index(p: Pos, bits: usize) -> Option<u32> {
-    if !matches!(bits, 8 | 16 | 32) || !p.bit.is_multiple_of(bits) || p.lane >= LANES {
+/// `len` elements (the operand's `m` or `n`) in consecutive lanes from `lane` of one
+/// register, each at bit `bit` of its lane's word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LaneRun {
+    reg: usize,
+    lane: usize,
+    bit: u32,
+}
+
+/// `positions` (`len` at a time) as runs of consecutive lanes, if each group is one.
+fn lane_runs(positions: &[Pos], len: usize, bits: usize) -> Option<Box<[LaneRun]>> {
+    if !matches!(bits, 8 | 16 | 32) {
         return None;
     }
-    let per_word = 32 / bits;
-    let item = if cfg!(target_endian = "little") { p.bit / bits } else { per_word - 1 - p.bit / bits };
-    u32::try_from((p.reg * LANES + p.lane) * per_word + item).ok()
-}
-
-/// [`flat_index`] of every position, if all have one.
-fn flat_indices(positions: &[Pos], bits: usize) -> Option<Box<[u32]>> {
-    positions.iter().map(|&p| flat_index(p, bits)).collect()
+    positions
+        .chunks_exact(len)
+        .map(|group| {
+            let p = group[0];
+            let consecutive =
+                group.iter().enumerate().all(|(t, q)| q.reg == p.reg && q.bit == p.bit && q.lane == p.lane + t);
+            (consecutive && p.lane + len <= LANES && p.bit + bits <= 32).then_some(LaneRun {
+                reg: p.reg,
+                lane: p.lane,
+                bit: p.bit as u32,
+            })
+        })
+        .collect()
 }
 
 impl Plan {
@@ -98,10 +110,10 @@ impl Plan {
         let mut d = Vec::with_capacity(blocks * m * n);
         for blk in 0..blocks {
             for i in 0..m {
-                a.extend((0..k).map(|kk| shape.a_pos(blk, i, kk)));
                 d.extend((0..n).map(|j| shape.d_pos(blk, i, j)));
             }
             for kk in 0..k {
+                a.extend((0..m).map(|i| shape.a_pos(blk, i, kk)));
                 b.extend((0..n).map(|j| shape.b_pos(blk, kk, j)));
             }
         }
@@ -117,8 +129,8 @@ impl Plan {
             }
             (0..m).flat_map(|i| (0..k).map(move |kk| layout::f8f6f4_pos(m, i, kk, bits))).collect()
         });
-        let (a_flat, b_flat) = (flat_indices(&a, shape.a.bits()), flat_indices(&b, shape.b.bits()));
-        Plan { shape, a: a.into(), b: b.into(), d: d.into(), small, a_flat, b_flat }
+        let (a_runs, b_runs) = (lane_runs(&a, m, shape.a.bits()), lane_runs(&b, n, shape.b.bits()));
+        Plan { shape, a: a.into(), b: b.into(), d: d.into(), small, a_runs, b_runs }
     }
 
     /// The mixed-format positions of `bits`-wide elements.
@@ -131,17 +143,19 @@ impl Plan {
     }
 }
 
+/// The plan of `op`, by its index (a hash lookup per instruction was a few percent of a
+/// short op's time).
 fn plan(op: Op) -> Option<&'static Plan> {
-    static PLANS: OnceLock<HashMap<Op, Plan>> = OnceLock::new();
+    static PLANS: OnceLock<Vec<Option<Plan>>> = OnceLock::new();
     PLANS
         .get_or_init(|| {
             (0..)
                 .map_while(Op::from_index)
-                .filter(|op| op.info().class == OpClass::Mfma)
-                .filter_map(|op| Some((op, Plan::new(Shape::of(op)?))))
+                .map(|op| (op.info().class == OpClass::Mfma).then(|| Shape::of(op).map(Plan::new)).flatten())
                 .collect()
         })
-        .get(&op)
+        .get(op as usize)?
+        .as_ref()
 }
 
 /// The broadcast and negation controls of one instruction, validated for its op.
@@ -314,23 +328,35 @@ impl Accum for SatI32 {
     }
 }
 
-/// f16 elements `items[idx[..]]` widened to f32 eight at a time by the host's F16C
-/// instruction, which widens exactly as `f16_to_f32` does (NaN quieted, payload kept):
-/// `f16c_widens_like_the_scalar_conversion` checks every value.
+/// The f16 elements at bit `bit` of `words` widened to f32 sixteen at a time: two 256-bit
+/// loads shifted and packed to sixteen halves, widened by the host's F16C instruction, which
+/// widens exactly as `f16_to_f32` does (NaN quieted, payload kept):
+/// `f16c_widens_like_the_scalar_conversion` checks every value from either half.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,f16c")]
-fn gather_f16_f16c(items: &[u16], idx: &[u32], out: &mut [f32]) {
-    use std::arch::x86_64::_mm256_cvtph_ps;
-    let mut outs = out.chunks_exact_mut(8);
-    let mut idxs = idx.chunks_exact(8);
-    for (o, i) in (&mut outs).zip(&mut idxs) {
-        let halves: [u16; 8] = std::array::from_fn(|t| items[i[t] as usize]);
-        let wide: [f32; 8] = bytemuck::cast(_mm256_cvtph_ps(bytemuck::cast(halves)));
-        o.copy_from_slice(&wide);
+#[target_feature(enable = "avx2,f16c")]
+fn widen_f16_f16c(words: &[u32], bit: u32, out: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let shift = _mm_cvtsi32_si128(bit as i32);
+    let low = _mm256_set1_epi32(0xffff);
+    let mut outs = out.chunks_exact_mut(16);
+    let mut chunks = words.chunks_exact(16);
+    for (o, w) in (&mut outs).zip(&mut chunks) {
+        let w: [__m256i; 2] = bytemuck::cast(<[u32; 16]>::try_from(w).expect("16 words"));
+        let [lo, hi] = w.map(|v| _mm256_and_si256(_mm256_srl_epi32(v, shift), low));
+        // The pack interleaves the two sources by 128-bit halves; the permute restores order.
+        let halves = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(lo, hi));
+        let wide: [__m256; 2] =
+            [_mm256_cvtph_ps(_mm256_castsi256_si128(halves)), _mm256_cvtph_ps(_mm256_extracti128_si256::<1>(halves))];
+        o.copy_from_slice(&bytemuck::cast::<_, [f32; 16]>(wide));
     }
-    for (o, &i) in outs.into_remainder().iter_mut().zip(idxs.remainder()) {
-        *o = crate::gpu::exec::ops::vmem::format::f16_to_f32(items[i as usize]);
+    for (o, &w) in outs.into_remainder().iter_mut().zip(chunks.remainder()) {
+        *o = crate::gpu::exec::ops::vmem::format::f16_to_f32((w >> bit) as u16);
     }
+}
+
+/// A mask of the low `bits` bits of a word (all 32 for 32).
+fn low_bits(bits: usize) -> u32 {
+    u32::MAX >> (32 - bits.clamp(1, 32))
 }
 
 /// An f32 accumulator for inputs whose products are exact in f32 and far from its limits
@@ -359,8 +385,8 @@ impl Accum for ExactProductF32 {
         f32::convert(e, raw, bytemuck::cast_slice_mut(out));
     }
     #[inline(always)]
-    fn gather16(e: Input, items: &[u16], idx: &[u32], out: &mut [ExactProductF32]) {
-        f32::gather16(e, items, idx, bytemuck::cast_slice_mut(out));
+    fn from_words(e: Input, words: &[u32], bit: u32, bits: usize, out: &mut [ExactProductF32]) {
+        f32::from_words(e, words, bit, bits, bytemuck::cast_slice_mut(out));
     }
     fn from_bits(raw: u64) -> ExactProductF32 {
         ExactProductF32(f32::from_bits(raw as u32))
@@ -387,11 +413,12 @@ trait Accum: Copy + Default {
             *o = Self::input(e, r);
         }
     }
-    /// [`Accum::input`] of the 16-bit elements `items[idx[..]]`.
+    /// [`Accum::input`] of the `bits`-wide element at bit `bit` of each of `words`.
     #[inline(always)]
-    fn gather16(e: Input, items: &[u16], idx: &[u32], out: &mut [Self]) {
-        for (o, &i) in out.iter_mut().zip(idx) {
-            *o = Self::input(e, u64::from(items[i as usize]));
+    fn from_words(e: Input, words: &[u32], bit: u32, bits: usize, out: &mut [Self]) {
+        let mask = low_bits(bits);
+        for (o, &w) in out.iter_mut().zip(words) {
+            *o = Self::input(e, u64::from((w >> bit) & mask));
         }
     }
     fn from_bits(raw: u64) -> Self;
@@ -437,28 +464,27 @@ impl Accum for f32 {
         }
     }
     #[inline(always)]
-    fn gather16(e: Input, items: &[u16], idx: &[u32], out: &mut [f32]) {
-        match e {
-            Input::Std(Elem::F16) => {
+    fn from_words(e: Input, words: &[u32], bit: u32, bits: usize, out: &mut [f32]) {
+        // One loop per common format, with the conversion inlined.
+        let pairs = out.iter_mut().zip(words);
+        match (e, bits) {
+            (Input::Std(Elem::F32), 32) => pairs.for_each(|(o, &w)| *o = f32::from_bits(w)),
+            (Input::Std(Elem::F16), 16) => {
                 #[cfg(target_arch = "x86_64")]
-                if std::arch::is_x86_feature_detected!("f16c") {
-                    // SAFETY: the CPU has F16C (and so AVX), checked just above.
-                    unsafe { gather_f16_f16c(items, idx, out) };
+                if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
+                    // SAFETY: the CPU has AVX2 and F16C, checked just above.
+                    unsafe { widen_f16_f16c(words, bit, out) };
                     return;
                 }
-                for (o, &i) in out.iter_mut().zip(idx) {
-                    *o = crate::gpu::exec::ops::vmem::format::f16_to_f32(items[i as usize]);
-                }
+                pairs.for_each(|(o, &w)| *o = crate::gpu::exec::ops::vmem::format::f16_to_f32((w >> bit) as u16));
             }
-            Input::Std(Elem::Bf16) => {
-                for (o, &i) in out.iter_mut().zip(idx) {
-                    *o = crate::gpu::exec::ops::vmem::format::bf16_to_f32(items[i as usize]);
-                }
+            (Input::Std(Elem::Bf16), 16) => {
+                pairs.for_each(|(o, &w)| *o = crate::gpu::exec::ops::vmem::format::bf16_to_f32((w >> bit) as u16));
             }
+            (Input::Table(t), _) => pairs.for_each(|(o, &w)| *o = t[((w >> bit) & 0xff) as usize]),
             _ => {
-                for (o, &i) in out.iter_mut().zip(idx) {
-                    *o = f32::input(e, u64::from(items[i as usize]));
-                }
+                let mask = low_bits(bits);
+                pairs.for_each(|(o, &w)| *o = e.f32((w >> bit) & mask));
             }
         }
     }
@@ -532,8 +558,13 @@ fn gather_ab<T: Accum>(
     let (ra, rb) = (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?);
     let (ia, ib) = (Input::of(s.a, inst.target), Input::of(s.b, inst.target));
     let block_a = s.m * s.k;
-    match (&ra, plan.a_flat.as_deref()) {
-        (Regs::File(r), Some(idx)) if c.a_group_mask == 0 => gather_flat(ia, r, idx, s.a.bits(), a),
+    match (&ra, plan.a_runs.as_deref()) {
+        (Regs::File(r), Some(runs)) => {
+            for (blk, out) in a.chunks_exact_mut(block_a).enumerate() {
+                let from = (blk & !c.a_group_mask) | c.abid;
+                gather_runs(ia, r, &runs[from * s.k..][..s.k], s.m, s.a.bits(), out);
+            }
+        }
         _ => {
             // Raw elements first, converted after: two plain loops the compiler specialises
             // (the register access and the input format are the same for every element).
@@ -548,8 +579,8 @@ fn gather_ab<T: Accum>(
             convert(ia, &raw, a);
         }
     }
-    match (&rb, plan.b_flat.as_deref()) {
-        (Regs::File(r), Some(idx)) if c.blgp == 0 => gather_flat(ib, r, idx, s.b.bits(), b),
+    match (&rb, plan.b_runs.as_deref()) {
+        (Regs::File(r), Some(runs)) if c.blgp == 0 => gather_runs(ib, r, runs, s.n, s.b.bits(), b),
         _ => {
             let mut raw = vec![0u64; b.len()];
             rb.elements(&plan.b, |p| c.b_lane(p.lane), s.b.bits(), &mut raw);
@@ -559,22 +590,11 @@ fn gather_ab<T: Accum>(
     Ok(())
 }
 
-/// The elements at flat indices `idx` ([`flat_index`]) of `regs`, converted into `out`: one
-/// indexed load per element, then one conversion loop.
+/// The elements of `runs` (`len` lanes each) of `regs`, converted into `out` run by run.
 #[inline(always)]
-fn gather_flat<T: Accum>(input: Input, regs: &[Lanes], idx: &[u32], bits: usize, out: &mut [T]) {
-    let words: &[u32] = regs.as_flattened();
-    match bits {
-        8 => {
-            let items: &[u8] = bytemuck::cast_slice(words);
-            let raw: Vec<u64> = idx.iter().map(|&i| u64::from(items[i as usize])).collect();
-            convert(input, &raw, out);
-        }
-        16 => T::gather16(input, bytemuck::cast_slice(words), idx, out),
-        _ => {
-            let raw: Vec<u64> = idx.iter().map(|&i| u64::from(words[i as usize])).collect();
-            convert(input, &raw, out);
-        }
+fn gather_runs<T: Accum>(input: Input, regs: &[Lanes], runs: &[LaneRun], len: usize, bits: usize, out: &mut [T]) {
+    for (run, out) in runs.iter().zip(out.chunks_exact_mut(len)) {
+        T::from_words(input, &regs[run.reg][run.lane..run.lane + len], run.bit, bits, out);
     }
 }
 
@@ -594,13 +614,28 @@ fn run_in_registers<T: Accum + bytemuck::Pod>(
     c: &Controls,
 ) -> Result<(), ExecError> {
     let s = &plan.shape;
-    // Sized to the op (a fixed-size array for the largest op costs a 16 KiB memset here).
-    let (mut a, mut b) = (vec![T::default(); plan.a.len()], vec![T::default(); plan.b.len()]);
-    let (a, b) = (&mut a[..], &mut b[..]);
-    gather_ab(w, inst, plan, c, a, b)?;
-    let d = c_into_d(w, inst, s)?;
-    dense::mac_into_registers(d, &plan.d, s, a, b);
-    Ok(())
+    OPERANDS.with_borrow_mut(|scratch| {
+        // Every element is written by the gather before it is read.
+        let elements = plan.a.len() + plan.b.len();
+        let words = (elements * size_of::<T>()).div_ceil(size_of::<u64>());
+        if scratch.len() < words {
+            scratch.resize(words, 0);
+        }
+        let all: &mut [T] = bytemuck::cast_slice_mut(&mut scratch[..words]);
+        let (a, b) = all.split_at_mut(plan.a.len());
+        let b = &mut b[..plan.b.len()];
+        gather_ab(w, inst, plan, c, a, b)?;
+        let d = c_into_d(w, inst, s)?;
+        dense::mac_into_registers(d, &plan.d, s, a, b);
+        Ok(())
+    })
+}
+
+thread_local! {
+    /// A and B of the instruction being executed, reused: a fresh zeroed buffer per
+    /// instruction (or a fixed array for the largest op, a 16 KiB memset) cost a tenth of a
+    /// short op's time.
+    static OPERANDS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Copies C into D's registers (unless they are the same) and returns D's registers.
@@ -625,6 +660,7 @@ const SCALE_BLOCK: usize = 32;
 
 /// gfx950 `*_f8f6f4` MFMAs and their block-scaled forms: A's format from cbsz, B's from blgp
 /// (which therefore neither broadcast nor permute), layouts from [`layout::f8f6f4_pos`].
+#[inline(never)] // Its 40 KiB of arrays stay out of `exec`'s frame (stack probes on every op).
 fn run_mixed(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
     let s = &plan.shape;
     let (f, scale) = match inst.ext {
@@ -666,7 +702,7 @@ fn run_mixed(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
         let p = plan.d[i * n];
         let d_row: &mut [f32] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n]);
         match &scales {
-            None => dense::mac_rows([d_row], [a_row], b),
+            None => dense::mac_rows([d_row], a_row, dense::ARows::ROW, b),
             Some((sa, sb)) => {
                 for (kk, (&av, b_row)) in a_row.iter().zip(b.chunks_exact(n)).enumerate() {
                     let blk = kk / SCALE_BLOCK;
@@ -716,6 +752,7 @@ fn read_scales(w: &Wave, inst: &Inst, x: &MfmaScale, s: &Shape) -> Result<([f64;
 /// one of four bytes for 16-bit types, one of two half-words for 8-bit ones, as AMD's
 /// matrix instruction calculator lays them out; gfx950's K-doubled ops: two half-words for
 /// 16-bit types and the one set for 8-bit ones, which ignore ABID, CDNA4 guide 7.5).
+#[inline(never)] // Its 16 KiB of arrays stay out of `exec`'s frame (stack probes on every op).
 fn run_sparse<T: Accum + bytemuck::Pod>(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
     let s = &plan.shape;
     let per_lane = s.per_lane();
@@ -754,7 +791,7 @@ fn run_sparse<T: Accum + bytemuck::Pod>(w: &mut Wave, inst: &Inst, plan: &Plan) 
     for (i, a_row) in a.chunks_exact(s.k).enumerate() {
         let p = plan.d[i * s.n];
         let d_row: &mut [T] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + s.n]);
-        dense::mac_rows([d_row], [a_row], b);
+        dense::mac_rows([d_row], a_row, dense::ARows::ROW, b);
     }
     Ok(())
 }
@@ -807,16 +844,17 @@ fn registers_mut(w: &mut Wave, op: Operand, count: usize) -> Result<&mut [Lanes]
     .ok_or(ExecError::Register(op))
 }
 
-/// `D += A·B` for every block, over dense row-major blocks. The innermost loop runs along
-/// a row of B and D so it vectorises.
+/// `D += A·B` for every block, over dense blocks (A k-major, B and D row-major). The
+/// innermost loop runs along a row of B and D so it vectorises.
 fn multiply_accumulate<T: Accum>(s: &Shape, a: &[T], b: &[T], d: &mut [T]) {
     let (m, n, k) = (s.m, s.n, s.k);
     for blk in 0..s.blocks {
         let a = &a[blk * m * k..][..m * k];
         let b = &b[blk * k * n..][..k * n];
         let d = &mut d[blk * m * n..][..m * n];
-        for (a_row, d_row) in a.chunks_exact(k).zip(d.chunks_exact_mut(n)) {
-            for (&av, b_row) in a_row.iter().zip(b.chunks_exact(n)) {
+        for (i, d_row) in d.chunks_exact_mut(n).enumerate() {
+            for (kk, b_row) in b.chunks_exact(n).enumerate() {
+                let av = a[kk * m + i];
                 for (dv, &bv) in d_row.iter_mut().zip(b_row) {
                     *dv = dv.mac(av, bv);
                 }
@@ -929,48 +967,54 @@ mod tests {
         }
     }
 
-    /// The flat gather reads the same elements as the positions: every op whose A and B
-    /// have flat indices, on registers holding distinct values.
+    /// The run gather reads the same elements as the positions: every op whose A and B have
+    /// lane runs, on registers holding distinct values; every dense op with 8-, 16- or 32-bit
+    /// inputs has them.
     #[test]
-    fn flat_indices_read_the_elements_at_their_positions() {
+    fn lane_runs_read_the_elements_at_their_positions() {
         let regs: Vec<Lanes> =
             (0..32u32).map(|r| std::array::from_fn(|l| (r * 64 + l as u32).wrapping_mul(0x9e37_79b1))).collect();
         let file = Regs::File(&regs);
-        let mut flat_ops = 0;
+        let mut run_ops = 0;
         for op in (0..).map_while(Op::from_index).filter(|op| op.info().class == OpClass::Mfma) {
             let Some(plan) = plan(op) else { continue };
-            for (positions, flat, bits) in
-                [(&plan.a, &plan.a_flat, plan.shape.a.bits()), (&plan.b, &plan.b_flat, plan.shape.b.bits())]
+            let s = plan.shape;
+            for (positions, runs, len, bits) in
+                [(&plan.a, &plan.a_runs, s.m, s.a.bits()), (&plan.b, &plan.b_runs, s.n, s.b.bits())]
             {
-                let Some(flat) = flat else { continue };
-                flat_ops += 1;
+                let Some(runs) = runs else {
+                    assert!(bits == 64 || s.mixed || positions.is_empty(), "{} has no lane runs", op.name());
+                    continue;
+                };
+                run_ops += 1;
                 let mut want = vec![0u64; positions.len()];
                 file.elements(positions, |p| p.lane, bits, &mut want);
-                let words = regs.as_flattened();
-                let got: Vec<u64> = match bits {
-                    8 => flat.iter().map(|&i| u64::from(bytemuck::cast_slice::<u32, u8>(words)[i as usize])).collect(),
-                    16 => {
-                        flat.iter().map(|&i| u64::from(bytemuck::cast_slice::<u32, u16>(words)[i as usize])).collect()
+                // i32 inputs are the elements sign-extended from 8 bits; read raw instead.
+                let mut got = vec![0u64; positions.len()];
+                for (run, out) in runs.iter().zip(got.chunks_exact_mut(len)) {
+                    for (o, &w) in out.iter_mut().zip(&regs[run.reg][run.lane..run.lane + len]) {
+                        *o = u64::from((w >> run.bit) & low_bits(bits));
                     }
-                    _ => flat.iter().map(|&i| u64::from(words[i as usize])).collect(),
-                };
+                }
                 assert_eq!(got, want, "{}", op.name());
             }
         }
-        assert!(flat_ops > 40, "only {flat_ops} operands have flat indices");
+        assert!(run_ops > 80, "only {run_ops} operands have lane runs");
     }
 
     /// The F16C widening (where the host has it) gives `f16_to_f32`'s bits for every f16,
-    /// NaNs and denormals included.
+    /// NaNs and denormals included, from either half of a word.
     #[test]
     fn f16c_widens_like_the_scalar_conversion() {
-        let items: Vec<u16> = (0..=u16::MAX).collect();
-        let idx: Vec<u32> = (0..=u32::from(u16::MAX)).rev().collect();
-        let mut out = vec![0f32; idx.len()];
-        f32::gather16(Input::Std(Elem::F16), &items, &idx, &mut out);
-        for (&i, v) in idx.iter().zip(&out) {
-            let want = crate::gpu::exec::ops::vmem::format::f16_to_f32(i as u16);
-            assert_eq!(v.to_bits(), want.to_bits(), "f16 {i:#06x}");
+        let words: Vec<u32> = (0..=u32::from(u16::MAX)).map(|h| h | (u32::from(u16::MAX) - h) << 16).collect();
+        for bit in [0, 16] {
+            let mut out = vec![0f32; words.len()];
+            f32::from_words(Input::Std(Elem::F16), &words, bit, 16, &mut out);
+            for (&w, v) in words.iter().zip(&out) {
+                let h = (w >> bit) as u16;
+                let want = crate::gpu::exec::ops::vmem::format::f16_to_f32(h);
+                assert_eq!(v.to_bits(), want.to_bits(), "f16 {h:#06x} at bit {bit}");
+            }
         }
     }
 
