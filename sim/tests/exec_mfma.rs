@@ -399,6 +399,31 @@ fn the_accumulator_may_be_other_registers_or_a_constant() {
     }
 }
 
+#[test]
+fn an_f64_accumulator_may_be_other_registers_or_a_constant() {
+    // v_mfma_f64_16x16x4f64 v[40:47], v[0:1], v[2:3], {v[32:39] | 1.0 | 0} (llvm-mc-15)
+    let f64_of = |h: &Harness, reg: usize, lane: usize| {
+        f64::from_bits(u64::from(h.wave.vgpr[reg][lane]) | u64::from(h.wave.vgpr[reg + 1][lane]) << 32)
+    };
+    for (words, c) in [
+        ([0xd3ee_0028u32, 0x0482_0500u32], 5.0f64),
+        ([0xd3ee_0028, 0x03ca_0500], 1.0),
+        ([0xd3ee_0028, 0x0202_0500], 0.0),
+    ] {
+        let mut h = Harness::new();
+        for (reg, v) in [(0usize, 3.0f64), (2, 2.0)].into_iter().chain((32..40).step_by(2).map(|r| (r, 5.0))) {
+            h.wave.vgpr[reg] = [v.to_bits() as u32; 64];
+            h.wave.vgpr[reg + 1] = [(v.to_bits() >> 32) as u32; 64];
+        }
+        h.run(&words).unwrap();
+        // k = 4 products of 3 · 2 on top of C, in every element of D.
+        for reg in (40..48).step_by(2) {
+            assert!((0..64).all(|lane| f64_of(&h, reg, lane) == 24.0 + c), "C = {c}, v{reg}: {}", f64_of(&h, reg, 0));
+            assert!((0..64).all(|lane| f64_of(&h, reg - 8, lane) == 5.0), "C = {c}: C is left alone");
+        }
+    }
+}
+
 /// Each product is rounded to f32 before it is added where it is not exact (f32 and bf16
 /// inputs): a fused multiply-add would give other bits. Every lane and element holds the
 /// same values, so every D element is the same k-ordered sum.

@@ -74,7 +74,8 @@ struct Plan {
 }
 
 /// `len` elements (the operand's `m` or `n`) in consecutive lanes from `lane` of one
-/// register, each at bit `bit` of its lane's word.
+/// register, each at bit `bit` of its lane's word (64-bit elements: of the register pair
+/// `reg`, `reg + 1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct LaneRun {
     reg: usize,
@@ -84,7 +85,7 @@ struct LaneRun {
 
 /// `positions` (`len` at a time) as runs of consecutive lanes, if each group is one.
 fn lane_runs(positions: &[Pos], len: usize, bits: usize) -> Option<Box<[LaneRun]>> {
-    if !matches!(bits, 8 | 16 | 32) {
+    if !matches!(bits, 8 | 16 | 32 | 64) {
         return None;
     }
     positions
@@ -93,7 +94,9 @@ fn lane_runs(positions: &[Pos], len: usize, bits: usize) -> Option<Box<[LaneRun]
             let p = group[0];
             let consecutive =
                 group.iter().enumerate().all(|(t, q)| q.reg == p.reg && q.bit == p.bit && q.lane == p.lane + t);
-            (consecutive && p.lane + len <= LANES && p.bit + bits <= 32).then_some(LaneRun {
+            // A 64-bit element is a register pair: low word in `reg`, high in `reg + 1`.
+            let in_word = if bits == 64 { p.bit == 0 } else { p.bit + bits <= 32 };
+            (consecutive && p.lane + len <= LANES && in_word).then_some(LaneRun {
                 reg: p.reg,
                 lane: p.lane,
                 bit: p.bit as u32,
@@ -221,7 +224,10 @@ impl<'w> Regs<'w> {
         let op = inst.src[i];
         match op {
             Operand::Vgpr(_) | Operand::Agpr(_) => Ok(Regs::File(registers(w, op, usize::from(inst.src_regs(i)))?)),
-            _ if slot.regs == 2 => Ok(Regs::Constant(w.read_scalar64(op, slot.ty, inst.literal)?)),
+            // 64-bit elements: A and B are register pairs, an f64 C is wider (its type says).
+            _ if slot.regs == 2 || slot.ty == Ty::F64 => {
+                Ok(Regs::Constant(w.read_scalar64(op, slot.ty, inst.literal)?))
+            }
             _ => Ok(Regs::Constant(u64::from(w.read_scalar32(op, slot.ty, inst.literal)?))),
         }
     }
@@ -288,7 +294,7 @@ fn exec(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
             Acc::F32 => run_in_registers::<f32>(w, inst, plan, &controls),
             Acc::I32 if saturate => run_in_registers::<SatI32>(w, inst, plan, &controls),
             Acc::I32 => run_in_registers::<i32>(w, inst, plan, &controls),
-            Acc::F64 => run_gathered::<f64>(w, inst, plan, &controls),
+            Acc::F64 => run_f64(w, inst, plan, &controls),
         }?;
     }
     if saturate && shape.acc == Acc::F32 {
@@ -559,7 +565,7 @@ fn gather_ab<T: Accum>(
     let (ia, ib) = (Input::of(s.a, inst.target), Input::of(s.b, inst.target));
     let block_a = s.m * s.k;
     match (&ra, plan.a_runs.as_deref()) {
-        (Regs::File(r), Some(runs)) => {
+        (Regs::File(r), Some(runs)) if s.a.bits() <= 32 => {
             for (blk, out) in a.chunks_exact_mut(block_a).enumerate() {
                 let from = (blk & !c.a_group_mask) | c.abid;
                 gather_runs(ia, r, &runs[from * s.k..][..s.k], s.m, s.a.bits(), out);
@@ -580,7 +586,7 @@ fn gather_ab<T: Accum>(
         }
     }
     match (&rb, plan.b_runs.as_deref()) {
-        (Regs::File(r), Some(runs)) if c.blgp == 0 => gather_runs(ib, r, runs, s.n, s.b.bits(), b),
+        (Regs::File(r), Some(runs)) if c.blgp == 0 && s.b.bits() <= 32 => gather_runs(ib, r, runs, s.n, s.b.bits(), b),
         _ => {
             let mut raw = vec![0u64; b.len()];
             rb.elements(&plan.b, |p| c.b_lane(p.lane), s.b.bits(), &mut raw);
@@ -796,6 +802,75 @@ fn run_sparse<T: Accum + bytemuck::Pod>(w: &mut Wave, inst: &Inst, plan: &Plan) 
     Ok(())
 }
 
+/// Largest f64 A or B: 64 lanes × one element.
+const MAX_F64: usize = 64;
+
+/// f64 ops: A and B read by runs of register pairs, each row of D (`n` consecutive lanes of
+/// a register pair) summed in place; [`run_gathered`] where the operands do not allow it (a
+/// constant source).
+fn run_f64(w: &mut Wave, inst: &Inst, plan: &Plan, c: &Controls) -> Result<(), ExecError> {
+    let s = &plan.shape;
+    let (m, n, k) = (s.m, s.n, s.k);
+    let (mut a, mut b) = ([0f64; MAX_F64], [0f64; MAX_F64]);
+    let (a, b) = (&mut a[..s.blocks * m * k], &mut b[..s.blocks * k * n]);
+    {
+        let (Some(a_runs), Some(b_runs)) = (plan.a_runs.as_deref(), plan.b_runs.as_deref()) else {
+            return run_gathered::<f64>(w, inst, plan, c);
+        };
+        let (Regs::File(ra), Regs::File(rb), Regs::File(_)) =
+            (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?, Regs::read(w, inst, 2)?)
+        else {
+            return run_gathered::<f64>(w, inst, plan, c);
+        };
+        for (blk, out) in a.chunks_exact_mut(m * k).enumerate() {
+            let from = (blk & !c.a_group_mask) | c.abid;
+            gather_pairs(ra, &a_runs[from * k..][..k], m, out);
+        }
+        gather_pairs(rb, b_runs, n, b);
+    }
+    for (bit, values) in [(1, &mut *a), (2, &mut *b)] {
+        if c.neg & bit != 0 {
+            values.iter_mut().for_each(|v| *v = -*v);
+        }
+    }
+    let d = c_into_d(w, inst, s)?;
+    for blk in 0..s.blocks {
+        let (a, b) = (&a[blk * m * k..][..m * k], &b[blk * k * n..][..k * n]);
+        for i in 0..m {
+            let p = plan.d[(blk * m + i) * n];
+            let [lo, hi] = d.get_disjoint_mut([p.reg, p.reg + 1]).map_err(|_| ExecError::Register(inst.dst[0]))?;
+            let (lo, hi) = (&mut lo[p.lane..p.lane + n], &mut hi[p.lane..p.lane + n]);
+            let mut row = [0f64; 16];
+            let row = &mut row[..n];
+            for ((v, &l), &h) in row.iter_mut().zip(&*lo).zip(&*hi) {
+                let from_c = f64::from_bits(u64::from(l) | u64::from(h) << 32);
+                *v = if c.neg & 4 != 0 { -from_c } else { from_c };
+            }
+            for (kk, b_row) in b.chunks_exact(n).enumerate() {
+                let av = a[kk * m + i];
+                for (v, &bv) in row.iter_mut().zip(b_row) {
+                    *v = v.mac(av, bv);
+                }
+            }
+            for ((v, l), h) in row.iter().zip(lo).zip(hi) {
+                let bits = v.to_bits();
+                (*l, *h) = (bits as u32, (bits >> 32) as u32);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The f64 elements of `runs` (`len` lanes of a register pair each) of `regs`, into `out`.
+fn gather_pairs(regs: &[Lanes], runs: &[LaneRun], len: usize, out: &mut [f64]) {
+    for (run, out) in runs.iter().zip(out.chunks_exact_mut(len)) {
+        let (lo, hi) = (&regs[run.reg][run.lane..run.lane + len], &regs[run.reg + 1][run.lane..run.lane + len]);
+        for ((o, &l), &h) in out.iter_mut().zip(lo).zip(hi) {
+            *o = f64::from_bits(u64::from(l) | u64::from(h) << 32);
+        }
+    }
+}
+
 /// 64-bit accumulators (split over register pairs): gather C, compute, scatter D.
 fn run_gathered<T: Accum>(w: &mut Wave, inst: &Inst, plan: &Plan, c: &Controls) -> Result<(), ExecError> {
     let s = &plan.shape;
@@ -983,17 +1058,21 @@ mod tests {
                 [(&plan.a, &plan.a_runs, s.m, s.a.bits()), (&plan.b, &plan.b_runs, s.n, s.b.bits())]
             {
                 let Some(runs) = runs else {
-                    assert!(bits == 64 || s.mixed || positions.is_empty(), "{} has no lane runs", op.name());
+                    assert!(s.mixed || positions.is_empty(), "{} has no lane runs", op.name());
                     continue;
                 };
                 run_ops += 1;
                 let mut want = vec![0u64; positions.len()];
                 file.elements(positions, |p| p.lane, bits, &mut want);
-                // i32 inputs are the elements sign-extended from 8 bits; read raw instead.
+                // Raw elements (the conversions are tested on their own).
                 let mut got = vec![0u64; positions.len()];
                 for (run, out) in runs.iter().zip(got.chunks_exact_mut(len)) {
-                    for (o, &w) in out.iter_mut().zip(&regs[run.reg][run.lane..run.lane + len]) {
-                        *o = u64::from((w >> run.bit) & low_bits(bits));
+                    for (t, o) in out.iter_mut().enumerate() {
+                        let word = |reg: usize| u64::from(regs[reg][run.lane + t]);
+                        *o = match bits {
+                            64 => word(run.reg) | word(run.reg + 1) << 32,
+                            _ => (word(run.reg) >> run.bit) & u64::from(low_bits(bits)),
+                        };
                     }
                 }
                 assert_eq!(got, want, "{}", op.name());
