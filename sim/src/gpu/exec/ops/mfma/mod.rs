@@ -66,6 +66,9 @@ struct Plan {
     /// Mixed-format (`*_f8f6f4`) ops: A's row `i` (B's column `i`), element `k` at index
     /// `i*k + k`, for 8-, 6- and 4-bit elements.
     small: [Box<[Pos]>; 3],
+    /// `small` k-major (`k*m + i`) as runs of `m` consecutive lanes, where no element
+    /// straddles two registers (8- and 4-bit elements).
+    small_runs: [Option<Box<[LaneRun]>>; 3],
     /// `a` and `b` as runs of consecutive lanes ([`LaneRun`]), one per `(b, k)`, when
     /// every element lies inside one register (8-, 16- and 32-bit elements): a gather is then
     /// a shift and a conversion of consecutive words, which the host does several at once.
@@ -85,7 +88,7 @@ struct LaneRun {
 
 /// `positions` (`len` at a time) as runs of consecutive lanes, if each group is one.
 fn lane_runs(positions: &[Pos], len: usize, bits: usize) -> Option<Box<[LaneRun]>> {
-    if !matches!(bits, 8 | 16 | 32 | 64) {
+    if !matches!(bits, 4 | 8 | 16 | 32 | 64) {
         return None;
     }
     positions
@@ -133,16 +136,33 @@ impl Plan {
             (0..m).flat_map(|i| (0..k).map(move |kk| layout::f8f6f4_pos(m, i, kk, bits))).collect()
         });
         let (a_runs, b_runs) = (lane_runs(&a, m, shape.a.bits()), lane_runs(&b, n, shape.b.bits()));
-        Plan { shape, a: a.into(), b: b.into(), d: d.into(), small, a_runs, b_runs }
+        let small_runs = [8, 6, 4].map(|bits| {
+            if !shape.mixed {
+                return None;
+            }
+            let k_major: Vec<Pos> =
+                (0..k).flat_map(|kk| (0..m).map(move |i| layout::f8f6f4_pos(m, i, kk, bits))).collect();
+            lane_runs(&k_major, m, bits)
+        });
+        Plan { shape, a: a.into(), b: b.into(), d: d.into(), small, small_runs, a_runs, b_runs }
     }
 
     /// The mixed-format positions of `bits`-wide elements.
     fn small(&self, bits: usize) -> &[Pos] {
-        &self.small[match bits {
+        &self.small[Self::small_index(bits)]
+    }
+
+    /// The mixed-format runs of `bits`-wide elements, if they have them.
+    fn small_runs(&self, bits: usize) -> Option<&[LaneRun]> {
+        self.small_runs[Self::small_index(bits)].as_deref()
+    }
+
+    fn small_index(bits: usize) -> usize {
+        match bits {
             8 => 0,
             6 => 1,
             _ => 2,
-        }]
+        }
     }
 }
 
@@ -487,7 +507,10 @@ impl Accum for f32 {
             (Input::Std(Elem::Bf16), 16) => {
                 pairs.for_each(|(o, &w)| *o = crate::gpu::exec::ops::vmem::format::bf16_to_f32((w >> bit) as u16));
             }
-            (Input::Table(t), _) => pairs.for_each(|(o, &w)| *o = t[((w >> bit) & 0xff) as usize]),
+            (Input::Table(t), _) => {
+                let mask = low_bits(bits.min(8));
+                pairs.for_each(|(o, &w)| *o = t[((w >> bit) & mask) as usize]);
+            }
             _ => {
                 let mask = low_bits(bits);
                 pairs.for_each(|(o, &w)| *o = e.f32((w >> bit) & mask));
@@ -659,14 +682,11 @@ fn c_into_d<'w>(w: &'w mut Wave, inst: &Inst, s: &Shape) -> Result<&'w mut [Lane
     registers_mut(w, dst, regs)
 }
 
-/// Largest mixed-format A or B: 16×128 or 32×64 elements.
-const MAX_MIXED: usize = 2048;
 /// Scale blocks of the mixed-format ops: 32 consecutive k share a scale.
 const SCALE_BLOCK: usize = 32;
 
 /// gfx950 `*_f8f6f4` MFMAs and their block-scaled forms: A's format from cbsz, B's from blgp
 /// (which therefore neither broadcast nor permute), layouts from [`layout::f8f6f4_pos`].
-#[inline(never)] // Its 40 KiB of arrays stay out of `exec`'s frame (stack probes on every op).
 fn run_mixed(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
     let s = &plan.shape;
     let (f, scale) = match inst.ext {
@@ -681,47 +701,77 @@ fn run_mixed(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
     };
     let (fa, fb) = (format(f.cbsz)?, format(f.blgp)?);
     let (m, n, k) = (s.m, s.n, s.k);
-    let (mut a, mut b) = ([0f32; MAX_MIXED], [0f32; MAX_MIXED]);
-    let (a, b) = (&mut a[..m * k], &mut b[..k * n]);
-    {
-        let (ra, rb) = (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?);
-        let mut raw = [0u64; MAX_MIXED];
-        let (ta, bits) = (fa.table(), fa.bits());
-        ra.elements(plan.small(bits), |p| p.lane, bits, &mut raw[..a.len()]);
-        for (v, &r) in a.iter_mut().zip(&raw) {
-            *v = ta[r as usize];
-        }
-        let (tb, bits) = (fb.table(), fb.bits());
-        let positions = plan.small(bits);
-        rb.elements(positions, |p| p.lane, bits, &mut raw[..positions.len()]);
-        // The table runs along B's columns; B is stored row-major.
-        for (idx, &r) in raw[..positions.len()].iter().enumerate() {
-            b[(idx % k) * n + idx / k] = tb[r as usize];
-        }
-    }
     let scales = match scale {
         Some(x) => Some(read_scales(w, inst, &x, s)?),
         None => None,
     };
-    let d = c_into_d(w, inst, s)?;
-    for (i, a_row) in a.chunks_exact(k).enumerate() {
-        let p = plan.d[i * n];
-        let d_row: &mut [f32] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n]);
+    OPERANDS.with_borrow_mut(|scratch| {
+        let words = (m * k + k * n).div_ceil(2);
+        if scratch.len() < words {
+            scratch.resize(words, 0);
+        }
+        let (a, b) = bytemuck::cast_slice_mut::<u64, f32>(&mut scratch[..words]).split_at_mut(m * k);
+        let b = &mut b[..k * n];
+        // A k-major (`a[kk*m + i]`), B row-major (`b[kk*n + j]`); A's rows and B's columns
+        // have the same layout (the ops are square), so one set of runs serves both.
+        {
+            let (ra, rb) = (Regs::read(w, inst, 0)?, Regs::read(w, inst, 1)?);
+            small_operand(&ra, plan, fa, k, a, |i, kk| kk * m + i);
+            small_operand(&rb, plan, fb, k, b, |j, kk| kk * n + j);
+        }
+        let d = c_into_d(w, inst, s)?;
         match &scales {
-            None => dense::mac_rows([d_row], a_row, dense::ARows::ROW, b),
+            // Products of two small floats are exact in f32 and far from its limits (at most
+            // 8 significant bits, magnitudes between 2^-32 and 2^32), as `ExactProductF32`
+            // needs.
+            None => dense::mac_into_registers::<ExactProductF32>(
+                d,
+                &plan.d,
+                s,
+                bytemuck::cast_slice(a),
+                bytemuck::cast_slice(b),
+            ),
             Some((sa, sb)) => {
-                for (kk, (&av, b_row)) in a_row.iter().zip(b.chunks_exact(n)).enumerate() {
-                    let blk = kk / SCALE_BLOCK;
-                    let fa = sa[i + m * blk];
-                    for (j, (dv, &bv)) in d_row.iter_mut().zip(b_row).enumerate() {
-                        // Exact: a product of two small floats, and powers of two in f64.
-                        *dv += (f64::from(av * bv) * fa * sb[j + n * blk]) as f32;
+                for i in 0..m {
+                    let p = plan.d[i * n];
+                    let d_row: &mut [f32] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n]);
+                    for (kk, b_row) in b.chunks_exact(n).enumerate() {
+                        let (av, blk) = (a[kk * m + i], kk / SCALE_BLOCK);
+                        let fa = sa[i + m * blk];
+                        for (j, (dv, &bv)) in d_row.iter_mut().zip(b_row).enumerate() {
+                            // Exact: a product of two small floats, and powers of two in f64.
+                            *dv += (f64::from(av * bv) * fa * sb[j + n * blk]) as f32;
+                        }
                     }
                 }
             }
         }
+        Ok(())
+    })
+}
+
+/// A mixed-format A (or B) in format `f`: element `kk` of row `i` (B: column `i`) into
+/// `out[at(i, kk)]`, by lane runs where the format has them, else by positions.
+fn small_operand(
+    regs: &Regs<'_>,
+    plan: &Plan,
+    f: Small,
+    k: usize,
+    out: &mut [f32],
+    at: impl Fn(usize, usize) -> usize,
+) {
+    let (table, bits) = (f.table(), f.bits());
+    match (regs, plan.small_runs(bits)) {
+        (Regs::File(r), Some(runs)) => gather_runs(Input::Table(table), r, runs, plan.shape.m, bits, out),
+        _ => {
+            let mut raw = vec![0u64; out.len()];
+            regs.elements(plan.small(bits), |p| p.lane, bits, &mut raw);
+            // Positions run along each row (column) in k.
+            for (idx, &r) in raw.iter().enumerate() {
+                out[at(idx / k, idx % k)] = table[r as usize];
+            }
+        }
     }
-    Ok(())
 }
 
 /// The E8M0 scales of a block-scaled MFMA, as f64 factors: A's row `i`, k block `blk` at
