@@ -139,6 +139,20 @@ fn scalar_instruction(r: &mut Rng) -> Vec<u32> {
     }
 }
 
+/// The VOP3 opcodes whose instruction the translator takes (with VGPR operands).
+fn vop3_taken() -> &'static [u32] {
+    static OPS: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
+    OPS.get_or_init(|| {
+        (0..1024)
+            .filter(|op| {
+                // v_<op> v0, v0, v0, v0 (a compare writes s[8:9] instead).
+                let words = [0xd000_0000 | op << 16, 0x0402_0100];
+                decode(&words, Target::Gfx90a).is_ok_and(|inst| select::kind(inst.op).is_some())
+            })
+            .collect()
+    })
+}
+
 /// One random encoded instruction the translator takes on its own (words, with a literal
 /// if it has one): vector mostly, scalar sometimes.
 fn instruction(r: &mut Rng) -> Vec<u32> {
@@ -154,10 +168,14 @@ fn instruction(r: &mut Rng) -> Vec<u32> {
             _ => {
                 // VOP3: the low byte is VDST, or for compares an SGPR pair; VOP3b's SDST (bits
                 // 8..14) and a lane-mask third source are lane-mask registers.
-                let op = r.below(1024);
+                // Half the time one the translator takes: most of the 1024 opcodes are
+                // not, so uniform picks would try each VOP3-only op about once a run.
+                let op = if r.below(2) == 0 { r.pick(vop3_taken()) } else { r.below(1024) };
                 let mask = r.pick(&MASKS);
                 let low = if r.below(2) == 0 { vdst } else { mask };
-                let sdst = r.pick(&MASKS) << 8;
+                // Bits 8..14 are VOP3b's SDST but VOP3a's ABS, OP_SEL and CLAMP, which the
+                // translator leaves to the interpreter: VOP3a instructions get them clear.
+                let sdst = if r.below(2) == 0 { r.pick(&MASKS) << 8 } else { 0 };
                 let src2 = if r.below(2) == 0 { r.pick(&MASKS) } else { any_src(r, false) };
                 vec![0xd000_0000 | op << 16 | sdst | low, any_src(r, false) | any_src(r, false) << 9 | src2 << 18]
             }

@@ -64,6 +64,8 @@ pub enum Bin {
     MinU,
     MaxI,
     MinI,
+    /// The high 32 bits of the unsigned 64-bit product (division by a constant).
+    MulHiU,
 }
 
 /// Integer operations on three sources.
@@ -80,6 +82,14 @@ pub enum Tri {
     /// `(a ^ b) + c`
     Xad,
     MadU24,
+    /// `(a & b) | (!a & c)`
+    Bfi,
+    /// `(a:b) >> (c & 31)`, the low 32 bits (rotates).
+    Alignbit,
+    /// `(a >> (b & 31)) & ((1 << (c & 31)) - 1)`
+    BfeU,
+    /// The field of `BfeU` sign-extended from its top bit; 0 for a width of 0.
+    BfeI,
 }
 
 /// The carry ops: `v_add_co`, `v_sub_co`, `v_subrev_co` and their carry-in forms.
@@ -143,6 +153,8 @@ pub enum Kind {
     },
     CvtF32U32,
     CvtF32I32,
+    /// Byte `n` (0..3) of the source as an f32 (exact).
+    CvtF32Ubyte(u8),
     /// A 64-bit shift (`v_lshlrev_b64`, `v_lshrrev_b64`, `v_ashrrev_i64`) of the VGPR pair
     /// at source 1 by a constant `amount` (already `& 63`), into a VGPR pair: address
     /// arithmetic.
@@ -819,7 +831,7 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         return shift64_step(inst, op);
     }
     let arity = match kind {
-        Kind::Mov | Kind::Not | Kind::CvtF32U32 | Kind::CvtF32I32 => 1,
+        Kind::Mov | Kind::Not | Kind::CvtF32U32 | Kind::CvtF32I32 | Kind::CvtF32Ubyte(_) => 1,
         Kind::Tri(_) | Kind::FmaF32 { acc: false } => 3,
         _ => 2,
     };
@@ -968,6 +980,7 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VMinU32 => Kind::Bin(B::MinU),
         Op::VMaxI32 => Kind::Bin(B::MaxI),
         Op::VMinI32 => Kind::Bin(B::MinI),
+        Op::VMulHiU32 => Kind::Bin(B::MulHiU),
         Op::VAdd3U32 => Kind::Tri(Tri::Add3),
         Op::VLshlAddU32 => Kind::Tri(Tri::LshlAdd),
         Op::VAddLshlU32 => Kind::Tri(Tri::AddLshl),
@@ -976,6 +989,10 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VOr3B32 => Kind::Tri(Tri::Or3),
         Op::VXadU32 => Kind::Tri(Tri::Xad),
         Op::VMadU32U24 => Kind::Tri(Tri::MadU24),
+        Op::VBfiB32 => Kind::Tri(Tri::Bfi),
+        Op::VAlignbitB32 => Kind::Tri(Tri::Alignbit),
+        Op::VBfeU32 => Kind::Tri(Tri::BfeU),
+        Op::VBfeI32 => Kind::Tri(Tri::BfeI),
         Op::VAddCoU32 => Kind::Carry { op: CarryOp::Add, carry_in: false },
         Op::VSubCoU32 => Kind::Carry { op: CarryOp::Sub, carry_in: false },
         Op::VSubrevCoU32 => Kind::Carry { op: CarryOp::SubRev, carry_in: false },
@@ -991,6 +1008,10 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VFmacF32 => Kind::FmaF32 { acc: true },
         Op::VCvtF32U32 => Kind::CvtF32U32,
         Op::VCvtF32I32 => Kind::CvtF32I32,
+        Op::VCvtF32Ubyte0 => Kind::CvtF32Ubyte(0),
+        Op::VCvtF32Ubyte1 => Kind::CvtF32Ubyte(1),
+        Op::VCvtF32Ubyte2 => Kind::CvtF32Ubyte(2),
+        Op::VCvtF32Ubyte3 => Kind::CvtF32Ubyte(3),
         // The amount is resolved from the instruction (`shift64_step`).
         Op::VLshlrevB64 => Kind::Shift64 { op: Shift64::Shl, amount: 0 },
         Op::VLshrrevB64 => Kind::Shift64 { op: Shift64::Shr, amount: 0 },

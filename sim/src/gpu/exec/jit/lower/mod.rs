@@ -31,7 +31,7 @@ use super::select::{
 use crate::gpu::exec::ops::valu::fp::Env;
 use crate::gpu::exec::wave::Wave;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64, I8};
+use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64, I8, I8X16};
 use cranelift_codegen::ir::Signature;
 use cranelift_codegen::ir::{AbiParam, Endianness, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -559,6 +559,16 @@ impl<'a> Lowering<'a> {
                 let f = self.b.ins().fcvt_from_sint(F32X4, src[0]);
                 (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
             }
+            Kind::CvtF32Ubyte(n) => {
+                let by = self.b.ins().iconst(I32, 8 * n as i64);
+                let x = self.b.ins().ushr(src[0], by);
+                let mask = self.splat(0xff);
+                let byte = self.b.ins().band(x, mask);
+                // Signed conversion: a byte is a small positive integer, exact either way,
+                // and the signed one is a single host instruction.
+                let f = self.b.ins().fcvt_from_sint(F32X4, byte);
+                (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
+            }
             Kind::Shift64 { op, amount } => {
                 let Some(Src::Vgpr(s)) = step.src[1] else { unreachable!("a 64-bit shift of a VGPR pair") };
                 let hi = self.read(ch, Src::Vgpr(s + 1), uniforms);
@@ -699,6 +709,7 @@ impl<'a> Lowering<'a> {
             Bin::MinU => self.b.ins().umin(a, b),
             Bin::MaxI => self.b.ins().smax(a, b),
             Bin::MinI => self.b.ins().smin(a, b),
+            Bin::MulHiU => self.mul_hi_u32(a, b),
         }
     }
 
@@ -737,7 +748,61 @@ impl<'a> Lowering<'a> {
                 let p = self.bin(Bin::MulU24, a, b, Amount::Lanes(a));
                 self.b.ins().iadd(p, c)
             }
+            Tri::Bfi => self.b.ins().bitselect(a, b, c),
+            Tri::Alignbit => {
+                // `b >> s | a << (32 - s)` with `s = c & 31`, written so that no shift is by 32
+                // (Cranelift masks amounts to 0..31): `(a << 1) << (31 - s)`, and
+                // `31 - s == !c & 31`.
+                let low = self.shift(Shift::Shr, b, amount_c);
+                let not_c = match amount_c {
+                    Amount::Scalar(s) => Amount::Scalar(self.b.ins().bnot(s)),
+                    Amount::Lanes(v) => Amount::Lanes(self.b.ins().bnot(v)),
+                };
+                let one = self.b.ins().iconst(I32, 1);
+                let a2 = self.b.ins().ishl(a, one);
+                let high = self.shift(Shift::Shl, a2, not_c);
+                self.b.ins().bor(low, high)
+            }
+            Tri::BfeU => {
+                let field = self.shift(Shift::Shr, a, amount_b);
+                let one = self.splat(1);
+                let bit = self.shift(Shift::Shl, one, amount_c);
+                let mask = self.b.ins().isub(bit, one);
+                self.b.ins().band(field, mask)
+            }
+            Tri::BfeI => {
+                // `(a >> off) << (32 - w) >> (32 - w)` arithmetic, with `32 - w == -w & 31`;
+                // a width of 0 gives 0.
+                let field = self.shift(Shift::Sar, a, amount_b);
+                let neg_w = match amount_c {
+                    Amount::Scalar(s) => Amount::Scalar(self.b.ins().ineg(s)),
+                    Amount::Lanes(v) => Amount::Lanes(self.b.ins().ineg(v)),
+                };
+                let up = self.shift(Shift::Shl, field, neg_w);
+                let r = self.shift(Shift::Sar, up, neg_w);
+                let low_bits = self.splat(31);
+                let width = self.b.ins().band(c, low_bits);
+                let zero = self.splat(0);
+                let empty = self.b.ins().icmp(IntCC::Equal, width, zero);
+                self.b.ins().band_not(r, empty)
+            }
         }
+    }
+
+    /// The high halves of the four lanes' unsigned 64-bit products: two `pmuludq` (products
+    /// of lanes 0, 1 and of 2, 3) and the odd words of both.
+    fn mul_hi_u32(&mut self, a: Value, b: Value) -> Value {
+        let (al, bl) = (self.b.ins().uwiden_low(a), self.b.ins().uwiden_low(b));
+        let low = self.b.ins().imul(al, bl);
+        let (ah, bh) = (self.b.ins().uwiden_high(a), self.b.ins().uwiden_high(b));
+        let high = self.b.ins().imul(ah, bh);
+        let low = self.b.ins().bitcast(I8X16, lanes(), low);
+        let high = self.b.ins().bitcast(I8X16, lanes(), high);
+        // Bytes 4..8 and 12..16 of each product vector (the second vector's bytes are 16..32).
+        let order: Vec<u8> = [4u8, 12, 20, 28].iter().flat_map(|&w| w..w + 4).collect();
+        let order = self.b.func.dfg.immediates.push(order.as_slice().into());
+        let r = self.b.ins().shuffle(low, high, order);
+        self.b.ins().bitcast(I32X4, lanes(), r)
     }
 
     /// The result and the carry (borrow) out, as a lane mask. `cin` is the carry-in mask.
