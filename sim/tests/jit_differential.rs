@@ -153,11 +153,29 @@ fn vop3_taken() -> &'static [u32] {
     })
 }
 
+/// A random `v_pk_mov_b32` (VOP3P) of VGPR pairs, pairs that may overlap its destination,
+/// any OP_SEL, and now and then a negation, clamp or an SGPR-pair source (forms the
+/// segments leave to the interpreter's handler).
+fn pk_mov(r: &mut Rng) -> Vec<u32> {
+    let pair = |r: &mut Rng| 2 * r.below(VGPRS / 2);
+    let vdst = pair(r);
+    let op_sel = r.below(4) << 11 | r.below(2) << 14;
+    let odd = r.below(8) == 0;
+    let clamp = if odd && r.below(2) == 0 { 1 << 15 } else { 0 };
+    let neg = if odd && r.below(2) == 0 { (1 + r.below(3)) << 29 } else { 0 };
+    let src0 = if odd && r.below(2) == 0 { 2 * r.below(SGPRS / 2) } else { 256 + pair(r) };
+    let src1 = 256 + pair(r);
+    vec![0xd3b3_0000 | op_sel | clamp | vdst, src0 | src1 << 9 | r.below(4) << 27 | neg]
+}
+
 /// One random encoded instruction the translator takes on its own (words, with a literal
 /// if it has one): vector mostly, scalar sometimes.
 fn instruction(r: &mut Rng) -> Vec<u32> {
     if r.below(4) == 0 {
         return scalar_instruction(r);
+    }
+    if r.below(16) == 0 {
+        return pk_mov(r);
     }
     loop {
         let vdst = r.below(VGPRS);

@@ -155,6 +155,12 @@ pub enum Kind {
     CvtF32I32,
     /// Byte `n` (0..3) of the source as an f32 (exact).
     CvtF32Ubyte(u8),
+    /// `v_pk_mov_b32` of VGPR pairs: the destination's low dword is source 0's high
+    /// (`hi0`) or low dword, its high dword source 1's high (`hi1`) or low dword.
+    PkMov {
+        hi0: bool,
+        hi1: bool,
+    },
     /// A 64-bit shift (`v_lshlrev_b64`, `v_lshrrev_b64`, `v_ashrrev_i64`) of the VGPR pair
     /// at source 1 by a constant `amount` (already `& 63`), into a VGPR pair: address
     /// arithmetic.
@@ -693,21 +699,16 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
     // Lane masks the current segment wrote so far, with the step that wrote each last.
     let mut written: Vec<(MaskReg, u16)> = Vec::new();
     for inst in insts.iter().take(MAX_STEPS) {
-        match takes(inst) {
-            Some(Taken::Vector) => {
-                let step = match vector_step(inst, mode, &mut seg, &written) {
-                    Some(step) => step,
-                    None if !seg.steps.is_empty() => {
-                        // Perhaps only a conflict with this segment's masks: try a new one.
-                        p.items.push(Item::Vector(std::mem::take(&mut seg)));
-                        written.clear();
-                        match vector_step(inst, mode, &mut seg, &written) {
-                            Some(step) => step,
-                            None => break,
-                        }
-                    }
-                    None => break,
-                };
+        let taken = takes(inst);
+        if taken == Some(Taken::Vector) {
+            let mut step = vector_step(inst, mode, &mut seg, &written);
+            if step.is_none() && !seg.steps.is_empty() {
+                // Perhaps only a conflict with this segment's masks: try a new one.
+                p.items.push(Item::Vector(std::mem::take(&mut seg)));
+                written.clear();
+                step = vector_step(inst, mode, &mut seg, &written);
+            }
+            if let Some(step) = step {
                 let index = seg.steps.len() as u16;
                 if let (Some(slot), Some(reg)) = (step.mask_out, mask_dst(inst).and_then(mask_reg)) {
                     written.retain(|(r, _)| *r != reg);
@@ -720,8 +721,15 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
                 p.vgprs = p.vgprs.max(step_vgprs(&step));
                 p.vector_insts += 1;
                 seg.steps.push(step);
+                p.insts += 1;
+                p.bytes += inst.len as u32;
+                continue;
             }
-            Some(taken @ (Taken::Interpreted | Taken::Branch)) => {
+            // A form the segments do not compile (modifiers, other operands): the
+            // interpreter's handler runs it inside the run.
+        }
+        match taken {
+            Some(taken) => {
                 if !seg.steps.is_empty() {
                     p.items.push(Item::Vector(std::mem::take(&mut seg)));
                     written.clear();
@@ -752,12 +760,9 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
                 if taken == Taken::Branch {
                     break;
                 }
-                continue;
             }
             None => break,
         }
-        p.insts += 1;
-        p.bytes += inst.len as u32;
     }
     if !seg.steps.is_empty() {
         p.items.push(Item::Vector(seg));
@@ -786,7 +791,7 @@ pub fn reaches_beyond_registers(inst: &Inst) -> bool {
 
 fn step_vgprs(step: &Step) -> u16 {
     // Registers per operand: pairs for the 64-bit shifts.
-    let width = if matches!(step.kind, Kind::Shift64 { .. }) { 2 } else { 1 };
+    let width = if matches!(step.kind, Kind::Shift64 { .. } | Kind::PkMov { .. }) { 2 } else { 1 };
     let srcs = step.src.iter().flatten().filter_map(|s| match s {
         Src::Vgpr(n) => Some(*n as u16 + width),
         Src::Uniform(_) => None,
@@ -820,6 +825,9 @@ fn mask_reg(op: Operand) -> Option<MaskReg> {
 /// The step for vector instruction `inst` in segment `seg`, registering its uniform sources
 /// and masks there; `None` (and `seg` unchanged) if it cannot be in this segment.
 fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
+    if inst.op == Op::VPkMovB32 {
+        return pk_mov_step(inst);
+    }
     if !plain(inst) {
         return None;
     }
@@ -922,6 +930,26 @@ fn shift64_step(inst: &Inst, op: Shift64) -> Option<Step> {
     Some(Step { kind, dst: Some(dst), src: [None, Some(Src::Vgpr(src)), None], mask_in: None, mask_out: None })
 }
 
+/// The step of a `v_pk_mov_b32` of VGPR pairs into a VGPR pair: only OP_SEL's two low bits
+/// select (the interpreter ignores OP_SEL_HI); negations and clamp are left to it.
+fn pk_mov_step(inst: &Inst) -> Option<Step> {
+    let Ext::Vop3(m) = inst.ext else { return None };
+    if inst.enc != Encoding::Vop3p || m.neg != 0 || m.neg_hi != 0 || m.clamp {
+        return None;
+    }
+    let (Operand::Vgpr(dst), Operand::Vgpr(a), Operand::Vgpr(b)) = (inst.dst[0], inst.src[0], inst.src[1]) else {
+        return None;
+    };
+    let kind = Kind::PkMov { hi0: m.op_sel & 1 != 0, hi1: m.op_sel & 2 != 0 };
+    Some(Step {
+        kind,
+        dst: Some(dst),
+        src: [Some(Src::Vgpr(a)), Some(Src::Vgpr(b)), None],
+        mask_in: None,
+        mask_out: None,
+    })
+}
+
 /// The lane-mask destination of a compare or carry op.
 fn mask_dst(inst: &Inst) -> Option<Operand> {
     match inst.enc {
@@ -1016,6 +1044,8 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VLshlrevB64 => Kind::Shift64 { op: Shift64::Shl, amount: 0 },
         Op::VLshrrevB64 => Kind::Shift64 { op: Shift64::Shr, amount: 0 },
         Op::VAshrrevI64 => Kind::Shift64 { op: Shift64::Sar, amount: 0 },
+        // The halves are resolved from the instruction (`pk_mov_step`).
+        Op::VPkMovB32 => Kind::PkMov { hi0: false, hi1: false },
         _ => return compare(op.name()),
     })
 }
@@ -1128,10 +1158,27 @@ mod tests {
         let p = plan(&insts(&[&FMA, &GETPC, &FMA]), 0xf0);
         assert_eq!(p.items[1], Item::Interpreted { index: 1, offset: 8 });
         assert!(p.uses_f32);
-        // Round toward zero: the translated host arithmetic rounds to nearest.
-        assert_eq!(plan(&insts(&[&FMA]), 0xf3).insts, 0);
+        // Round toward zero: the translated host arithmetic rounds to nearest, so the
+        // interpreter's handler runs the FMA inside the run, and the run does not depend on
+        // MODE.
+        let p = plan(&insts(&[&FMA, &ADD_S4]), 0xf3);
+        assert_eq!((p.insts, p.vector_insts), (2, 1));
+        assert_eq!(p.items[0], Item::Interpreted { index: 0, offset: 0 });
+        assert!(!p.uses_f32);
         // Integer code does not depend on MODE.
         assert_eq!(plan(&insts(&[&ADD_CO, &ADDC]), 0xf3).insts, 2);
+    }
+
+    #[test]
+    fn pk_mov_of_vgpr_pairs_is_a_step_and_other_forms_are_interpreted_in_the_run() {
+        const PK_MOV: [u32; 2] = [0xd3b3_4800, 0x1802_0902]; // v_pk_mov_b32 v[0:1], v[2:3], v[4:5] op_sel:[1,0]
+        const PK_MOV_S: [u32; 2] = [0xd3b3_4000, 0x1802_0802]; // v_pk_mov_b32 v[0:1], s[2:3], v[4:5]
+        let p = plan(&insts(&[&PK_MOV, &PK_MOV_S, &ADD_S4]), 0xf0);
+        assert_eq!((p.insts, p.vector_insts, p.vgprs), (3, 2, 6));
+        let segs = segments(&p);
+        assert_eq!(segs[0].steps[0].kind, Kind::PkMov { hi0: true, hi1: false });
+        assert_eq!(segs[0].steps[0].src, [Some(Src::Vgpr(2)), Some(Src::Vgpr(4)), None]);
+        assert_eq!(p.items[1], Item::Interpreted { index: 1, offset: 8 });
     }
 
     #[test]

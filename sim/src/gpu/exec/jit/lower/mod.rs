@@ -569,6 +569,17 @@ impl<'a> Lowering<'a> {
                 let f = self.b.ins().fcvt_from_sint(F32X4, byte);
                 (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
             }
+            Kind::PkMov { hi0, hi1 } => {
+                let (Some(Src::Vgpr(a)), Some(Src::Vgpr(b))) = (step.src[0], step.src[1]) else {
+                    unreachable!("a move of VGPR pairs")
+                };
+                // Both sources are read before either destination dword is written: the
+                // pairs may overlap.
+                let low = if hi0 { self.read(ch, Src::Vgpr(a + 1), uniforms) } else { src[0] };
+                let high = if hi1 { self.read(ch, Src::Vgpr(b + 1), uniforms) } else { src[1] };
+                ch.regs.insert(step.dst.expect("a destination") + 1, (high, true));
+                (Some(low), None)
+            }
             Kind::Shift64 { op, amount } => {
                 let Some(Src::Vgpr(s)) = step.src[1] else { unreachable!("a 64-bit shift of a VGPR pair") };
                 let hi = self.read(ch, Src::Vgpr(s + 1), uniforms);
