@@ -125,15 +125,7 @@ fn mac_block_in_registers<T: Accum + bytemuck::Pod, const BLOCK: usize, const R:
         let words: &[u32; BLOCK] = d[p.reg][p.lane + j..][..BLOCK].try_into().expect("a block");
         bytemuck::cast_slice::<u32, T>(words).try_into().expect("a block")
     });
-    for (kk, b_row) in b.chunks_exact(n).enumerate() {
-        let bv: &[T; BLOCK] = b_row[j..j + BLOCK].try_into().expect("a block");
-        for r in 0..R {
-            let av = a[a_rows.first[r] + kk * a_rows.step];
-            for t in 0..BLOCK {
-                acc[r][t] = acc[r][t].mac(av, bv[t]);
-            }
-        }
-    }
+    mac_k_loop(&mut acc, a, a_rows, b, n, j);
     for (p, acc) in rows.iter().zip(&acc) {
         d[p.reg][p.lane + j..][..BLOCK].copy_from_slice(bytemuck::cast_slice(acc));
     }
@@ -193,6 +185,28 @@ fn mac_rows_portable<T: Accum, const R: usize>(mut d_rows: [&mut [T]; R], a: &[T
     }
 }
 
+/// The `k` loop both block forms share: `acc[r][t] = mac(acc[r][t], a(r, k), b[k][j + t])`
+/// for each `k` in order, with `b` row-major (rows of `n`).
+#[inline(always)]
+fn mac_k_loop<T: Accum, const BLOCK: usize, const R: usize>(
+    acc: &mut [[T; BLOCK]; R],
+    a: &[T],
+    a_rows: ARows<R>,
+    b: &[T],
+    n: usize,
+    j: usize,
+) {
+    for (kk, b_row) in b.chunks_exact(n).enumerate() {
+        let bv: &[T; BLOCK] = b_row[j..j + BLOCK].try_into().expect("a block");
+        for r in 0..R {
+            let av = a[a_rows.first[r] + kk * a_rows.step];
+            for t in 0..BLOCK {
+                acc[r][t] = acc[r][t].mac(av, bv[t]);
+            }
+        }
+    }
+}
+
 /// Elements `j..j + BLOCK` of each row, summed in registers.
 #[inline(always)]
 fn mac_block<T: Accum, const BLOCK: usize, const R: usize>(
@@ -204,15 +218,7 @@ fn mac_block<T: Accum, const BLOCK: usize, const R: usize>(
 ) {
     let n = d_rows[0].len();
     let mut acc: [[T; BLOCK]; R] = std::array::from_fn(|r| d_rows[r][j..j + BLOCK].try_into().expect("a block"));
-    for (kk, b_row) in b.chunks_exact(n).enumerate() {
-        let bv: &[T; BLOCK] = b_row[j..j + BLOCK].try_into().expect("a block");
-        for r in 0..R {
-            let av = a[a_rows.first[r] + kk * a_rows.step];
-            for t in 0..BLOCK {
-                acc[r][t] = acc[r][t].mac(av, bv[t]);
-            }
-        }
-    }
+    mac_k_loop(&mut acc, a, a_rows, b, n, j);
     for r in 0..R {
         d_rows[r][j..j + BLOCK].copy_from_slice(&acc[r]);
     }
