@@ -1,6 +1,7 @@
 //! Interpreter throughput on kernels compiled by clang-15 for gfx90a, run through the
 //! embedding API (no ROCm runtime in the way): wave-instructions per second on a
-//! VALU-heavy and a memory-heavy kernel, with 1 and 2 worker threads, and MFMA
+//! VALU-heavy, an FMA-bound (lane-FMAs per second) and a memory-heavy kernel, with 1 and 2
+//! worker threads, and MFMA
 //! multiply-accumulates per second; then the VALU kernel on one worker with nothing observed,
 //! with run statistics and with a timeline (their overhead).
 //!
@@ -100,6 +101,15 @@ fn kernel_rates(valu: bool, memory: bool) {
             s.dispatch(valu, [64 * 256, 1, 1], [256, 1, 1], &kernargs(&[out, 2000])).unwrap();
             let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
             println!("valu kernel, {workers} worker(s)\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
+            // Eight FMAs per work-item and iteration, all 64 lanes active.
+            let fma = co.kernel("fma_chains").unwrap();
+            s.dispatch(fma, [256, 1, 1], [256, 1, 1], &kernargs(&[out, 10])).unwrap(); // warm-up
+            let (items, iters) = (64 * 256u64, 2000u64);
+            let start = Instant::now();
+            s.dispatch(fma, [items as u32, 1, 1], [256, 1, 1], &kernargs(&[out, iters])).unwrap();
+            let t = start.elapsed().as_secs_f64();
+            let per_core = (items * iters * 8) as f64 / t / 1e9 / workers as f64;
+            println!("fma kernel, {workers} worker(s)\t{per_core:.2}\tG lane-FMAs/s per worker");
         }
         if memory {
             // 16 M floats read and written, 1024 workgroups grid-striding. The first pass

@@ -169,6 +169,35 @@ fn packed_f32_and_mov() {
     assert_eq!([h.wave.vgpr[6][0], h.wave.vgpr[7][0]], [22, 33]);
 }
 
+/// A packed-f32 NaN result carries its first NaN input, quieted, whichever order the two
+/// NaNs come in (the host instruction alone returns the one its operand order favours), as
+/// the unpacked ops' results do.
+#[test]
+fn packed_f32_nan_results_carry_the_first_nan_input_quieted() {
+    let (snan, qnan, neg_snan) = (0x7fa0_1234, 0xffc1_2345, 0xff80_0001);
+    // Even lanes: (sNaN, qNaN) in the low dwords, (1.0, -sNaN) in the high ones; odd lanes
+    // swapped.
+    let regs: [&[u32]; 4] = [&[snan, qnan], &[f(1.0), neg_snan], &[qnan, snan], &[neg_snan, f(1.0)]];
+    // `v_pk_add_f32` and `v_pk_mul_f32 v[6:7], v[0:1], v[2:3]`; f32 denormals kept, flushed
+    // on input and output, flushed on input only (the host code differs between them).
+    for words in [PK_ADD_F32, &[0xd3b14006, 0x18020500][..]] {
+        for mode in [HIP, 0xf0, 0xc0, 0xd0] {
+            let mut h = Harness::new();
+            h.wave.mode = mode;
+            for (r, vals) in regs.iter().enumerate() {
+                for l in 0..64 {
+                    h.wave.vgpr[r][l] = vals[l % 2];
+                }
+            }
+            h.run(words).unwrap();
+            for l in 0..64 {
+                let want = if l % 2 == 0 { [0x7fe0_1234, 0xffc0_0001] } else { [qnan, 0xffc0_0001] };
+                assert_eq!([h.wave.vgpr[6][l], h.wave.vgpr[7][l]], want, "{words:x?}, MODE {mode:#x}, lane {l}");
+            }
+        }
+    }
+}
+
 #[test]
 fn fma_mix() {
     // f16 * f16 + f32

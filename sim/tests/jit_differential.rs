@@ -168,14 +168,43 @@ fn pk_mov(r: &mut Rng) -> Vec<u32> {
     vec![0xd3b3_0000 | op_sel | clamp | vdst, src0 | src1 << 9 | r.below(4) << 27 | neg]
 }
 
+/// A random `v_pk_fma_f32`, `v_pk_mul_f32` or `v_pk_add_f32` (VOP3P): VGPR pairs that may
+/// overlap the destination, SGPR pairs (lane-mask pairs among them, which earlier vector
+/// code of the run may have written), inline constants; any OP_SEL and OP_SEL_HI, negations
+/// of either half, now and then clamp (left to the interpreter's handler).
+fn pk_f32(r: &mut Rng) -> Vec<u32> {
+    let pair = |r: &mut Rng| 2 * r.below(VGPRS / 2);
+    let op = r.pick(&[0x30, 0x31, 0x32]);
+    let vdst = pair(r);
+    let src = |r: &mut Rng| match r.below(7) {
+        0 => 2 * r.below(SGPRS / 2),
+        1 => r.pick(&MASKS),
+        2 => 128 + r.below(81),
+        3 => 240 + r.below(9),
+        _ => 256 + pair(r),
+    };
+    let (src0, src1, src2) = (src(r), src(r), src(r));
+    let op_sel = r.below(8) << 11;
+    let op_sel_hi = (r.below(2) << 14, r.below(4) << 27);
+    let neg_hi = if r.below(2) == 0 { r.below(8) << 8 } else { 0 };
+    let neg = if r.below(2) == 0 { r.below(8) << 29 } else { 0 };
+    let clamp = if r.below(16) == 0 { 1 << 15 } else { 0 };
+    vec![
+        0xd380_0000 | op << 16 | clamp | op_sel_hi.0 | op_sel | neg_hi | vdst,
+        src0 | src1 << 9 | src2 << 18 | op_sel_hi.1 | neg,
+    ]
+}
+
 /// One random encoded instruction the translator takes on its own (words, with a literal
 /// if it has one): vector mostly, scalar sometimes.
 fn instruction(r: &mut Rng) -> Vec<u32> {
     if r.below(4) == 0 {
         return scalar_instruction(r);
     }
-    if r.below(16) == 0 {
-        return pk_mov(r);
+    match r.below(16) {
+        0 => return pk_mov(r),
+        1 => return pk_f32(r),
+        _ => {}
     }
     loop {
         let vdst = r.below(VGPRS);
@@ -273,6 +302,7 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     // output only, and round-toward-zero (f32 arithmetic then stays with the interpreter).
     let modes = [0xf0, 0xc0, 0xd0, 0xf3];
     let (mut programs, mut translated, mut mixed, mut compiled_scalar) = (0, 0usize, 0usize, 0usize);
+    let (mut deferred, mut packed) = (0usize, 0usize);
     for case in 0..10_000 {
         let len = 1 + r.below(12) as usize;
         let program = if case % 4 == 3 { a_loop(&mut r, len) } else { (0..len).map(|_| instruction(&mut r)).collect() };
@@ -312,6 +342,17 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
         let scalar = |i: &select::Item| matches!(i, select::Item::Interpreted { .. } | select::Item::Scalar(_));
         let scalar_at = plan.items.iter().position(scalar);
         compiled_scalar += plan.items.iter().filter(|i| matches!(i, select::Item::Scalar(_))).count();
+        deferred += plan.deferred as usize;
+        packed += plan
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                select::Item::Vector(seg) => Some(seg),
+                _ => None,
+            })
+            .flat_map(|seg| &seg.steps)
+            .filter(|step| matches!(step.kind, select::Kind::PkF32 { .. }))
+            .count();
         mixed +=
             scalar_at.is_some_and(|k| plan.items[k..].iter().any(|i| matches!(i, select::Item::Vector(_)))) as usize;
     }
@@ -322,9 +363,12 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     // And runs where vector code follows scalar code (which reads the wave's registers anew).
     assert!(mixed > 300, "{mixed} runs with vector code after scalar code");
     assert!(compiled_scalar > 300, "{compiled_scalar} scalar instructions compiled in");
+    // Scalar ops run after vector code that follows them, and packed-f32 ops compiled.
+    assert!(deferred > 300, "{deferred} scalar ops moved past vector instructions");
+    assert!(packed > 300, "{packed} packed-f32 steps");
     eprintln!(
         "{programs} programs, {translated} instructions in translated runs, {mixed} mixed runs, \
-         {compiled_scalar} scalar instructions compiled"
+         {compiled_scalar} scalar instructions compiled ({deferred} moved past vector code), {packed} packed-f32 steps"
     );
 }
 

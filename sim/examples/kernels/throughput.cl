@@ -18,6 +18,20 @@ kernel void valu(global float* out, uint iters) {
   out[i] = a + b + c + (float)(h & 1);
 }
 
+// FMA-bound: eight independent multiply-add chains per work-item (the compiler makes them
+// four v_pk_fma_f32 per iteration), the shape of a register-blocked inner product.
+kernel void fma_chains(global float* out, uint iters) {
+  uint i = gid();
+  float x = 0.999f + (float)(i & 7) * 1e-6f, y = 1e-3f * (float)(i & 3);
+  float a0 = (float)i * 1e-7f, a1 = a0 + 1.0f, a2 = a0 + 2.0f, a3 = a0 + 3.0f;
+  float a4 = a0 + 4.0f, a5 = a0 + 5.0f, a6 = a0 + 6.0f, a7 = a0 + 7.0f;
+  for (uint k = 0; k < iters; k++) {
+    a0 = a0 * x + y; a1 = a1 * x + y; a2 = a2 * x + y; a3 = a3 * x + y;
+    a4 = a4 * x + y; a5 = a5 * x + y; a6 = a6 * x + y; a7 = a7 * x + y;
+  }
+  out[i] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+}
+
 // Memory-heavy: a streaming scale-and-copy over `n` floats, grid-strided.
 kernel void stream(global const float* in, global float* out, uint n, uint stride) {
   for (uint i = gid(); i < n; i += stride) out[i] = in[i] * 2.0f + 1.0f;

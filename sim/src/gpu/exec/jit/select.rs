@@ -161,6 +161,17 @@ pub enum Kind {
         hi0: bool,
         hi1: bool,
     },
+    /// A packed-f32 op (`v_pk_fma_f32`, `v_pk_add_f32`, `v_pk_mul_f32`) on register pairs:
+    /// source `i` is a VGPR pair or two uniform values (an SGPR pair, or a constant twice),
+    /// bit `i` of `sel`/`sel_hi` picks its high dword for the low/high result, bit `i` of
+    /// `neg_lo`/`neg_hi` negates it there.
+    PkF32 {
+        op: PkF32Op,
+        sel: u8,
+        sel_hi: u8,
+        neg_lo: u8,
+        neg_hi: u8,
+    },
     /// A 64-bit shift (`v_lshlrev_b64`, `v_lshrrev_b64`, `v_ashrrev_i64`) of the VGPR pair
     /// at source 1 by a constant `amount` (already `& 63`), into a VGPR pair: address
     /// arithmetic.
@@ -168,6 +179,14 @@ pub enum Kind {
         op: Shift64,
         amount: u8,
     },
+}
+
+/// The packed-f32 operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PkF32Op {
+    Add,
+    Mul,
+    Fma,
 }
 
 /// The 64-bit shifts.
@@ -606,6 +625,8 @@ pub struct Plan {
     /// wave (anything but registers), if any: where waves must advance side by side, a run
     /// may go whole only if that instruction comes before the other waves' next ones.
     pub last_shared: Option<u16>,
+    /// Scalar ops run after the segment that follows them in the code ([`Deferred`]).
+    pub deferred: u16,
 }
 
 /// Runs no longer than this: the translated code grows with the run, and longer straight
@@ -698,14 +719,18 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
     let mut seg = Segment::default();
     // Lane masks the current segment wrote so far, with the step that wrote each last.
     let mut written: Vec<(MaskReg, u16)> = Vec::new();
+    // Scalar ops met while a segment is open, run after it (see `Deferred`).
+    let mut deferred = Deferred::default();
     for inst in insts.iter().take(MAX_STEPS) {
         let taken = takes(inst);
         if taken == Some(Taken::Vector) {
+            if deferred.conflicts_with(inst) {
+                close_segment(&mut p, &mut seg, &mut written, &mut deferred);
+            }
             let mut step = vector_step(inst, mode, &mut seg, &written);
             if step.is_none() && !seg.steps.is_empty() {
                 // Perhaps only a conflict with this segment's masks: try a new one.
-                p.items.push(Item::Vector(std::mem::take(&mut seg)));
-                written.clear();
+                close_segment(&mut p, &mut seg, &mut written, &mut deferred);
                 step = vector_step(inst, mode, &mut seg, &written);
             }
             if let Some(step) = step {
@@ -721,6 +746,7 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
                 p.vgprs = p.vgprs.max(step_vgprs(&step));
                 p.vector_insts += 1;
                 seg.steps.push(step);
+                deferred.moved = deferred.ops.len();
                 p.insts += 1;
                 p.bytes += inst.len as u32;
                 continue;
@@ -730,10 +756,14 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
         }
         match taken {
             Some(taken) => {
-                if !seg.steps.is_empty() {
-                    p.items.push(Item::Vector(std::mem::take(&mut seg)));
-                    written.clear();
+                if let Some(op) = scalar_op(inst).filter(|_| !seg.steps.is_empty()) {
+                    if deferred.push(inst, op) {
+                        p.insts += 1;
+                        p.bytes += inst.len as u32;
+                        continue;
+                    }
                 }
+                close_segment(&mut p, &mut seg, &mut written, &mut deferred);
                 if let Some(op) = scalar_op(inst) {
                     p.items.push(Item::Scalar(op));
                 } else if let Some(cond) = branch_cond(inst.op) {
@@ -764,10 +794,100 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
             None => break,
         }
     }
-    if !seg.steps.is_empty() {
-        p.items.push(Item::Vector(seg));
-    }
+    close_segment(&mut p, &mut seg, &mut written, &mut deferred);
     p
+}
+
+/// Ends the open segment: it goes into the run, then the scalar ops deferred past it.
+fn close_segment(p: &mut Plan, seg: &mut Segment, written: &mut Vec<(MaskReg, u16)>, deferred: &mut Deferred) {
+    if !seg.steps.is_empty() {
+        p.items.push(Item::Vector(std::mem::take(seg)));
+    }
+    written.clear();
+    p.deferred += deferred.moved as u16;
+    deferred.moved = 0;
+    p.items.extend(deferred.ops.drain(..).map(Item::Scalar));
+    deferred.reads.clear();
+    deferred.writes.clear();
+}
+
+/// Scalar ALU ops that come between the vector instructions of a segment, moved after it.
+///
+/// Compiled code interleaves scalar bookkeeping (loop counters, compares for the branch) with
+/// vector arithmetic; ending the segment at each scalar op would make the translated code go
+/// through the wave's lanes once per piece. An op moves past the vector instructions that
+/// follow it when none of them reads a register it writes or writes a register it reads or
+/// writes (vector instructions read SGPRs, M0 and EXEC halves as uniform values and lane
+/// masks, and write lane masks; they never touch SCC). Ops that write EXEC never move: every
+/// vector instruction reads it.
+#[derive(Default)]
+struct Deferred {
+    ops: Vec<ScalarOp>,
+    /// Register dwords the deferred ops read and write ([`reg_slots`] numbering).
+    reads: Vec<u16>,
+    writes: Vec<u16>,
+    /// How many of them a vector instruction of the segment follows in the code.
+    moved: usize,
+}
+
+impl Deferred {
+    /// Defers `op` (of `inst`) if it may move; false if it may not.
+    fn push(&mut self, inst: &Inst, op: ScalarOp) -> bool {
+        let width = if op.wide { 2 } else { 1 };
+        let writes = reg_slots(inst.dst[0], width);
+        let exec = [EXEC_SLOT, EXEC_SLOT + 1];
+        if matches!(op.kind, SKind::Saveexec(_)) || writes.iter().any(|w| exec.contains(w)) {
+            return false;
+        }
+        self.reads.extend(inst.src[..2].iter().flat_map(|s| reg_slots(*s, width)));
+        self.writes.extend(writes);
+        self.ops.push(op);
+        true
+    }
+
+    /// Whether vector instruction `inst` must stay behind the deferred ops.
+    fn conflicts_with(&self, inst: &Inst) -> bool {
+        if self.ops.is_empty() {
+            return false;
+        }
+        let (reads, writes) = vector_footprint(inst);
+        reads.iter().any(|r| self.writes.contains(r))
+            || writes.iter().any(|w| self.writes.contains(w) || self.reads.contains(w))
+    }
+}
+
+/// [`reg_slots`] numbers of VCC, EXEC and M0 (SGPRs are their own numbers).
+const VCC_SLOT: u16 = 1000;
+const EXEC_SLOT: u16 = 1002;
+const M0_SLOT: u16 = 1004;
+
+/// The register dwords `width` dwords of operand `op` cover (none for constants, VGPRs, SCC).
+fn reg_slots(op: Operand, width: u16) -> Vec<u16> {
+    let first = match op {
+        Operand::Sgpr(n) => n as u16,
+        Operand::VccLo => VCC_SLOT,
+        Operand::VccHi => VCC_SLOT + 1,
+        Operand::ExecLo => EXEC_SLOT,
+        Operand::ExecHi => EXEC_SLOT + 1,
+        Operand::M0 => M0_SLOT,
+        _ => return Vec::new(),
+    };
+    (first..first + width).collect()
+}
+
+/// The scalar register dwords a vector instruction reads (uniform sources, lane masks) and
+/// writes (lane masks), generously: 64-bit sources, lane masks and packed-f32 sources count two
+/// dwords.
+fn vector_footprint(inst: &Inst) -> (Vec<u16>, Vec<u16>) {
+    let info = inst.info();
+    let pair_kind = matches!(kind(inst.op), Some(Kind::PkF32 { .. } | Kind::PkMov { .. }));
+    let mut reads = Vec::new();
+    for (i, s) in inst.src.iter().enumerate() {
+        let width = if pair_kind || i == 2 { 2 } else { info.src[i].regs.max(1) as u16 };
+        reads.extend(reg_slots(*s, width));
+    }
+    let writes = inst.dst.iter().flat_map(|d| reg_slots(*d, 2)).collect();
+    (reads, writes)
 }
 
 /// Whether an interpreted instruction reaches memory, LDS, another wave or the host: memory
@@ -791,7 +911,7 @@ pub fn reaches_beyond_registers(inst: &Inst) -> bool {
 
 fn step_vgprs(step: &Step) -> u16 {
     // Registers per operand: pairs for the 64-bit shifts.
-    let width = if matches!(step.kind, Kind::Shift64 { .. } | Kind::PkMov { .. }) { 2 } else { 1 };
+    let width = if matches!(step.kind, Kind::Shift64 { .. } | Kind::PkMov { .. } | Kind::PkF32 { .. }) { 2 } else { 1 };
     let srcs = step.src.iter().flatten().filter_map(|s| match s {
         Src::Vgpr(n) => Some(*n as u16 + width),
         Src::Uniform(_) => None,
@@ -808,6 +928,7 @@ fn is_f32(k: Kind) -> bool {
             | Kind::SubRevF32
             | Kind::MulF32
             | Kind::FmaF32 { .. }
+            | Kind::PkF32 { .. }
             | Kind::CvtF32U32
             | Kind::CvtF32I32
     )
@@ -827,6 +948,10 @@ fn mask_reg(op: Operand) -> Option<MaskReg> {
 fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
     if inst.op == Op::VPkMovB32 {
         return pk_mov_step(inst);
+    }
+    if let Some(Kind::PkF32 { op, .. }) = kind(inst.op) {
+        let f32_ok = Env::new(mode).rm32() == Rm::Ne && mode & crate::gpu::exec::vector_modes::MODE_BITS == 0;
+        return if f32_ok { pk_f32_step(inst, op, seg, written) } else { None };
     }
     if !plain(inst) {
         return None;
@@ -950,6 +1075,50 @@ fn pk_mov_step(inst: &Inst) -> Option<Step> {
     })
 }
 
+/// The step of a packed-f32 op without clamp: each source a VGPR pair, an SGPR pair no lane
+/// mask of this segment has overwritten (two uniform values), or a constant (the same
+/// dword for both halves, as the interpreter reads it).
+fn pk_f32_step(inst: &Inst, op: PkF32Op, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
+    let Ext::Vop3(m) = inst.ext else { return None };
+    if inst.enc != Encoding::Vop3p || m.clamp {
+        return None;
+    }
+    let Operand::Vgpr(dst) = inst.dst[0] else { return None };
+    let arity = if op == PkF32Op::Fma { 3 } else { 2 };
+    let scratch = crate::gpu::exec::wave::Wave::new(0, 0);
+    let mut uniforms = Vec::new();
+    let mut src = [None; 3];
+    for (i, s) in src.iter_mut().enumerate().take(arity) {
+        let pair = match inst.src[i] {
+            Operand::Vgpr(n) if n < u8::MAX => {
+                *s = Some(Src::Vgpr(n));
+                continue;
+            }
+            Operand::Sgpr(n) if (n as usize) < crate::gpu::exec::wave::SGPRS - 1 => {
+                if written.iter().any(|(w, _)| overlaps(*w, inst.src[i], 2)) {
+                    return None;
+                }
+                [Uniform::Sgpr(n), Uniform::Sgpr(n + 1)]
+            }
+            c @ (Operand::Int(_) | Operand::Float(_) | Operand::Literal) => {
+                let k = scratch.read_scalar32(c, crate::isa::Ty::B32, inst.literal).ok()?;
+                [Uniform::Const(k); 2]
+            }
+            _ => return None,
+        };
+        *s = Some(Src::Uniform((seg.uniforms.len() + uniforms.len()) as u8));
+        uniforms.extend(pair);
+    }
+    if seg.uniforms.len() + uniforms.len() > MAX_UNIFORMS {
+        return None;
+    }
+    seg.uniforms.extend(uniforms);
+    let bits = |x: u8| x & ((1 << arity) - 1);
+    let kind =
+        Kind::PkF32 { op, sel: bits(m.op_sel), sel_hi: bits(m.op_sel_hi), neg_lo: bits(m.neg), neg_hi: bits(m.neg_hi) };
+    Some(Step { kind, dst: Some(dst), src, mask_in: None, mask_out: None })
+}
+
 /// The lane-mask destination of a compare or carry op.
 fn mask_dst(inst: &Inst) -> Option<Operand> {
     match inst.enc {
@@ -1046,8 +1215,18 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VAshrrevI64 => Kind::Shift64 { op: Shift64::Sar, amount: 0 },
         // The halves are resolved from the instruction (`pk_mov_step`).
         Op::VPkMovB32 => Kind::PkMov { hi0: false, hi1: false },
+        // The selections and negations too (`pk_f32_step`).
+        Op::VPkAddF32 => pk_f32(PkF32Op::Add),
+        Op::VPkMulF32 => pk_f32(PkF32Op::Mul),
+        Op::VPkFmaF32 => pk_f32(PkF32Op::Fma),
         _ => return compare(op.name()),
     })
+}
+
+/// A packed-f32 kind with the default selections (low dwords for the low result, high for
+/// the high) and no negation.
+fn pk_f32(op: PkF32Op) -> Kind {
+    Kind::PkF32 { op, sel: 0, sel_hi: 0b111, neg_lo: 0, neg_hi: 0 }
 }
 
 /// `v_cmp_<cond>_<type>` (not `v_cmpx`, which writes EXEC, nor `v_cmp_class`).
@@ -1149,11 +1328,72 @@ mod tests {
     }
 
     #[test]
+    fn scalar_ops_move_past_the_vector_instructions_that_do_not_depend_on_them() {
+        const S_ADD_S4: [u32; 1] = [0x8104_8104]; // s_add_i32 s4, s4, 1
+        const S_AND_VCC: [u32; 1] = [0x8686_066a]; // s_and_b64 s[6:7], vcc, s[6:7]
+        const SAVEEXEC: [u32; 1] = [0xbe86_2008]; // s_and_saveexec_b64 s[6:7], s[8:9]
+        const S_MOV_S0: [u32; 1] = [0xbe80_0087]; // s_mov_b32 s0, 7
+        let shape = |p: &Plan| -> Vec<&'static str> {
+            p.items
+                .iter()
+                .map(|i| match i {
+                    Item::Vector(_) => "vector",
+                    Item::Scalar(_) => "scalar",
+                    _ => "other",
+                })
+                .collect()
+        };
+        // The FMA reads neither s0 nor anything the move writes: one segment, then the move.
+        let p = plan(&insts(&[&ADD_CO, &S_MOV_S0, &FMA]), 0xf0);
+        assert_eq!((shape(&p), p.deferred), (vec!["vector", "scalar"], 1));
+        // A vector instruction that reads what the scalar op writes stays behind it.
+        let p = plan(&insts(&[&ADD_CO, &S_MOV_S0, &ADD_CO]), 0xf0);
+        assert_eq!((shape(&p), p.deferred), (vec!["vector", "scalar", "vector"], 0), "v_add_co reads s0");
+        let p = plan(&insts(&[&ADD_S4, &S_ADD_S4, &ADD_S4]), 0xf0);
+        assert_eq!(shape(&p), vec!["vector", "scalar", "vector"], "v_add_u32 reads s4");
+        // One that writes what it reads: the carry-out into VCC after s_and_b64 read VCC.
+        let p = plan(&insts(&[&ADD_CO, &S_AND_VCC, &ADD_CO]), 0xf0);
+        assert_eq!(shape(&p), vec!["vector", "scalar", "vector"], "v_add_co writes VCC");
+        // Several ops keep their order; the segment is the same one.
+        let p = plan(&insts(&[&FMA, &S_ADD, &S_MOV_S0, &FMA, &S_ADD_S4, &FMA]), 0xf0);
+        assert_eq!((shape(&p), p.deferred), (vec!["vector", "scalar", "scalar", "scalar"], 3));
+        let Item::Scalar(first) = p.items[1] else { unreachable!() };
+        assert!(matches!(first.kind, SKind::Add { .. }) && first.dst == Some(SReg::Sgpr(3)));
+        // EXEC writers never move: every vector instruction reads EXEC.
+        let p = plan(&insts(&[&FMA, &SAVEEXEC, &FMA]), 0xf0);
+        assert_eq!((shape(&p), p.deferred), (vec!["vector", "scalar", "vector"], 0));
+    }
+
+    #[test]
+    fn packed_f32_ops_are_steps_on_register_pairs() {
+        // v_pk_fma_f32 v[6:7], v[0:1], s[2:3], v[4:5] op_sel:[1,0,0] op_sel_hi:[0,1,1] neg_hi:[0,1,0]
+        const PK_FMA: [u32; 2] = [0xd3b0_4a06, 0x1410_0500];
+        const PK_ADD_ONE: [u32; 2] = [0xd3b2_4006, 0x1801_e500]; // v_pk_add_f32 v[6:7], v[0:1], 1.0
+        const PK_MUL_CLAMP: [u32; 2] = [0xd3b1_c006, 0x1802_0500]; // v_pk_mul_f32 v[6:7], v[0:1], v[2:3] clamp
+        let p = plan(&insts(&[&PK_FMA, &PK_ADD_ONE]), 0xf0);
+        let seg = segments(&p)[0];
+        let kind = Kind::PkF32 { op: PkF32Op::Fma, sel: 0b001, sel_hi: 0b110, neg_lo: 0, neg_hi: 0b010 };
+        assert_eq!(seg.steps[0].kind, kind);
+        assert_eq!(seg.steps[0].src, [Some(Src::Vgpr(0)), Some(Src::Uniform(0)), Some(Src::Vgpr(4))]);
+        assert_eq!(seg.steps[1].src, [Some(Src::Vgpr(0)), Some(Src::Uniform(2)), None]);
+        let one = 1.0f32.to_bits();
+        assert_eq!(seg.uniforms, vec![Uniform::Sgpr(2), Uniform::Sgpr(3), Uniform::Const(one), Uniform::Const(one)]);
+        assert_eq!((p.vgprs, p.uses_f32), (8, true));
+        // Clamp, and any rounding but nearest-even, are the interpreter's.
+        let p = plan(&insts(&[&PK_FMA, &PK_MUL_CLAMP]), 0xf0);
+        assert_eq!(p.items[1], Item::Interpreted { index: 1, offset: 8 });
+        let p = plan(&insts(&[&PK_FMA]), 0xf3);
+        assert_eq!(p.items[0], Item::Interpreted { index: 0, offset: 0 });
+    }
+
+    #[test]
     fn scalar_code_is_handed_to_the_interpreter_and_f32_code_needs_round_to_nearest_even() {
         let p = plan(&insts(&[&FMA, &S_ADD, &FMA]), 0xf0);
-        assert_eq!((p.insts, p.vector_insts, p.items.len()), (3, 2, 3));
-        // s_add_i32 is compiled in; s_getpc is not.
+        assert_eq!((p.insts, p.vector_insts, p.items.len()), (3, 2, 2));
+        // s_add_i32 is compiled in, after both FMAs (neither reads s3); s_getpc is not.
+        assert_eq!(segments(&p)[0].steps.len(), 2);
         assert!(matches!(p.items[1], Item::Scalar(ScalarOp { kind: SKind::Add { signed: true }, .. })));
+        assert_eq!(p.deferred, 1);
         const GETPC: [u32; 1] = [0xbe80_1c00]; // s_getpc_b64 s[0:1]
         let p = plan(&insts(&[&FMA, &GETPC, &FMA]), 0xf0);
         assert_eq!(p.items[1], Item::Interpreted { index: 1, offset: 8 });

@@ -25,15 +25,15 @@
 //! when MODE says so, and a NaN result carries the first NaN input, quieted.
 
 use super::select::{
-    Bin, BranchCond, CarryOp, Cond, Item, Kind, MaskReg, MaskSrc, Plan, SKind, SReg, SVal, SaveexecOp, ScalarOp,
-    Segment, Shift64, Src, Tri, Uniform,
+    Bin, BranchCond, CarryOp, Cond, Item, Kind, MaskReg, MaskSrc, PkF32Op, Plan, SKind, SReg, SVal, SaveexecOp,
+    ScalarOp, Segment, Shift64, Src, Tri, Uniform,
 };
 use crate::gpu::exec::ops::valu::fp::Env;
 use crate::gpu::exec::wave::Wave;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64, I8, I8X16};
 use cranelift_codegen::ir::Signature;
-use cranelift_codegen::ir::{AbiParam, Endianness, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{AbiParam, BlockArg, Endianness, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::Module;
@@ -93,7 +93,15 @@ pub fn compile(
         Lowering::new(b, Env::new(mode)).emit(plan, module.target_config(), [step_sig, span_sig], helpers, entries);
     }
     let id = module.declare_anonymous_function(&ctx.func.signature).map_err(|e| e.to_string())?;
+    // `ROCJITSU_JIT_DISASM=1` prints the host code of each translation (for tuning the
+    // lowering: profilers see translated code only as addresses).
+    static DISASM: std::sync::LazyLock<bool> =
+        std::sync::LazyLock::new(|| std::env::var_os("ROCJITSU_JIT_DISASM").is_some_and(|v| v != "0"));
+    ctx.set_disasm(*DISASM);
     module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+    if let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| *DISASM) {
+        eprintln!("rocjitsu: translation {id} ({} items):\n{text}", plan.items.len());
+    }
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| e.to_string())?;
     Ok(module.get_finalized_function(id))
@@ -144,20 +152,34 @@ struct Frame {
 struct Lowering<'a> {
     b: FunctionBuilder<'a>,
     env: Env,
+    /// While a chunk's fast body is emitted: its f32 results' NaN lanes, noted instead of
+    /// fixed up in place.
+    nan_note: Option<NanNote>,
+}
+
+/// The f32 results of a chunk's fast body that may be NaNs: they are compared in pairs (one
+/// unordered compare notes both).
+#[derive(Default)]
+struct NanNote {
+    /// All ones in the lanes where a result compared so far is a NaN.
+    lanes: Option<Value>,
+    /// A result waiting for a partner.
+    pending: Option<Value>,
 }
 
 /// The state of one chunk while its steps are emitted.
 struct Chunk {
     base: Value,
     shift: Value,
-    exec: Value,
+    /// EXEC as the segment read it.
+    exec_bits: Value,
+    /// This chunk's lanes of EXEC as a lane mask, made when first needed.
+    exec: Option<Value>,
     /// Current value of each VGPR touched, and whether it was written. Written values are
     /// the step's result in every lane: lanes outside EXEC get their old value back once, when
     /// the chunk stores the register (every step is lane-wise, so an inactive lane's value
     /// never reaches an active one).
     regs: HashMap<u8, (Value, bool)>,
-    /// Each VGPR's value as the chunk loaded it, before any step wrote it.
-    loaded: HashMap<u8, Value>,
     /// The lane mask each step wrote (compares, carries), already limited to EXEC.
     step_masks: Vec<Option<Value>>,
     /// The latest value of each output mask.
@@ -166,7 +188,7 @@ struct Chunk {
 
 impl<'a> Lowering<'a> {
     fn new(b: FunctionBuilder<'a>, env: Env) -> Self {
-        Lowering { b, env }
+        Lowering { b, env, nan_note: None }
     }
 
     fn emit(
@@ -439,6 +461,7 @@ impl<'a> Lowering<'a> {
             })
             .collect();
         let exec = self.b.ins().load(I64, scalar_mem(), wave, EXEC);
+        let exec_full = self.b.ins().icmp_imm_s(IntCC::Equal, exec, -1);
         let lane_bits = self.vconst([1, 2, 4, 8]);
         // The chunk loop: `c` and the output masks' accumulators are loop variables.
         let c_var = self.b.declare_var(I64);
@@ -459,41 +482,102 @@ impl<'a> Lowering<'a> {
         let offset = self.b.ins().imul_imm_u(c, CHUNK_LANES * 4);
         let base = self.b.ins().iadd(vgpr, offset);
         let shift = self.b.ins().imul_imm_u(c, CHUNK_LANES);
-        let exec_vec = self.mask_vector(exec, shift, lane_bits);
-        let mut ch = Chunk {
+        let new_chunk = || Chunk {
             base,
             shift,
-            exec: exec_vec,
+            exec_bits: exec,
+            exec: None,
             regs: HashMap::new(),
-            loaded: HashMap::new(),
             step_masks: vec![None; seg.steps.len()],
             out_masks: vec![None; seg.masks_out.len()],
         };
+        // The fast body: no NaN fix-ups, only a note of the lanes with a NaN result. Nothing
+        // is stored before the chunk's end, so if there was one the exact body (each NaN
+        // result fixed up where it is made) runs the chunk again from the same registers.
+        // Both hand their results to the store block.
+        self.nan_note = Some(NanNote::default());
+        let mut fast = new_chunk();
         for (n, step) in seg.steps.iter().enumerate() {
-            self.step(&mut ch, n, step, &uniforms, &masks_in, lane_bits);
+            self.step(&mut fast, n, step, &uniforms, &masks_in, lane_bits);
         }
-        // End of the chunk: store what was written (lanes outside EXEC as they were), gather
-        // the mask bits.
-        let mut written: Vec<(u8, Value)> =
-            ch.regs.iter().filter(|(_, (_, w))| *w).map(|(r, (v, _))| (*r, *v)).collect();
-        written.sort_by_key(|(r, _)| *r);
-        for (r, v) in written {
-            let at = r as i32 * VGPR_BYTES;
-            let old = match ch.loaded.get(&r) {
-                Some(old) => *old,
-                None => self.b.ins().load(I32X4, mem(), ch.base, at),
-            };
-            let v = self.b.ins().bitselect(ch.exec, v, old);
-            self.b.ins().store(mem(), v, ch.base, at);
+        let nan_lanes = self.nan_note.take().and_then(|note| match note.pending {
+            Some(last) => Some(self.note_nans(note.lanes, last, last)),
+            None => note.lanes,
+        });
+        let results = |ch: &Chunk| -> Vec<BlockArg> {
+            let mut regs: Vec<(u8, Value)> =
+                ch.regs.iter().filter(|(_, (_, w))| *w).map(|(r, (v, _))| (*r, *v)).collect();
+            regs.sort_by_key(|(r, _)| *r);
+            let masks = ch.out_masks.iter().flatten();
+            regs.iter().map(|(_, v)| v).chain(masks).map(|v| BlockArg::from(*v)).collect()
+        };
+        let mut written: Vec<u8> = fast.regs.iter().filter(|(_, (_, w))| *w).map(|(r, _)| *r).collect();
+        written.sort();
+        let store = self.b.create_block();
+        for _ in &written {
+            self.b.append_block_param(store, I32X4);
         }
-        for (slot, var) in acc_vars.iter().enumerate() {
-            if let Some(m) = ch.out_masks[slot] {
-                let bits = self.b.ins().vhigh_bits(I64, m);
-                let bits = self.b.ins().ishl(bits, ch.shift);
-                let acc = self.b.use_var(*var);
-                let acc = self.b.ins().bor(acc, bits);
-                self.b.def_var(*var, acc);
+        let mask_slots: Vec<usize> = (0..seg.masks_out.len()).filter(|s| fast.out_masks[*s].is_some()).collect();
+        for _ in &mask_slots {
+            self.b.append_block_param(store, I32X4);
+        }
+        let fast_results = results(&fast);
+        match nan_lanes {
+            Some(nan) => {
+                let exact = self.b.create_block();
+                let any = self.b.ins().vany_true(nan);
+                self.b.ins().brif(any, exact, &[], store, &fast_results);
+                self.b.switch_to_block(exact);
+                self.b.seal_block(exact);
+                let mut ch = new_chunk();
+                for (n, step) in seg.steps.iter().enumerate() {
+                    self.step(&mut ch, n, step, &uniforms, &masks_in, lane_bits);
+                }
+                let exact_results = results(&ch);
+                debug_assert_eq!(exact_results.len(), fast_results.len());
+                self.b.ins().jump(store, &exact_results);
             }
+            None => {
+                self.b.ins().jump(store, &fast_results);
+            }
+        }
+        self.b.switch_to_block(store);
+        self.b.seal_block(store);
+        let params = self.b.block_params(store).to_vec();
+        // End of the chunk: store what was written (with EXEC not full, lanes outside it as
+        // they were), gather the mask bits.
+        let done = self.b.create_block();
+        if !written.is_empty() {
+            let (direct, blend) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(exec_full, direct, &[], blend, &[]);
+            self.b.switch_to_block(direct);
+            self.b.seal_block(direct);
+            for (r, v) in written.iter().zip(&params) {
+                self.b.ins().store(mem(), *v, base, *r as i32 * VGPR_BYTES);
+            }
+            self.b.ins().jump(done, &[]);
+            self.b.switch_to_block(blend);
+            self.b.seal_block(blend);
+            let exec_vec = self.mask_vector(exec, shift, lane_bits);
+            for (r, v) in written.iter().zip(&params) {
+                // The old value is loaded again (from L1) rather than kept from the body:
+                // values live across the body run out of the host's sixteen vector registers.
+                let at = *r as i32 * VGPR_BYTES;
+                let old = self.b.ins().load(I32X4, mem(), base, at);
+                let v = self.b.ins().bitselect(exec_vec, *v, old);
+                self.b.ins().store(mem(), v, base, at);
+            }
+        }
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+        for (slot, m) in mask_slots.iter().zip(&params[written.len()..]) {
+            let var = acc_vars[*slot];
+            let bits = self.b.ins().vhigh_bits(I64, *m);
+            let bits = self.b.ins().ishl(bits, shift);
+            let acc = self.b.use_var(var);
+            let acc = self.b.ins().bor(acc, bits);
+            self.b.def_var(var, acc);
         }
         let next = self.b.ins().iadd_imm_u(c, 1);
         self.b.def_var(c_var, next);
@@ -519,7 +603,11 @@ impl<'a> Lowering<'a> {
         masks_in: &[Value],
         lane_bits: Value,
     ) {
-        let src: Vec<Value> = step.src.iter().flatten().map(|s| self.read(ch, *s, uniforms)).collect();
+        // (A packed op reads the halves it picks itself.)
+        let src: Vec<Value> = match step.kind {
+            Kind::PkF32 { .. } => Vec::new(),
+            _ => step.src.iter().flatten().map(|s| self.read(ch, *s, uniforms)).collect(),
+        };
         let mask_in = step.mask_in.map(|m| match m {
             MaskSrc::Input(i) => self.mask_vector(masks_in[i as usize], ch.shift, lane_bits),
             MaskSrc::Step(k) => ch.step_masks[k as usize].expect("a mask-writing step"),
@@ -580,6 +668,37 @@ impl<'a> Lowering<'a> {
                 ch.regs.insert(step.dst.expect("a destination") + 1, (high, true));
                 (Some(low), None)
             }
+            Kind::PkF32 { op, sel, sel_hi, neg_lo, neg_hi } => {
+                // Every source half is read before either destination dword is written: the
+                // pairs may overlap.
+                let mut halves = [[None; 3]; 2];
+                for (half, (sel, neg)) in [(sel, neg_lo), (sel_hi, neg_hi)].into_iter().enumerate() {
+                    for (i, s) in step.src.iter().enumerate() {
+                        let Some(s) = *s else { continue };
+                        let hi = sel >> i & 1;
+                        let dword = match s {
+                            Src::Vgpr(n) => Src::Vgpr(n + hi),
+                            Src::Uniform(u) => Src::Uniform(u + hi),
+                        };
+                        let mut v = self.read(ch, dword, uniforms);
+                        if neg >> i & 1 != 0 {
+                            let sign = self.splat(0x8000_0000);
+                            v = self.b.ins().bxor(v, sign);
+                        }
+                        halves[half][i] = Some(v);
+                    }
+                }
+                let [lo, hi] = halves.map(|x| {
+                    let (a, b) = (x[0].expect("source 0"), x[1].expect("source 1"));
+                    match op {
+                        PkF32Op::Add => self.farith(a, b, |b, x, y| b.ins().fadd(x, y)),
+                        PkF32Op::Mul => self.farith(a, b, |b, x, y| b.ins().fmul(x, y)),
+                        PkF32Op::Fma => self.fma(a, b, x[2].expect("source 2")),
+                    }
+                });
+                ch.regs.insert(step.dst.expect("a destination") + 1, (hi, true));
+                (Some(lo), None)
+            }
             Kind::Shift64 { op, amount } => {
                 let Some(Src::Vgpr(s)) = step.src[1] else { unreachable!("a 64-bit shift of a VGPR pair") };
                 let hi = self.read(ch, Src::Vgpr(s + 1), uniforms);
@@ -593,7 +712,15 @@ impl<'a> Lowering<'a> {
             ch.regs.insert(d, (v, true));
         }
         if let Some(m) = mask {
-            let m = self.b.ins().band(m, ch.exec);
+            let exec = match ch.exec {
+                Some(e) => e,
+                None => {
+                    let e = self.mask_vector(ch.exec_bits, ch.shift, lane_bits);
+                    ch.exec = Some(e);
+                    e
+                }
+            };
+            let m = self.b.ins().band(m, exec);
             ch.step_masks[n] = Some(m);
             if let Some(slot) = step.mask_out {
                 ch.out_masks[slot as usize] = Some(m);
@@ -611,7 +738,6 @@ impl<'a> Lowering<'a> {
                 }
                 let v = self.b.ins().load(I32X4, mem(), ch.base, r as i32 * VGPR_BYTES);
                 ch.regs.insert(r, (v, false));
-                ch.loaded.insert(r, v);
                 v
             }
         }
@@ -634,8 +760,7 @@ impl<'a> Lowering<'a> {
         let x = self.b.ins().ireduce(I32, x);
         let x = self.b.ins().splat(I32X4, x);
         let x = self.b.ins().band(x, lane_bits);
-        let zero = self.splat(0);
-        self.b.ins().icmp(IntCC::NotEqual, x, zero)
+        self.b.ins().icmp(IntCC::Equal, x, lane_bits)
     }
 
     /// `value` shifted by `amount` (masked to 0..31) per lane.
@@ -926,6 +1051,15 @@ impl<'a> Lowering<'a> {
         self.flush_out(r)
     }
 
+    /// `so_far` with the lanes where `x` or `y` (f32 lanes) is a NaN added.
+    fn note_nans(&mut self, so_far: Option<Value>, x: Value, y: Value) -> Value {
+        let nan = self.b.ins().fcmp(FloatCC::Unordered, x, y);
+        match so_far {
+            Some(so_far) => self.b.ins().bor(so_far, nan),
+            None => nan,
+        }
+    }
+
     /// The result `r` (f32 lanes) as integer lanes, where a NaN result carries the first NaN
     /// input (`inputs` in source order, as integer and float lanes), quieted, as the
     /// interpreter's results do: the host instruction's own choice depends on the operand
@@ -933,6 +1067,15 @@ impl<'a> Lowering<'a> {
     /// only when some lane's result is a NaN.
     fn nan_inputs(&mut self, r: Value, inputs: &[(Value, Value)]) -> Value {
         let bits = self.b.ins().bitcast(I32X4, lanes(), r);
+        if let Some(mut note) = self.nan_note.take() {
+            // A chunk's fast body: noted, and the exact body runs if any lane has one.
+            match note.pending.take() {
+                Some(other) => note.lanes = Some(self.note_nans(note.lanes, other, r)),
+                None => note.pending = Some(r),
+            }
+            self.nan_note = Some(note);
+            return bits;
+        }
         let nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
         let any = self.b.ins().vany_true(nan);
         let slow = self.b.create_block();

@@ -308,8 +308,12 @@ pub fn rne_lanes(kind: Kind, s: [&Lanes; 3], env: Env) -> Lanes {
     };
     let mut out = [0u32; LANES];
     match kind {
-        Kind::Add => lanes::<false, false>(s, &mut out, |a, b, _| (f32::from_bits(a) + f32::from_bits(b)).to_bits()),
-        Kind::Mul => lanes::<false, false>(s, &mut out, |a, b, _| (f32::from_bits(a) * f32::from_bits(b)).to_bits()),
+        Kind::Add => lanes::<false, false>(s, &mut out, |a, b, _| {
+            first_nan2(a, b, (f32::from_bits(a) + f32::from_bits(b)).to_bits())
+        }),
+        Kind::Mul => lanes::<false, false>(s, &mut out, |a, b, _| {
+            first_nan2(a, b, (f32::from_bits(a) * f32::from_bits(b)).to_bits())
+        }),
         Kind::Fma => {
             if !super::fma_hw::fma_into((false, false, false), &mut out, s, u64::MAX) {
                 fma_core(s, &mut out)
