@@ -302,7 +302,7 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     // output only, and round-toward-zero (f32 arithmetic then stays with the interpreter).
     let modes = [0xf0, 0xc0, 0xd0, 0xf3];
     let (mut programs, mut translated, mut mixed, mut compiled_scalar) = (0, 0usize, 0usize, 0usize);
-    let (mut deferred, mut packed) = (0usize, 0usize);
+    let (mut deferred, mut packed, mut double) = (0usize, 0usize, 0usize);
     for case in 0..10_000 {
         let len = 1 + r.below(12) as usize;
         let program = if case % 4 == 3 { a_loop(&mut r, len) } else { (0..len).map(|_| instruction(&mut r)).collect() };
@@ -353,6 +353,16 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
             .flat_map(|seg| &seg.steps)
             .filter(|step| matches!(step.kind, select::Kind::PkF32 { .. }))
             .count();
+        double += plan
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                select::Item::Vector(seg) => Some(seg),
+                _ => None,
+            })
+            .flat_map(|seg| &seg.steps)
+            .filter(|step| matches!(step.kind, select::Kind::F64 { .. }))
+            .count();
         mixed +=
             scalar_at.is_some_and(|k| plan.items[k..].iter().any(|i| matches!(i, select::Item::Vector(_)))) as usize;
     }
@@ -366,9 +376,10 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     // Scalar ops run after vector code that follows them, and packed-f32 ops compiled.
     assert!(deferred > 300, "{deferred} scalar ops moved past vector instructions");
     assert!(packed > 300, "{packed} packed-f32 steps");
+    assert!(double > 300, "{double} f64 steps");
     eprintln!(
         "{programs} programs, {translated} instructions in translated runs, {mixed} mixed runs, \
-         {compiled_scalar} scalar instructions compiled ({deferred} moved past vector code), {packed} packed-f32 steps"
+         {compiled_scalar} scalar instructions compiled ({deferred} moved past vector code), {packed} packed-f32 and {double} f64 steps"
     );
 }
 

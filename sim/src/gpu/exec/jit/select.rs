@@ -161,6 +161,14 @@ pub enum Kind {
         hi0: bool,
         hi1: bool,
     },
+    /// An f64 op (`v_add_f64`, `v_mul_f64`, `v_fma_f64`, `v_fmac_f64` with `acc`: the third
+    /// input is the destination) on register pairs: each source a VGPR pair or two uniform
+    /// values (an SGPR pair, or a constant's low and high dwords). Taken only where MODE keeps
+    /// f64 denormals and rounds to nearest even, what host arithmetic does.
+    F64 {
+        op: PkF32Op,
+        acc: bool,
+    },
     /// A packed-f32 op (`v_pk_fma_f32`, `v_pk_add_f32`, `v_pk_mul_f32`) on register pairs:
     /// source `i` is a VGPR pair or two uniform values (an SGPR pair, or a constant twice),
     /// bit `i` of `sel`/`sel_hi` picks its high dword for the low/high result, bit `i` of
@@ -181,7 +189,7 @@ pub enum Kind {
     },
 }
 
-/// The packed-f32 operations.
+/// The packed-f32 and f64 operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PkF32Op {
     Add,
@@ -619,7 +627,7 @@ pub struct Plan {
     pub bytes: u32,
     /// One more than the highest VGPR the run names.
     pub vgprs: u16,
-    /// Whether a step is an f32 operation (the run depends on MODE's f32 controls).
+    /// Whether a step is a float operation (the run depends on MODE's float controls).
     pub uses_f32: bool,
     /// The index in the run of its last instruction that reaches memory, LDS or another
     /// wave (anything but registers), if any: where waves must advance side by side, a run
@@ -911,7 +919,12 @@ pub fn reaches_beyond_registers(inst: &Inst) -> bool {
 
 fn step_vgprs(step: &Step) -> u16 {
     // Registers per operand: pairs for the 64-bit shifts.
-    let width = if matches!(step.kind, Kind::Shift64 { .. } | Kind::PkMov { .. } | Kind::PkF32 { .. }) { 2 } else { 1 };
+    let width =
+        if matches!(step.kind, Kind::Shift64 { .. } | Kind::PkMov { .. } | Kind::PkF32 { .. } | Kind::F64 { .. }) {
+            2
+        } else {
+            1
+        };
     let srcs = step.src.iter().flatten().filter_map(|s| match s {
         Src::Vgpr(n) => Some(*n as u16 + width),
         Src::Uniform(_) => None,
@@ -929,6 +942,7 @@ fn is_f32(k: Kind) -> bool {
             | Kind::MulF32
             | Kind::FmaF32 { .. }
             | Kind::PkF32 { .. }
+            | Kind::F64 { .. }
             | Kind::CvtF32U32
             | Kind::CvtF32I32
     )
@@ -957,6 +971,10 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         return None;
     }
     let kind = kind(inst.op)?;
+    if let Kind::F64 { .. } = kind {
+        // Host arithmetic: f64 denormals kept on input and output, round to nearest even.
+        return if Env::new(mode).host64() { f64_step(inst, kind, seg, written) } else { None };
+    }
     if is_f32(kind) && (Env::new(mode).rm32() != Rm::Ne || mode & crate::gpu::exec::vector_modes::MODE_BITS != 0) {
         return None;
     }
@@ -1075,17 +1093,31 @@ fn pk_mov_step(inst: &Inst) -> Option<Step> {
     })
 }
 
-/// The step of a packed-f32 op without clamp: each source a VGPR pair, an SGPR pair no lane
-/// mask of this segment has overwritten (two uniform values), or a constant (the same
-/// dword for both halves, as the interpreter reads it).
-fn pk_f32_step(inst: &Inst, op: PkF32Op, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
-    let Ext::Vop3(m) = inst.ext else { return None };
-    if inst.enc != Encoding::Vop3p || m.clamp {
-        return None;
-    }
+/// The step of an f64 op: sources as [`pair_sources`] reads them (a constant as the f64
+/// pattern the operand's type gives it), the destination a VGPR pair.
+fn f64_step(inst: &Inst, kind: Kind, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
     let Operand::Vgpr(dst) = inst.dst[0] else { return None };
-    let arity = if op == PkF32Op::Fma { 3 } else { 2 };
+    // (`v_fmac_f64`'s third input is its destination, read by the lowering.)
+    let arity = if matches!(kind, Kind::F64 { acc: true, .. }) { 2 } else { 3 - (inst.op != Op::VFmaF64) as usize };
     let scratch = crate::gpu::exec::wave::Wave::new(0, 0);
+    let constant = |i: usize| {
+        let k = scratch.read_scalar64(inst.src[i], inst.info().src[i].ty, inst.literal).ok()?;
+        Some([k as u32, (k >> 32) as u32])
+    };
+    let src = pair_sources(inst, arity, seg, written, constant)?;
+    Some(Step { kind, dst: Some(dst), src, mask_in: None, mask_out: None })
+}
+
+/// The first `arity` sources of `inst` as register pairs: a VGPR pair, or two uniform values
+/// registered in `seg`: an SGPR pair no lane mask of this segment has overwritten, or the
+/// low and high dwords `constant(i)` gives source `i`'s constant.
+fn pair_sources(
+    inst: &Inst,
+    arity: usize,
+    seg: &mut Segment,
+    written: &[(MaskReg, u16)],
+    constant: impl Fn(usize) -> Option<[u32; 2]>,
+) -> Option<[Option<Src>; 3]> {
     let mut uniforms = Vec::new();
     let mut src = [None; 3];
     for (i, s) in src.iter_mut().enumerate().take(arity) {
@@ -1100,10 +1132,7 @@ fn pk_f32_step(inst: &Inst, op: PkF32Op, seg: &mut Segment, written: &[(MaskReg,
                 }
                 [Uniform::Sgpr(n), Uniform::Sgpr(n + 1)]
             }
-            c @ (Operand::Int(_) | Operand::Float(_) | Operand::Literal) => {
-                let k = scratch.read_scalar32(c, crate::isa::Ty::B32, inst.literal).ok()?;
-                [Uniform::Const(k); 2]
-            }
+            Operand::Int(_) | Operand::Float(_) | Operand::Literal => constant(i)?.map(Uniform::Const),
             _ => return None,
         };
         *s = Some(Src::Uniform((seg.uniforms.len() + uniforms.len()) as u8));
@@ -1113,6 +1142,25 @@ fn pk_f32_step(inst: &Inst, op: PkF32Op, seg: &mut Segment, written: &[(MaskReg,
         return None;
     }
     seg.uniforms.extend(uniforms);
+    Some(src)
+}
+
+/// The step of a packed-f32 op without clamp: each source a VGPR pair, an SGPR pair no lane
+/// mask of this segment has overwritten (two uniform values), or a constant (the same
+/// dword for both halves, as the interpreter reads it).
+fn pk_f32_step(inst: &Inst, op: PkF32Op, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
+    let Ext::Vop3(m) = inst.ext else { return None };
+    if inst.enc != Encoding::Vop3p || m.clamp {
+        return None;
+    }
+    let Operand::Vgpr(dst) = inst.dst[0] else { return None };
+    let arity = if op == PkF32Op::Fma { 3 } else { 2 };
+    let scratch = crate::gpu::exec::wave::Wave::new(0, 0);
+    let constant = |i: usize| {
+        let k = scratch.read_scalar32(inst.src[i], crate::isa::Ty::B32, inst.literal).ok()?;
+        Some([k, k])
+    };
+    let src = pair_sources(inst, arity, seg, written, constant)?;
     let bits = |x: u8| x & ((1 << arity) - 1);
     let kind =
         Kind::PkF32 { op, sel: bits(m.op_sel), sel_hi: bits(m.op_sel_hi), neg_lo: bits(m.neg), neg_hi: bits(m.neg_hi) };
@@ -1219,6 +1267,10 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VPkAddF32 => pk_f32(PkF32Op::Add),
         Op::VPkMulF32 => pk_f32(PkF32Op::Mul),
         Op::VPkFmaF32 => pk_f32(PkF32Op::Fma),
+        Op::VAddF64 => Kind::F64 { op: PkF32Op::Add, acc: false },
+        Op::VMulF64 => Kind::F64 { op: PkF32Op::Mul, acc: false },
+        Op::VFmaF64 => Kind::F64 { op: PkF32Op::Fma, acc: false },
+        Op::VFmacF64 => Kind::F64 { op: PkF32Op::Fma, acc: true },
         _ => return compare(op.name()),
     })
 }

@@ -31,7 +31,7 @@ use super::select::{
 use crate::gpu::exec::ops::valu::fp::Env;
 use crate::gpu::exec::wave::Wave;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64, I8, I8X16};
+use cranelift_codegen::ir::types::{F32X4, F64X2, I32, I32X4, I64, I64X2, I8, I8X16};
 use cranelift_codegen::ir::Signature;
 use cranelift_codegen::ir::{AbiParam, BlockArg, Endianness, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -605,7 +605,7 @@ impl<'a> Lowering<'a> {
     ) {
         // (A packed op reads the halves it picks itself.)
         let src: Vec<Value> = match step.kind {
-            Kind::PkF32 { .. } => Vec::new(),
+            Kind::PkF32 { .. } | Kind::F64 { .. } => Vec::new(),
             _ => step.src.iter().flatten().map(|s| self.read(ch, *s, uniforms)).collect(),
         };
         let mask_in = step.mask_in.map(|m| match m {
@@ -697,6 +697,26 @@ impl<'a> Lowering<'a> {
                     }
                 });
                 ch.regs.insert(step.dst.expect("a destination") + 1, (hi, true));
+                (Some(lo), None)
+            }
+            Kind::F64 { op, acc } => {
+                // Two f64 lanes per host vector: lanes 0 and 1, then 2 and 3.
+                let dst = step.dst.expect("a destination");
+                let mut x = [[None; 2]; 3];
+                for (i, s) in step.src.iter().enumerate() {
+                    if let Some(s) = *s {
+                        x[i] = self.f64_lanes(ch, s, uniforms).map(Some);
+                    }
+                }
+                if acc {
+                    x[2] = self.f64_lanes(ch, Src::Vgpr(dst), uniforms).map(Some);
+                }
+                let r = [0, 1].map(|h| {
+                    let src = [x[0][h], x[1][h], x[2][h]];
+                    self.f64_arith(op, src)
+                });
+                let (lo, hi) = self.f64_lanes_to_pair(r);
+                ch.regs.insert(dst + 1, (hi, true));
                 (Some(lo), None)
             }
             Kind::Shift64 { op, amount } => {
@@ -923,6 +943,84 @@ impl<'a> Lowering<'a> {
                 self.b.ins().band_not(r, empty)
             }
         }
+    }
+
+    /// A register pair's four lanes as two f64 vectors (lanes 0 and 1, lanes 2 and 3): the
+    /// low dwords in one 32-bit register, the high ones in the next, interleaved.
+    fn f64_lanes(&mut self, ch: &mut Chunk, pair: Src, uniforms: &[(Value, Value)]) -> [Value; 2] {
+        let next = match pair {
+            Src::Vgpr(n) => Src::Vgpr(n + 1),
+            Src::Uniform(u) => Src::Uniform(u + 1),
+        };
+        let lo = self.read(ch, pair, uniforms);
+        let hi = self.read(ch, next, uniforms);
+        let lo = self.b.ins().bitcast(I8X16, lanes(), lo);
+        let hi = self.b.ins().bitcast(I8X16, lanes(), hi);
+        // Dword k of the low register is bytes 4k.., of the high one 16 + 4k.. .
+        [[0u8, 16, 4, 20], [8, 24, 12, 28]].map(|words| {
+            let order: Vec<u8> = words.iter().flat_map(|&w| w..w + 4).collect();
+            let order = self.b.func.dfg.immediates.push(order.as_slice().into());
+            let v = self.b.ins().shuffle(lo, hi, order);
+            self.b.ins().bitcast(F64X2, lanes(), v)
+        })
+    }
+
+    /// Two f64 vectors (lanes 0 and 1, 2 and 3) as a register pair's low and high dwords.
+    fn f64_lanes_to_pair(&mut self, r: [Value; 2]) -> (Value, Value) {
+        let [a, b] = r.map(|v| self.b.ins().bitcast(I8X16, lanes(), v));
+        let [lo, hi] = [[0u8, 8, 16, 24], [4, 12, 20, 28]].map(|words| {
+            let order: Vec<u8> = words.iter().flat_map(|&w| w..w + 4).collect();
+            let order = self.b.func.dfg.immediates.push(order.as_slice().into());
+            let v = self.b.ins().shuffle(a, b, order);
+            self.b.ins().bitcast(I32X4, lanes(), v)
+        });
+        (lo, hi)
+    }
+
+    /// An f64 operation on two lanes by host arithmetic (taken only where MODE keeps f64
+    /// denormals and rounds to nearest even); a NaN result carries the first NaN input,
+    /// quieted, as the interpreter's do.
+    fn f64_arith(&mut self, op: PkF32Op, x: [Option<Value>; 3]) -> Value {
+        let (a, b) = (x[0].expect("source 0"), x[1].expect("source 1"));
+        let r = match op {
+            PkF32Op::Add => self.b.ins().fadd(a, b),
+            PkF32Op::Mul => self.b.ins().fmul(a, b),
+            PkF32Op::Fma => {
+                let c = x[2].expect("source 2");
+                self.b.ins().fma(a, b, c)
+            }
+        };
+        if let Some(mut note) = self.nan_note.take() {
+            let nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
+            let nan = self.b.ins().bitcast(I32X4, lanes(), nan);
+            note.lanes = Some(match note.lanes {
+                Some(so_far) => self.b.ins().bor(so_far, nan),
+                None => nan,
+            });
+            self.nan_note = Some(note);
+            return r;
+        }
+        let nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
+        let any = self.b.ins().vany_true(nan);
+        let (slow, merge) = (self.b.create_block(), self.b.create_block());
+        let out = self.b.append_block_param(merge, F64X2);
+        self.b.ins().brif(any, slow, &[], merge, &[r.into()]);
+        self.b.switch_to_block(slow);
+        self.b.seal_block(slow);
+        let quiet = self.b.ins().iconst(I64, 0x0008_0000_0000_0000);
+        let quiet = self.b.ins().splat(I64X2, quiet);
+        let mut fixed = self.b.ins().bitcast(I64X2, lanes(), r);
+        for f in x.iter().flatten().rev() {
+            let nan = self.b.ins().fcmp(FloatCC::Unordered, *f, *f);
+            let bits = self.b.ins().bitcast(I64X2, lanes(), *f);
+            let q = self.b.ins().bor(bits, quiet);
+            fixed = self.b.ins().bitselect(nan, q, fixed);
+        }
+        let fixed = self.b.ins().bitcast(F64X2, lanes(), fixed);
+        self.b.ins().jump(merge, &[fixed.into()]);
+        self.b.switch_to_block(merge);
+        self.b.seal_block(merge);
+        out
     }
 
     /// The high halves of the four lanes' unsigned 64-bit products: two `pmuludq` (products

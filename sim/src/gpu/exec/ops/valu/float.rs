@@ -3,7 +3,7 @@
 //! helpers. Semantics per the MI200/MI300 ISA pseudo-code; rounding and
 //! denormal handling follow MODE through [`fp`].
 
-use super::float_fast::{first_nan2, host_mad, host_minmax, try_fast, try_fast64, Flush};
+use super::float_fast::{first_nan2, first_nan64, host_mad, host_minmax, try_fast, try_fast64, Flush};
 use super::float_io::{op32, op32_acc, op64, op64_32, op64_to32, Out};
 use super::fp::{self, Env, F32, F64};
 use crate::gpu::exec::Handler;
@@ -239,21 +239,21 @@ fn cube([x, y, z]: [u32; 3], e: Env) -> (u32, u32, u32, u32) {
 fn add64(a: u64, b: u64, e: Env) -> u64 {
     let (x, y) = (fp::in64(a, e), fp::in64(b, e));
     if e.host64() {
-        return (x + y).to_bits();
+        return first_nan64(&[a, b], (x + y).to_bits());
     }
     let (s, err) = fp::two_sum(x, y);
-    fp::fin64(s, err, x.is_finite() && y.is_finite(), e)
+    first_nan64(&[a, b], fp::fin64(s, err, x.is_finite() && y.is_finite(), e))
 }
 
 #[inline]
 fn mul64(a: u64, b: u64, e: Env) -> u64 {
     let (x, y) = (fp::in64(a, e), fp::in64(b, e));
     if e.host64() {
-        return (x * y).to_bits();
+        return first_nan64(&[a, b], (x * y).to_bits());
     }
     let p = x * y;
     let err = if p.is_finite() { x.mul_add(y, -p) } else { 0.0 };
-    fp::fin64(p, err, x.is_finite() && y.is_finite(), e)
+    first_nan64(&[a, b], fp::fin64(p, err, x.is_finite() && y.is_finite(), e))
 }
 
 /// Fused multiply-add: the host's (correctly rounded) fma with the default
@@ -261,11 +261,8 @@ fn mul64(a: u64, b: u64, e: Env) -> u64 {
 #[inline]
 fn fma64(a: u64, b: u64, c: u64, e: Env) -> u64 {
     let (x, y, z) = (fp::in64(a, e), fp::in64(b, e), fp::in64(c, e));
-    if e.host64() {
-        x.mul_add(y, z).to_bits()
-    } else {
-        fp::fma64_scaled(x, y, z, 0, e.rm64(), e.out64())
-    }
+    let r = if e.host64() { x.mul_add(y, z).to_bits() } else { fp::fma64_scaled(x, y, z, 0, e.rm64(), e.out64()) };
+    first_nan64(&[a, b, c], r)
 }
 
 fn fmac_f64(

@@ -219,6 +219,17 @@ pub fn first_nan3(a: u32, b: u32, c: u32, r: u32) -> u32 {
     }
 }
 
+/// [`first_nan2`]'s rule for f64: a NaN result carries the first NaN of `inputs` (in the
+/// order the operation reads them), quieted.
+#[inline(always)]
+pub fn first_nan64(inputs: &[u64], r: u64) -> u64 {
+    let nan = |x: u64| x & 0x7fff_ffff_ffff_ffff > 0x7ff0_0000_0000_0000;
+    if !nan(r) {
+        return r;
+    }
+    inputs.iter().find(|x| nan(**x)).map_or(r, |x| x | 0x0008_0000_0000_0000)
+}
+
 /// Host `a * b + c` for f32 bits, fused: exact product, round-to-odd sum,
 /// one rounding to f32.
 #[inline(always)]
@@ -412,7 +423,8 @@ pub fn try_fast64(
         }
         let mut out = [0u64; LANES];
         for (l, o) in out.iter_mut().enumerate() {
-            *o = f(s[0][l], s[1][l], s[2][l]).to_bits();
+            let inputs = [s[0][l].to_bits(), s[1][l].to_bits(), s[2][l].to_bits()];
+            *o = first_nan64(&inputs[..n], f(s[0][l], s[1][l], s[2][l]).to_bits());
         }
         let exec = w.exec;
         for half in 0..2 {
