@@ -295,6 +295,15 @@ fn state(h: &Harness) -> State {
     (w.vgpr[..VGPRS as usize].to_vec(), w.sgpr[..12].to_vec(), w.vcc, w.exec, (w.scc, w.m0))
 }
 
+/// How many compiled vector steps of `plan` are of a kind `pick` takes.
+fn steps_where(plan: &select::Plan, pick: impl Fn(select::Kind) -> bool) -> usize {
+    let segments = plan.items.iter().filter_map(|i| match i {
+        select::Item::Vector(seg) => Some(seg),
+        _ => None,
+    });
+    segments.flat_map(|seg| &seg.steps).filter(|step| pick(step.kind)).count()
+}
+
 #[test]
 fn random_programs_give_the_same_registers_interpreted_and_translated() {
     let mut r = Rng(0x5eed);
@@ -343,26 +352,8 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
         let scalar_at = plan.items.iter().position(scalar);
         compiled_scalar += plan.items.iter().filter(|i| matches!(i, select::Item::Scalar(_))).count();
         deferred += plan.deferred as usize;
-        packed += plan
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                select::Item::Vector(seg) => Some(seg),
-                _ => None,
-            })
-            .flat_map(|seg| &seg.steps)
-            .filter(|step| matches!(step.kind, select::Kind::PkF32 { .. }))
-            .count();
-        double += plan
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                select::Item::Vector(seg) => Some(seg),
-                _ => None,
-            })
-            .flat_map(|seg| &seg.steps)
-            .filter(|step| matches!(step.kind, select::Kind::F64 { .. }))
-            .count();
+        packed += steps_where(&plan, |k| matches!(k, select::Kind::PkF32 { .. }));
+        double += steps_where(&plan, |k| matches!(k, select::Kind::F64 { .. }));
         mixed +=
             scalar_at.is_some_and(|k| plan.items[k..].iter().any(|i| matches!(i, select::Item::Vector(_)))) as usize;
     }

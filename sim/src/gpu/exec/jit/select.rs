@@ -166,7 +166,7 @@ pub enum Kind {
     /// values (an SGPR pair, or a constant's low and high dwords). Taken only where MODE keeps
     /// f64 denormals and rounds to nearest even, what host arithmetic does.
     F64 {
-        op: PkF32Op,
+        op: FloatOp,
         acc: bool,
     },
     /// A packed-f32 op (`v_pk_fma_f32`, `v_pk_add_f32`, `v_pk_mul_f32`) on register pairs:
@@ -174,7 +174,7 @@ pub enum Kind {
     /// bit `i` of `sel`/`sel_hi` picks its high dword for the low/high result, bit `i` of
     /// `neg_lo`/`neg_hi` negates it there.
     PkF32 {
-        op: PkF32Op,
+        op: FloatOp,
         sel: u8,
         sel_hi: u8,
         neg_lo: u8,
@@ -189,9 +189,9 @@ pub enum Kind {
     },
 }
 
-/// The packed-f32 and f64 operations.
+/// The packed-f32 and f64 operations (the f32 ones have kinds of their own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PkF32Op {
+pub enum FloatOp {
     Add,
     Mul,
     Fma,
@@ -888,7 +888,7 @@ fn reg_slots(op: Operand, width: u16) -> Vec<u16> {
 /// dwords.
 fn vector_footprint(inst: &Inst) -> (Vec<u16>, Vec<u16>) {
     let info = inst.info();
-    let pair_kind = matches!(kind(inst.op), Some(Kind::PkF32 { .. } | Kind::PkMov { .. }));
+    let pair_kind = kind(inst.op).is_some_and(on_pairs);
     let mut reads = Vec::new();
     for (i, s) in inst.src.iter().enumerate() {
         let width = if pair_kind || i == 2 { 2 } else { info.src[i].regs.max(1) as u16 };
@@ -917,14 +917,20 @@ pub fn reaches_beyond_registers(inst: &Inst) -> bool {
     }
 }
 
+/// Whether f32 arithmetic under `mode` is what the host's gives: round to nearest even, no
+/// other vector mode bits.
+fn f32_translatable(mode: u32) -> bool {
+    Env::new(mode).rm32() == Rm::Ne && mode & crate::gpu::exec::vector_modes::MODE_BITS == 0
+}
+
+/// Whether the steps of `kind` read and write VGPR pairs.
+fn on_pairs(kind: Kind) -> bool {
+    matches!(kind, Kind::Shift64 { .. } | Kind::PkMov { .. } | Kind::PkF32 { .. } | Kind::F64 { .. })
+}
+
 fn step_vgprs(step: &Step) -> u16 {
     // Registers per operand: pairs for the 64-bit shifts.
-    let width =
-        if matches!(step.kind, Kind::Shift64 { .. } | Kind::PkMov { .. } | Kind::PkF32 { .. } | Kind::F64 { .. }) {
-            2
-        } else {
-            1
-        };
+    let width = if on_pairs(step.kind) { 2 } else { 1 };
     let srcs = step.src.iter().flatten().filter_map(|s| match s {
         Src::Vgpr(n) => Some(*n as u16 + width),
         Src::Uniform(_) => None,
@@ -964,8 +970,7 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         return pk_mov_step(inst);
     }
     if let Some(Kind::PkF32 { op, .. }) = kind(inst.op) {
-        let f32_ok = Env::new(mode).rm32() == Rm::Ne && mode & crate::gpu::exec::vector_modes::MODE_BITS == 0;
-        return if f32_ok { pk_f32_step(inst, op, seg, written) } else { None };
+        return if f32_translatable(mode) { pk_f32_step(inst, op, seg, written) } else { None };
     }
     if !plain(inst) {
         return None;
@@ -975,7 +980,7 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         // Host arithmetic: f64 denormals kept on input and output, round to nearest even.
         return if Env::new(mode).host64() { f64_step(inst, kind, seg, written) } else { None };
     }
-    if is_f32(kind) && (Env::new(mode).rm32() != Rm::Ne || mode & crate::gpu::exec::vector_modes::MODE_BITS != 0) {
+    if is_f32(kind) && !f32_translatable(mode) {
         return None;
     }
     if let Kind::Shift64 { op, .. } = kind {
@@ -1098,7 +1103,7 @@ fn pk_mov_step(inst: &Inst) -> Option<Step> {
 fn f64_step(inst: &Inst, kind: Kind, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
     let Operand::Vgpr(dst) = inst.dst[0] else { return None };
     // (`v_fmac_f64`'s third input is its destination, read by the lowering.)
-    let arity = if matches!(kind, Kind::F64 { acc: true, .. }) { 2 } else { 3 - (inst.op != Op::VFmaF64) as usize };
+    let arity = if matches!(kind, Kind::F64 { op: FloatOp::Fma, acc: false }) { 3 } else { 2 };
     let scratch = crate::gpu::exec::wave::Wave::new(0, 0);
     let constant = |i: usize| {
         let k = scratch.read_scalar64(inst.src[i], inst.info().src[i].ty, inst.literal).ok()?;
@@ -1148,13 +1153,13 @@ fn pair_sources(
 /// The step of a packed-f32 op without clamp: each source a VGPR pair, an SGPR pair no lane
 /// mask of this segment has overwritten (two uniform values), or a constant (the same
 /// dword for both halves, as the interpreter reads it).
-fn pk_f32_step(inst: &Inst, op: PkF32Op, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
+fn pk_f32_step(inst: &Inst, op: FloatOp, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
     let Ext::Vop3(m) = inst.ext else { return None };
     if inst.enc != Encoding::Vop3p || m.clamp {
         return None;
     }
     let Operand::Vgpr(dst) = inst.dst[0] else { return None };
-    let arity = if op == PkF32Op::Fma { 3 } else { 2 };
+    let arity = if op == FloatOp::Fma { 3 } else { 2 };
     let scratch = crate::gpu::exec::wave::Wave::new(0, 0);
     let constant = |i: usize| {
         let k = scratch.read_scalar32(inst.src[i], crate::isa::Ty::B32, inst.literal).ok()?;
@@ -1264,20 +1269,20 @@ pub fn kind(op: Op) -> Option<Kind> {
         // The halves are resolved from the instruction (`pk_mov_step`).
         Op::VPkMovB32 => Kind::PkMov { hi0: false, hi1: false },
         // The selections and negations too (`pk_f32_step`).
-        Op::VPkAddF32 => pk_f32(PkF32Op::Add),
-        Op::VPkMulF32 => pk_f32(PkF32Op::Mul),
-        Op::VPkFmaF32 => pk_f32(PkF32Op::Fma),
-        Op::VAddF64 => Kind::F64 { op: PkF32Op::Add, acc: false },
-        Op::VMulF64 => Kind::F64 { op: PkF32Op::Mul, acc: false },
-        Op::VFmaF64 => Kind::F64 { op: PkF32Op::Fma, acc: false },
-        Op::VFmacF64 => Kind::F64 { op: PkF32Op::Fma, acc: true },
+        Op::VPkAddF32 => pk_f32(FloatOp::Add),
+        Op::VPkMulF32 => pk_f32(FloatOp::Mul),
+        Op::VPkFmaF32 => pk_f32(FloatOp::Fma),
+        Op::VAddF64 => Kind::F64 { op: FloatOp::Add, acc: false },
+        Op::VMulF64 => Kind::F64 { op: FloatOp::Mul, acc: false },
+        Op::VFmaF64 => Kind::F64 { op: FloatOp::Fma, acc: false },
+        Op::VFmacF64 => Kind::F64 { op: FloatOp::Fma, acc: true },
         _ => return compare(op.name()),
     })
 }
 
 /// A packed-f32 kind with the default selections (low dwords for the low result, high for
 /// the high) and no negation.
-fn pk_f32(op: PkF32Op) -> Kind {
+fn pk_f32(op: FloatOp) -> Kind {
     Kind::PkF32 { op, sel: 0, sel_hi: 0b111, neg_lo: 0, neg_hi: 0 }
 }
 
@@ -1424,7 +1429,7 @@ mod tests {
         const PK_MUL_CLAMP: [u32; 2] = [0xd3b1_c006, 0x1802_0500]; // v_pk_mul_f32 v[6:7], v[0:1], v[2:3] clamp
         let p = plan(&insts(&[&PK_FMA, &PK_ADD_ONE]), 0xf0);
         let seg = segments(&p)[0];
-        let kind = Kind::PkF32 { op: PkF32Op::Fma, sel: 0b001, sel_hi: 0b110, neg_lo: 0, neg_hi: 0b010 };
+        let kind = Kind::PkF32 { op: FloatOp::Fma, sel: 0b001, sel_hi: 0b110, neg_lo: 0, neg_hi: 0b010 };
         assert_eq!(seg.steps[0].kind, kind);
         assert_eq!(seg.steps[0].src, [Some(Src::Vgpr(0)), Some(Src::Uniform(0)), Some(Src::Vgpr(4))]);
         assert_eq!(seg.steps[1].src, [Some(Src::Vgpr(0)), Some(Src::Uniform(2)), None]);

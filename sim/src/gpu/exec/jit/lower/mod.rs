@@ -25,7 +25,7 @@
 //! when MODE says so, and a NaN result carries the first NaN input, quieted.
 
 use super::select::{
-    Bin, BranchCond, CarryOp, Cond, Item, Kind, MaskReg, MaskSrc, PkF32Op, Plan, SKind, SReg, SVal, SaveexecOp,
+    Bin, BranchCond, CarryOp, Cond, FloatOp, Item, Kind, MaskReg, MaskSrc, Plan, SKind, SReg, SVal, SaveexecOp,
     ScalarOp, Segment, Shift64, Src, Tri, Uniform,
 };
 use crate::gpu::exec::ops::valu::fp::Env;
@@ -152,13 +152,13 @@ struct Frame {
 struct Lowering<'a> {
     b: FunctionBuilder<'a>,
     env: Env,
-    /// While a chunk's fast body is emitted: its f32 results' NaN lanes, noted instead of
+    /// While a chunk's fast body is emitted: its float results' NaN lanes, noted instead of
     /// fixed up in place.
     nan_note: Option<NanNote>,
 }
 
-/// The f32 results of a chunk's fast body that may be NaNs: they are compared in pairs (one
-/// unordered compare notes both).
+/// The float results of a chunk's fast body that may be NaNs: they are compared in pairs of
+/// one type (one unordered compare notes both).
 #[derive(Default)]
 struct NanNote {
     /// All ones in the lanes where a result compared so far is a NaN.
@@ -497,9 +497,7 @@ impl<'a> Lowering<'a> {
         // Both hand their results to the store block.
         self.nan_note = Some(NanNote::default());
         let mut fast = new_chunk();
-        for (n, step) in seg.steps.iter().enumerate() {
-            self.step(&mut fast, n, step, &uniforms, &masks_in, lane_bits);
-        }
+        self.steps(&mut fast, seg, &uniforms, &masks_in, lane_bits);
         let nan_lanes = self.nan_note.take().and_then(|note| match note.pending {
             Some(last) => Some(self.note_nans(note.lanes, last, last)),
             None => note.lanes,
@@ -530,9 +528,7 @@ impl<'a> Lowering<'a> {
                 self.b.switch_to_block(exact);
                 self.b.seal_block(exact);
                 let mut ch = new_chunk();
-                for (n, step) in seg.steps.iter().enumerate() {
-                    self.step(&mut ch, n, step, &uniforms, &masks_in, lane_bits);
-                }
+                self.steps(&mut ch, seg, &uniforms, &masks_in, lane_bits);
                 let exact_results = results(&ch);
                 debug_assert_eq!(exact_results.len(), fast_results.len());
                 self.b.ins().jump(store, &exact_results);
@@ -590,6 +586,20 @@ impl<'a> Lowering<'a> {
             let acc = self.b.use_var(*var);
             let (base, off) = self.mask_addr(wave, seg.masks_out[slot]);
             self.b.ins().store(scalar_mem(), acc, base, off);
+        }
+    }
+
+    /// The segment's vector instructions on one chunk.
+    fn steps(
+        &mut self,
+        ch: &mut Chunk,
+        seg: &Segment,
+        uniforms: &[(Value, Value)],
+        masks_in: &[Value],
+        lane_bits: Value,
+    ) {
+        for (n, step) in seg.steps.iter().enumerate() {
+            self.step(ch, n, step, uniforms, masks_in, lane_bits);
         }
     }
 
@@ -691,9 +701,9 @@ impl<'a> Lowering<'a> {
                 let [lo, hi] = halves.map(|x| {
                     let (a, b) = (x[0].expect("source 0"), x[1].expect("source 1"));
                     match op {
-                        PkF32Op::Add => self.farith(a, b, |b, x, y| b.ins().fadd(x, y)),
-                        PkF32Op::Mul => self.farith(a, b, |b, x, y| b.ins().fmul(x, y)),
-                        PkF32Op::Fma => self.fma(a, b, x[2].expect("source 2")),
+                        FloatOp::Add => self.farith(a, b, |b, x, y| b.ins().fadd(x, y)),
+                        FloatOp::Mul => self.farith(a, b, |b, x, y| b.ins().fmul(x, y)),
+                        FloatOp::Fma => self.fma(a, b, x[2].expect("source 2")),
                     }
                 });
                 ch.regs.insert(step.dst.expect("a destination") + 1, (hi, true));
@@ -980,47 +990,17 @@ impl<'a> Lowering<'a> {
     /// An f64 operation on two lanes by host arithmetic (taken only where MODE keeps f64
     /// denormals and rounds to nearest even); a NaN result carries the first NaN input,
     /// quieted, as the interpreter's do.
-    fn f64_arith(&mut self, op: PkF32Op, x: [Option<Value>; 3]) -> Value {
+    fn f64_arith(&mut self, op: FloatOp, x: [Option<Value>; 3]) -> Value {
         let (a, b) = (x[0].expect("source 0"), x[1].expect("source 1"));
         let r = match op {
-            PkF32Op::Add => self.b.ins().fadd(a, b),
-            PkF32Op::Mul => self.b.ins().fmul(a, b),
-            PkF32Op::Fma => {
+            FloatOp::Add => self.b.ins().fadd(a, b),
+            FloatOp::Mul => self.b.ins().fmul(a, b),
+            FloatOp::Fma => {
                 let c = x[2].expect("source 2");
                 self.b.ins().fma(a, b, c)
             }
         };
-        if let Some(mut note) = self.nan_note.take() {
-            let nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
-            let nan = self.b.ins().bitcast(I32X4, lanes(), nan);
-            note.lanes = Some(match note.lanes {
-                Some(so_far) => self.b.ins().bor(so_far, nan),
-                None => nan,
-            });
-            self.nan_note = Some(note);
-            return r;
-        }
-        let nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
-        let any = self.b.ins().vany_true(nan);
-        let (slow, merge) = (self.b.create_block(), self.b.create_block());
-        let out = self.b.append_block_param(merge, F64X2);
-        self.b.ins().brif(any, slow, &[], merge, &[r.into()]);
-        self.b.switch_to_block(slow);
-        self.b.seal_block(slow);
-        let quiet = self.b.ins().iconst(I64, 0x0008_0000_0000_0000);
-        let quiet = self.b.ins().splat(I64X2, quiet);
-        let mut fixed = self.b.ins().bitcast(I64X2, lanes(), r);
-        for f in x.iter().flatten().rev() {
-            let nan = self.b.ins().fcmp(FloatCC::Unordered, *f, *f);
-            let bits = self.b.ins().bitcast(I64X2, lanes(), *f);
-            let q = self.b.ins().bor(bits, quiet);
-            fixed = self.b.ins().bitselect(nan, q, fixed);
-        }
-        let fixed = self.b.ins().bitcast(F64X2, lanes(), fixed);
-        self.b.ins().jump(merge, &[fixed.into()]);
-        self.b.switch_to_block(merge);
-        self.b.seal_block(merge);
-        out
+        self.nan_inputs(r, &x.into_iter().flatten().collect::<Vec<_>>())
     }
 
     /// The high halves of the four lanes' unsigned 64-bit products: two `pmuludq` (products
@@ -1136,7 +1116,7 @@ impl<'a> Lowering<'a> {
         let (a, b) = (self.flush_in(a), self.flush_in(b));
         let (x, y) = (self.b.ins().bitcast(F32X4, lanes(), a), self.b.ins().bitcast(F32X4, lanes(), b));
         let r = f(&mut self.b, x, y);
-        let r = self.nan_inputs(r, &[(a, x), (b, y)]);
+        let r = self.nan_inputs(r, &[x, y]);
         self.flush_out(r)
     }
 
@@ -1145,30 +1125,41 @@ impl<'a> Lowering<'a> {
         let (a, b, c) = (self.flush_in(a), self.flush_in(b), self.flush_in(c));
         let [x, y, z] = [a, b, c].map(|v| self.b.ins().bitcast(F32X4, lanes(), v));
         let r = self.b.ins().fma(x, y, z);
-        let r = self.nan_inputs(r, &[(a, x), (b, y), (c, z)]);
+        let r = self.nan_inputs(r, &[x, y, z]);
         self.flush_out(r)
     }
 
-    /// `so_far` with the lanes where `x` or `y` (f32 lanes) is a NaN added.
+    /// `so_far` with the lanes where `x` or `y` (float lanes of one type) is a NaN added, as
+    /// a 32-bit lane mask.
     fn note_nans(&mut self, so_far: Option<Value>, x: Value, y: Value) -> Value {
         let nan = self.b.ins().fcmp(FloatCC::Unordered, x, y);
+        let nan = self.b.ins().bitcast(I32X4, lanes(), nan);
         match so_far {
             Some(so_far) => self.b.ins().bor(so_far, nan),
             None => nan,
         }
     }
 
-    /// The result `r` (f32 lanes) as integer lanes, where a NaN result carries the first NaN
-    /// input (`inputs` in source order, as integer and float lanes), quieted, as the
-    /// interpreter's results do: the host instruction's own choice depends on the operand
-    /// order the code generator picked. The fix-up is off the common path: a branch taken
-    /// only when some lane's result is a NaN.
-    fn nan_inputs(&mut self, r: Value, inputs: &[(Value, Value)]) -> Value {
-        let bits = self.b.ins().bitcast(I32X4, lanes(), r);
+    /// The result `r` (f32 or f64 lanes) as integer lanes of its width, where a NaN result
+    /// carries the first NaN input (`inputs`, float lanes of `r`'s type, in source order),
+    /// quieted, as the interpreter's results do: the host instruction's own choice depends on
+    /// the operand order the code generator picked. The fix-up is off the common path: a
+    /// branch taken only when some lane's result is a NaN; in a chunk's fast body, the NaN
+    /// lanes are only noted (two results to a compare).
+    fn nan_inputs(&mut self, r: Value, inputs: &[Value]) -> Value {
+        let float = self.b.func.dfg.value_type(r);
+        let (int, quiet) = if float == F64X2 { (I64X2, 1i64 << 51) } else { (I32X4, 0x0040_0000) };
+        let bits = self.b.ins().bitcast(int, lanes(), r);
         if let Some(mut note) = self.nan_note.take() {
             // A chunk's fast body: noted, and the exact body runs if any lane has one.
             match note.pending.take() {
-                Some(other) => note.lanes = Some(self.note_nans(note.lanes, other, r)),
+                Some(other) if self.b.func.dfg.value_type(other) == float => {
+                    note.lanes = Some(self.note_nans(note.lanes, other, r))
+                }
+                Some(other) => {
+                    note.lanes = Some(self.note_nans(note.lanes, other, other));
+                    note.pending = Some(r);
+                }
                 None => note.pending = Some(r),
             }
             self.nan_note = Some(note);
@@ -1178,14 +1169,16 @@ impl<'a> Lowering<'a> {
         let any = self.b.ins().vany_true(nan);
         let slow = self.b.create_block();
         let merge = self.b.create_block();
-        let out = self.b.append_block_param(merge, I32X4);
+        let out = self.b.append_block_param(merge, int);
         self.b.ins().brif(any, slow, &[], merge, &[bits.into()]);
         self.b.switch_to_block(slow);
         self.b.seal_block(slow);
-        let quiet = self.splat(0x0040_0000);
+        let quiet = self.b.ins().iconst(int.lane_type(), quiet);
+        let quiet = self.b.ins().splat(int, quiet);
         let mut fixed = bits;
-        for &(v, f) in inputs.iter().rev() {
+        for &f in inputs.iter().rev() {
             let nan = self.b.ins().fcmp(FloatCC::Unordered, f, f);
+            let v = self.b.ins().bitcast(int, lanes(), f);
             let q = self.b.ins().bor(v, quiet);
             fixed = self.b.ins().bitselect(nan, q, fixed);
         }
