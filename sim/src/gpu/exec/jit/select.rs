@@ -763,6 +763,13 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
             // interpreter's handler runs it inside the run.
         }
         match taken {
+            Some(_) if matches!(inst.op, Op::SNop | Op::SWaitcnt) => {
+                // Memory is synchronous here: waits and nops need no code, and they do not
+                // end a segment (clang puts an `s_waitcnt` between the address arithmetic
+                // and the data arithmetic of almost every load).
+                p.insts += 1;
+                p.bytes += inst.len as u32;
+            }
             Some(taken) => {
                 if let Some(op) = scalar_op(inst).filter(|_| !seg.steps.is_empty()) {
                     if deferred.push(inst, op) {
@@ -786,8 +793,7 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
                     p.vgprs = p.vgprs.max(op.vgprs());
                     p.vector_insts += 1;
                     p.last_shared = Some(p.insts as u16);
-                } else if !matches!(inst.op, Op::SNop | Op::SWaitcnt) {
-                    // (Memory is synchronous here: waits and nops need no code at all.)
+                } else {
                     p.items.push(Item::Interpreted { index: p.insts as u16, offset: p.bytes });
                     if reaches_beyond_registers(inst) {
                         p.last_shared = Some(p.insts as u16);
@@ -1419,6 +1425,12 @@ mod tests {
         // EXEC writers never move: every vector instruction reads EXEC.
         let p = plan(&insts(&[&FMA, &SAVEEXEC, &FMA]), 0xf0);
         assert_eq!((shape(&p), p.deferred), (vec!["vector", "scalar", "vector"], 0));
+        // Waits and nops need no code and keep the segment open; a moved op still moves.
+        const WAIT_VM: [u32; 1] = [0xbf8c_0f70]; // s_waitcnt vmcnt(0)
+        const NOP: [u32; 1] = [0xbf80_0000]; // s_nop 0
+        let p = plan(&insts(&[&FMA, &WAIT_VM, &S_MOV_S0, &NOP, &FMA]), 0xf0);
+        assert_eq!((shape(&p), p.deferred, p.insts, p.bytes), (vec!["vector", "scalar"], 1, 5, 28));
+        assert_eq!(segments(&p)[0].steps.len(), 2);
     }
 
     #[test]

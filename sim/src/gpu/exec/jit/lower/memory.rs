@@ -6,8 +6,8 @@
 //! written: the shape over all 64 lanes in host SIMD, then one call of [`super::Helpers::span`]
 //! (the wave's translation cache) for the range, which also refuses read-only mappings for a
 //! store and, for FLAT, the LDS and private apertures. Anything else — lanes off, another
-//! address pattern, a range that leaves its mapping, a fault — runs the interpreter's handler,
-//! so faults are reported exactly as before.
+//! address pattern, lanes on both sides of a 4 GiB boundary, a range that leaves its mapping,
+//! a fault — runs the interpreter's handler, so faults are reported exactly as before.
 //!
 //! The data moves as the interpreter's fast path moves it: dwords by 32-bit (or 128-bit)
 //! accesses, pairs of dwords by one 64-bit access each (single-copy atomic when aligned; a
@@ -117,40 +117,42 @@ impl Lowering<'_> {
         self.b.seal_block(done);
     }
 
-    /// Whether every lane's address is lane 0's plus `l * d`: low halves `lo0 + l * d`, and a
-    /// pair's high halves `hi0` plus the carry out of that; 32-bit offsets (from an SGPR base,
-    /// in the LDS) must not wrap. Sixteen 4-lane compares.
+    /// Whether every lane's address is lane 0's plus `l * d`, with no carry out of the low
+    /// halves anywhere in the wave: lane 63's low half is checked once, and then each lane's
+    /// low half is `lo0 + l * d` and a pair's high half `hi0`. (A wave whose addresses cross
+    /// a 4 GiB boundary is left to the interpreter.) Sixteen 4-lane differences, OR-ed.
     fn lanes_in_shape(&mut self, f: &Frame, op: &MemOp, lo_at: i32, lo0: Value, hi0: Option<Value>, d: Value) -> Value {
+        let lo0_64 = self.b.ins().uextend(I64, lo0);
+        let d64 = self.b.ins().uextend(I64, d);
+        let span = self.b.ins().imul_imm_u(d64, LANES as i64 - 1);
+        let last = self.b.ins().iadd(lo0_64, span);
+        let no_wrap = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, last, u32::MAX as i64);
         let lo0v = self.b.ins().splat(I32X4, lo0);
         let dv = self.b.ins().splat(I32X4, d);
         let hi0v = hi0.map(|h| self.b.ins().splat(I32X4, h));
-        let four = self.splat(CHUNK_LANES as u32);
-        let mut lane = self.vconst([0, 1, 2, 3]);
-        let mut all: Option<Value> = None;
+        let chunk_step = self.b.ins().imul_imm_u(d, CHUNK_LANES);
+        let chunk_step = self.b.ins().splat(I32X4, chunk_step);
+        let lane = self.vconst([0, 1, 2, 3]);
+        let step = self.b.ins().imul(lane, dv);
+        let mut expected = self.b.ins().iadd(lo0v, step);
+        let mut off: Option<Value> = None;
         for c in 0..CHUNKS as i32 {
             let at = c * 16;
             let lo = self.b.ins().load(I32X4, mem(), f.vgpr, lo_at + at);
-            let step = self.b.ins().imul(lane, dv);
-            let expected = self.b.ins().iadd(lo0v, step);
-            let eq = self.b.ins().icmp(IntCC::Equal, lo, expected);
-            // All ones where lane 0's low half plus `l * d` passed 2^32.
-            let wrapped = self.b.ins().icmp(IntCC::UnsignedLessThan, expected, lo0v);
-            let eq = match (op.addr, hi0v) {
-                (MemAddr::Pair(v), Some(hi0v)) => {
-                    let hi = self.b.ins().load(I32X4, mem(), f.vgpr, (v as i32 + 1) * VGPR_BYTES + at);
-                    let expected_hi = self.b.ins().isub(hi0v, wrapped);
-                    let eq_hi = self.b.ins().icmp(IntCC::Equal, hi, expected_hi);
-                    self.b.ins().band(eq, eq_hi)
-                }
-                _ => self.b.ins().band_not(eq, wrapped),
-            };
-            all = Some(match all {
-                Some(a) => self.b.ins().band(a, eq),
-                None => eq,
+            let mut diff = self.b.ins().bxor(lo, expected);
+            if let (MemAddr::Pair(v), Some(hi0v)) = (op.addr, hi0v) {
+                let hi = self.b.ins().load(I32X4, mem(), f.vgpr, (v as i32 + 1) * VGPR_BYTES + at);
+                let diff_hi = self.b.ins().bxor(hi, hi0v);
+                diff = self.b.ins().bor(diff, diff_hi);
+            }
+            off = Some(match off {
+                Some(o) => self.b.ins().bor(o, diff),
+                None => diff,
             });
-            lane = self.b.ins().iadd(lane, four);
+            expected = self.b.ins().iadd(expected, chunk_step);
         }
-        self.b.ins().vall_true(all.expect("sixteen chunks"))
+        let any_off = self.b.ins().vany_true(off.expect("sixteen chunks"));
+        self.b.ins().band_not(no_wrap, any_off)
     }
 
     /// One value for every lane: read once, as the interpreter does for lanes naming one

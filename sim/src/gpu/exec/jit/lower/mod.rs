@@ -171,16 +171,13 @@ struct NanNote {
 struct Chunk {
     base: Value,
     shift: Value,
-    /// EXEC as the segment read it.
-    exec_bits: Value,
-    /// This chunk's lanes of EXEC as a lane mask, made when first needed.
-    exec: Option<Value>,
     /// Current value of each VGPR touched, and whether it was written. Written values are
     /// the step's result in every lane: lanes outside EXEC get their old value back once, when
     /// the chunk stores the register (every step is lane-wise, so an inactive lane's value
     /// never reaches an active one).
     regs: HashMap<u8, (Value, bool)>,
-    /// The lane mask each step wrote (compares, carries), already limited to EXEC.
+    /// The lane mask each step wrote (compares, carries), in every lane (EXEC is applied when
+    /// the segment stores its masks).
     step_masks: Vec<Option<Value>>,
     /// The latest value of each output mask.
     out_masks: Vec<Option<Value>>,
@@ -485,8 +482,6 @@ impl<'a> Lowering<'a> {
         let new_chunk = || Chunk {
             base,
             shift,
-            exec_bits: exec,
-            exec: None,
             regs: HashMap::new(),
             step_masks: vec![None; seg.steps.len()],
             out_masks: vec![None; seg.masks_out.len()],
@@ -584,6 +579,7 @@ impl<'a> Lowering<'a> {
         self.b.seal_block(exit);
         for (slot, var) in acc_vars.iter().enumerate() {
             let acc = self.b.use_var(*var);
+            let acc = self.b.ins().band(acc, exec);
             let (base, off) = self.mask_addr(wave, seg.masks_out[slot]);
             self.b.ins().store(scalar_mem(), acc, base, off);
         }
@@ -742,15 +738,9 @@ impl<'a> Lowering<'a> {
             ch.regs.insert(d, (v, true));
         }
         if let Some(m) = mask {
-            let exec = match ch.exec {
-                Some(e) => e,
-                None => {
-                    let e = self.mask_vector(ch.exec_bits, ch.shift, lane_bits);
-                    ch.exec = Some(e);
-                    e
-                }
-            };
-            let m = self.b.ins().band(m, exec);
+            // Lanes outside EXEC are left as they come: a later step reads this mask only
+            // lane-wise (a carry-in, a selector), its results in those lanes are not kept, and
+            // the mask goes to its register ANDed with EXEC when the segment ends.
             ch.step_masks[n] = Some(m);
             if let Some(slot) = step.mask_out {
                 ch.out_masks[slot as usize] = Some(m);
@@ -779,9 +769,10 @@ impl<'a> Lowering<'a> {
         self.b.ins().vconst(I32X4, c)
     }
 
+    /// `x` in all four lanes, from the constant pool: one load (often folded into the
+    /// instruction that uses it) where a splat of an immediate takes three instructions.
     fn splat(&mut self, x: u32) -> Value {
-        let s = self.b.ins().iconst(I32, x as i64);
-        self.b.ins().splat(I32X4, s)
+        self.vconst([x; 4])
     }
 
     /// The 4-lane mask (all ones where set) of bits `shift..shift+4` of a 64-bit lane mask.
