@@ -69,6 +69,16 @@ fn main() {
     }
 }
 
+/// The built-in MI210, or the config file `THROUGHPUT_CONFIG` names: under valgrind
+/// (`valgrind --tool=callgrind`, exact host-instruction counts where this VM's timings vary
+/// twofold) a config with a smaller `local_mem_size`, as valgrind cannot map the 64 GiB arena.
+fn machine() -> Machine {
+    match std::env::var_os("THROUGHPUT_CONFIG") {
+        Some(path) => Machine::new(sim::config::load_file(Path::new(&path)).expect("the THROUGHPUT_CONFIG file")),
+        None => Machine::new(sim::config::default_config()),
+    }
+}
+
 fn throughput_kernels() -> Vec<u8> {
     compile_opencl("clang-15", "gfx90a", &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kernels/throughput.cl"))
 }
@@ -88,7 +98,7 @@ fn mfma_rates() {
 
 fn kernel_rates(valu: bool, memory: bool) {
     let elf = throughput_kernels();
-    let machine = Machine::new(sim::config::default_config());
+    let machine = machine();
     for workers in [1, 2] {
         let s = machine.kernel_runner_with_workers(workers).expect("a kernel runner");
         let co = s.load_code_object(&elf).expect("load");
@@ -146,7 +156,7 @@ fn kernel_rates(valu: bool, memory: bool) {
 fn barrier_rate() {
     let elf =
         compile_opencl("clang-15", "gfx90a", &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/lockstep.cl"));
-    let machine = Machine::new(sim::config::default_config());
+    let machine = machine();
     let s = machine.kernel_runner_with_workers(1).expect("a kernel runner");
     let co = s.load_code_object(&elf).expect("load");
     let out = s.alloc(64 * 624 * 4).unwrap();
@@ -162,7 +172,7 @@ fn barrier_rate() {
 /// The VALU kernel with nothing observed, with statistics and with a timeline.
 fn observation_cost() {
     let elf = throughput_kernels();
-    let machine = Machine::new(sim::config::default_config());
+    let machine = machine();
     // Observation overhead: the best of three runs each, alternating, on one worker.
     let mut best = [0f64; 3];
     for _ in 0..3 {

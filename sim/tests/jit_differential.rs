@@ -404,6 +404,18 @@ fn address_shape(r: &mut Rng) -> [i64; 64] {
 
 use sim::testing::{MEM_BASE, MEM_BYTES};
 
+/// A 64-bit sum into data registers, as compiled code forms addresses:
+/// `v_add_co_u32_e32 vA, vcc, src, vB` then `v_addc_co_u32_e32 vC, vcc, src, vD, vcc` (the
+/// second's carry-out into VCC is often written again before anything reads it).
+fn address_sum(r: &mut Rng) -> Vec<Vec<u32>> {
+    let vop2 = |op: u32, dst: u32, src0: u32, vsrc1: u32| op << 25 | dst << 17 | vsrc1 << 9 | src0;
+    let src0 = |r: &mut Rng| if r.below(2) == 0 { 256 + r.below(12) } else { r.below(12) };
+    let (lo, hi) = (r.below(12), r.below(12));
+    let add = vop2(0x19, lo, src0(r), r.below(12));
+    let addc = vop2(0x1c, hi, src0(r), r.below(12));
+    vec![vec![add], vec![addc]]
+}
+
 /// One random global or FLAT load or store of 1 to 4 dwords with v0..v11 as data.
 fn memory_instruction(r: &mut Rng) -> Vec<u32> {
     let dwords = 1 + r.below(4);
@@ -464,15 +476,16 @@ fn lds_instruction(r: &mut Rng) -> Vec<u32> {
 #[test]
 fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_translated() {
     let mut r = Rng(0x3e3_0001);
-    let (mut programs, mut compiled, mut scalar_loads) = (0, 0usize, 0usize);
+    let (mut programs, mut compiled, mut scalar_loads, mut unread) = (0, 0usize, 0usize, 0usize);
     for case in 0..3_000 {
         let len = 1 + r.below(10) as usize;
         let program: Vec<Vec<u32>> = (0..len)
-            .map(|_| match r.below(10) {
-                0..=3 => memory_instruction(&mut r),
-                4 => scalar_load_instruction(&mut r),
-                5 | 6 => lds_instruction(&mut r),
-                _ => instruction(&mut r),
+            .flat_map(|_| match r.below(12) {
+                0..=3 => vec![memory_instruction(&mut r)],
+                4 => vec![scalar_load_instruction(&mut r)],
+                5 | 6 => vec![lds_instruction(&mut r)],
+                7 | 8 => address_sum(&mut r),
+                _ => vec![instruction(&mut r)],
             })
             .collect();
         let words: Vec<u32> = program.concat();
@@ -525,7 +538,11 @@ fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_tra
             }
         }
         assert_eq!(a.2, b.2, "SGPRs, case {case}: {text:#?}");
-        assert_eq!(a.3, b.3, "VCC, EXEC, SCC, M0, case {case}: {text:#?}");
+        // After a fault the wave is gone (the dispatch reports it): a VCC value that the run
+        // would have overwritten unread is not computed (`select::mark_unread_masks`), so
+        // VCC is compared only where the run went on.
+        let vcc_kept = |x: &(u64, u64, bool, u32)| if a.0.is_ok() { *x } else { (0, x.1, x.2, x.3) };
+        assert_eq!(vcc_kept(&a.3), vcc_kept(&b.3), "VCC, EXEC, SCC, M0, case {case}: {text:#?}");
         if let Some(at) = (0..a.4.len()).find(|&i| a.4[i] != b.4[i]) {
             panic!(
                 "case {case}: memory at +{at:#x}: interpreter {:#04x}, translated {:#04x}\n{text:#?}",
@@ -541,9 +558,19 @@ fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_tra
         let plan = select::plan(&insts, 0xf0);
         compiled += plan.items.iter().filter(|i| matches!(i, select::Item::Memory { .. })).count();
         scalar_loads += plan.items.iter().filter(|i| matches!(i, select::Item::ScalarLoad { .. })).count();
+        for item in &plan.items {
+            if let select::Item::Vector(seg) = item {
+                unread += seg.masks_read_later.iter().filter(|read| !**read).count();
+            }
+        }
     }
     assert!(compiled > programs, "{compiled} memory instructions compiled in {programs} programs");
     assert!(scalar_loads > programs / 4, "{scalar_loads} scalar loads compiled in {programs} programs");
+    // Lane masks written again unread across a memory instruction: not computed.
+    assert!(unread > 300, "{unread} lane masks left unread");
     assert_eq!(jit::stats().1, 0, "runs that failed to compile");
-    eprintln!("{programs} programs, {compiled} vector and {scalar_loads} scalar memory instructions compiled");
+    eprintln!(
+        "{programs} programs, {compiled} vector and {scalar_loads} scalar memory instructions compiled, \
+         {unread} lane masks not computed"
+    );
 }

@@ -244,6 +244,10 @@ pub struct Segment {
     pub masks_in: Vec<MaskReg>,
     /// The lane masks written when it ends (the last write of each).
     pub masks_out: Vec<MaskReg>,
+    /// Whether each of `masks_out` may be read later: false where the run itself writes the
+    /// register again before anything can read it ([`mark_unread_masks`]). Such a mask is
+    /// neither computed nor stored.
+    pub masks_read_later: Vec<bool>,
 }
 
 /// One item of a run.
@@ -809,7 +813,79 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
         }
     }
     close_segment(&mut p, &mut seg, &mut written, &mut deferred);
+    mark_unread_masks(&mut p.items);
     p
+}
+
+/// Sets each segment's `masks_read_later`. A mask is unread when, before anything reads it,
+/// a later segment writes it or a compiled scalar op writes the whole register, with
+/// nothing between that could stop the run other than by failing (an interpreted
+/// instruction or a branch could, and the wave would go on with the register; after a
+/// memory fault it does not go on). The carry-out of `v_addc_co_u32` in a 64-bit address
+/// sum is the common case: the next address sum or compare writes VCC again.
+fn mark_unread_masks(items: &mut [Item]) {
+    for i in 0..items.len() {
+        let Item::Vector(seg) = &items[i] else { continue };
+        let read: Vec<bool> = seg.masks_out.iter().map(|reg| read_after(&items[i + 1..], *reg)).collect();
+        if let Item::Vector(seg) = &mut items[i] {
+            seg.masks_read_later = read;
+        }
+    }
+}
+
+/// Whether the lane mask in `reg` may be read after the run's `items` start.
+fn read_after(items: &[Item], reg: MaskReg) -> bool {
+    let halves = match reg {
+        MaskReg::Vcc => [SReg::VccLo, SReg::VccHi],
+        MaskReg::Sgpr(n) => [SReg::Sgpr(n), SReg::Sgpr(n + 1)],
+    };
+    // The registers a scalar operand of `width` dwords covers.
+    let covers = |r: SReg, width: u8| -> Vec<SReg> {
+        match (r, width) {
+            (SReg::Sgpr(n), 2) => vec![SReg::Sgpr(n), SReg::Sgpr(n + 1)],
+            (SReg::VccLo, 2) => vec![SReg::VccLo, SReg::VccHi],
+            (SReg::ExecLo, 2) => vec![SReg::ExecLo, SReg::ExecHi],
+            (r, _) => vec![r],
+        }
+    };
+    for item in items {
+        match item {
+            Item::Vector(seg) => {
+                let uniform_read = seg.uniforms.iter().any(|u| match (u, reg) {
+                    (Uniform::Sgpr(n), MaskReg::Sgpr(m)) => *n == m || *n == m + 1,
+                    _ => false,
+                });
+                if seg.masks_in.contains(&reg) || uniform_read {
+                    return true;
+                }
+                if seg.masks_out.contains(&reg) {
+                    return false;
+                }
+            }
+            Item::Scalar(op) => {
+                let width = if op.wide { 2 } else { 1 };
+                let reads = [op.a, op.b].into_iter().flat_map(|v| match v {
+                    SVal::Reg(r) => covers(r, width),
+                    SVal::Const(_) | SVal::Scc => Vec::new(),
+                });
+                if reads.into_iter().any(|r| halves.contains(&r)) {
+                    return true;
+                }
+                let writes = op.dst.map(|d| covers(d, width)).unwrap_or_default();
+                if halves.iter().all(|h| writes.contains(h)) {
+                    return false;
+                }
+                if writes.iter().any(|w| halves.contains(w)) {
+                    return true;
+                }
+            }
+            // Global and LDS accesses touch no lane mask but fail or go on; an SGPR pair may
+            // be an address or a scalar load's destination.
+            Item::Memory { .. } | Item::ScalarLoad { .. } if reg == MaskReg::Vcc => {}
+            _ => return true,
+        }
+    }
+    true
 }
 
 /// Ends the open segment: it goes into the run, then the scalar ops deferred past it.
@@ -1431,6 +1507,26 @@ mod tests {
         let p = plan(&insts(&[&FMA, &WAIT_VM, &S_MOV_S0, &NOP, &FMA]), 0xf0);
         assert_eq!((shape(&p), p.deferred, p.insts, p.bytes), (vec!["vector", "scalar"], 1, 5, 28));
         assert_eq!(segments(&p)[0].steps.len(), 2);
+    }
+
+    #[test]
+    fn a_lane_mask_written_again_unread_is_not_kept() {
+        const LOAD: [u32; 2] = [0xdc50_8000, 0x047f_0004]; // global_load_dword v4, v[4:5], off
+        const S_AND_VCC: [u32; 1] = [0x8686_066a]; // s_and_b64 s[6:7], vcc, s[6:7]
+        const S_MOV_VCC: [u32; 1] = [0xbeea_0180]; // s_mov_b64 vcc, 0
+        const GETPC: [u32; 1] = [0xbe80_1c00]; // s_getpc_b64 s[0:1]
+        let first = |p: &Plan| match &p.items[0] {
+            Item::Vector(seg) => seg.masks_read_later.clone(),
+            other => panic!("a segment first, not {other:?}"),
+        };
+        // The next address sum writes VCC again; a failing load in between ends the wave.
+        assert_eq!(first(&plan(&insts(&[&ADD_CO, &LOAD, &ADD_CO]), 0xf0)), vec![false]);
+        assert_eq!(first(&plan(&insts(&[&ADD_CO, &S_MOV_VCC]), 0xf0)), vec![false]);
+        // Read before it is written again, or the run ends first.
+        assert_eq!(first(&plan(&insts(&[&ADD_CO, &LOAD, &S_AND_VCC, &ADD_CO]), 0xf0)), vec![true]);
+        assert_eq!(first(&plan(&insts(&[&ADD_CO, &LOAD]), 0xf0)), vec![true]);
+        // An interpreted instruction may stop the run with the wave going on.
+        assert_eq!(first(&plan(&insts(&[&ADD_CO, &GETPC, &ADD_CO]), 0xf0)), vec![true]);
     }
 
     #[test]

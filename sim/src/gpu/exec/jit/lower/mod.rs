@@ -497,23 +497,27 @@ impl<'a> Lowering<'a> {
             Some(last) => Some(self.note_nans(note.lanes, last, last)),
             None => note.lanes,
         });
-        let results = |ch: &Chunk| -> Vec<BlockArg> {
-            let mut regs: Vec<(u8, Value)> =
-                ch.regs.iter().filter(|(_, (_, w))| *w).map(|(r, (v, _))| (*r, *v)).collect();
-            regs.sort_by_key(|(r, _)| *r);
-            let masks = ch.out_masks.iter().flatten();
-            regs.iter().map(|(_, v)| v).chain(masks).map(|v| BlockArg::from(*v)).collect()
-        };
         let mut written: Vec<u8> = fast.regs.iter().filter(|(_, (_, w))| *w).map(|(r, _)| *r).collect();
         written.sort();
         let store = self.b.create_block();
         for _ in &written {
             self.b.append_block_param(store, I32X4);
         }
-        let mask_slots: Vec<usize> = (0..seg.masks_out.len()).filter(|s| fast.out_masks[*s].is_some()).collect();
+        // (A mask the run writes again unread is not gathered: its compare or carry is then
+        // not computed either, unless a later step reads it.)
+        let read_later = |slot: usize| seg.masks_read_later.get(slot).copied().unwrap_or(true);
+        let mask_slots: Vec<usize> =
+            (0..seg.masks_out.len()).filter(|s| fast.out_masks[*s].is_some() && read_later(*s)).collect();
         for _ in &mask_slots {
             self.b.append_block_param(store, I32X4);
         }
+        let results = |ch: &Chunk| -> Vec<BlockArg> {
+            let mut regs: Vec<(u8, Value)> =
+                ch.regs.iter().filter(|(_, (_, w))| *w).map(|(r, (v, _))| (*r, *v)).collect();
+            regs.sort_by_key(|(r, _)| *r);
+            let masks = mask_slots.iter().map(|s| ch.out_masks[*s].expect("a mask the fast body wrote"));
+            regs.into_iter().map(|(_, v)| v).chain(masks).map(BlockArg::from).collect()
+        };
         let fast_results = results(&fast);
         match nan_lanes {
             Some(nan) => {
@@ -577,7 +581,7 @@ impl<'a> Lowering<'a> {
         self.b.seal_block(header);
         self.b.switch_to_block(exit);
         self.b.seal_block(exit);
-        for (slot, var) in acc_vars.iter().enumerate() {
+        for (slot, var) in acc_vars.iter().enumerate().filter(|(slot, _)| read_later(*slot)) {
             let acc = self.b.use_var(*var);
             let acc = self.b.ins().band(acc, exec);
             let (base, off) = self.mask_addr(wave, seg.masks_out[slot]);
