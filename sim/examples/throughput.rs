@@ -5,7 +5,7 @@
 //! multiply-accumulates per second; then the VALU kernel on one worker with nothing observed,
 //! with run statistics and with a timeline (their overhead).
 //!
-//! `cargo run --release -p sim --example throughput [mfma [NAME-PART]|valu|memory|barriers|observe]` (used by
+//! `cargo run --release -p sim --example throughput [mfma [NAME-PART]|valu|memory|vadd|barriers|observe]` (used by
 //! `cargo xtask bench`; with a section name only that section runs, for a profiler).
 //! Prints one `name<TAB>value<TAB>unit` line per figure.
 
@@ -52,8 +52,8 @@ fn main() {
     if wanted("mfma") {
         mfma_rates();
     }
-    if wanted("valu") || wanted("memory") {
-        kernel_rates(wanted("valu"), wanted("memory"));
+    if wanted("valu") || wanted("memory") || wanted("vadd") {
+        kernel_rates(wanted("valu"), wanted("memory"), wanted("vadd"));
     }
     if wanted("barriers") {
         barrier_rate();
@@ -96,7 +96,7 @@ fn mfma_rates() {
     mfma_rate_on(gfx950, "gfx950 v_mfma_f32_32x32x64_f8f6f4 fp8", [0xd3ae_0020, 0x0482_1100], 32 * 32 * 64);
 }
 
-fn kernel_rates(valu: bool, memory: bool) {
+fn kernel_rates(valu: bool, memory: bool, vadd: bool) {
     let elf = throughput_kernels();
     let machine = machine();
     for workers in [1, 2] {
@@ -147,6 +147,24 @@ fn kernel_rates(valu: bool, memory: bool) {
                 );
                 println!("memory kernel{label}, {workers} worker(s), first touch\t{cold:.1}\tM wave-instructions/s");
             }
+        }
+        if vadd {
+            // Vector add, 16 M floats, one element per work-item: 262 144 waves of one pass.
+            let n = 16u64 << 20;
+            let (a, b, c) = (s.alloc(n * 4).unwrap(), s.alloc(n * 4).unwrap(), s.alloc(n * 4).unwrap());
+            let vadd = co.kernel("vadd").unwrap();
+            let args = kernargs(&[a, b, c, n]);
+            s.dispatch(vadd, [n as u32, 1, 1], [256, 1, 1], &args).unwrap(); // first touch
+            let (before, start) = (instructions_retired(), Instant::now());
+            s.dispatch(vadd, [n as u32, 1, 1], [256, 1, 1], &args).unwrap();
+            let (insts, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
+            let waves = n / 64;
+            println!("vector add 16 M, {workers} worker(s)\t{:.1}\tms", t * 1e3);
+            println!(
+                "vector add 16 M, {workers} worker(s)\t{:.0}\tns per wave per worker",
+                t * 1e9 * workers as f64 / waves as f64
+            );
+            println!("vector add 16 M, {workers} worker(s)\t{:.1}\tM wave-instructions/s", insts as f64 / t / 1e6);
         }
     }
 }

@@ -518,7 +518,8 @@ fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_tra
             for b in h.lds.iter_mut() {
                 *b = r.next() as u8;
             }
-            let result = h.run(&words).map_err(|e| format!("{e:?}"));
+            // Twice: the second run's compiled accesses find the mappings their sites kept.
+            let result = h.run(&words).and_then(|()| h.run(&words)).map_err(|e| format!("{e:?}"));
             let (mut low, mut high) = (vec![0; LOW as usize], vec![0; HIGH as usize]);
             h.read_mem(MEM_BASE, &mut low);
             h.read_mem(MEM_BASE + MEM_BYTES - HIGH, &mut high);
@@ -573,4 +574,38 @@ fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_tra
         "{programs} programs, {compiled} vector and {scalar_loads} scalar memory instructions compiled, \
          {unread} lane masks not computed"
     );
+}
+
+/// Translated code checks the mapping its site kept before it asks the wave's translation
+/// cache; a store must still refuse a read-only mapping that a load at the same site (the
+/// first compiled access of another run) kept, and both must reach the right bytes.
+#[test]
+fn a_site_kept_by_a_load_does_not_let_a_store_into_read_only_memory() {
+    const LOAD: [u32; 2] = [0xdc50_8000, 0x017f_0002]; // global_load_dword v1, v[2:3], off
+    const STORE: [u32; 2] = [0xdc70_8000, 0x007f_0102]; // global_store_dword v[2:3], v1, off
+    const ADD: u32 = 0x6808_0904; // v_add_u32_e32 v4, v4, v4
+    const READ_ONLY: u64 = MEM_BASE + MEM_BYTES + (1 << 20);
+    let load: Vec<u32> = [&LOAD[..], &[ADD, ADD]].concat();
+    let store: Vec<u32> = [&[ADD, ADD][..], &STORE[..]].concat();
+    for engine in [Engine::Interp, Engine::Jit] {
+        let mut h = Harness::new();
+        h.set_engine(engine);
+        let words: Vec<u8> = (0..256u32).flat_map(|w| (w * 0x0101_0101).to_le_bytes()).collect();
+        h.context().map_read_only(READ_ONLY, 4096, &words);
+        for l in 0..64 {
+            let va = READ_ONLY + 4 * l as u64;
+            (h.wave.vgpr[2][l], h.wave.vgpr[3][l]) = (va as u32, (va >> 32) as u32);
+        }
+        // Twice: the second load takes the mapping its site kept.
+        for _ in 0..2 {
+            h.run(&load).expect("a load from read-only memory");
+            assert!((0..64).all(|l| h.wave.vgpr[1][l] == l as u32 * 0x0101_0101), "{engine:?}: the loaded words");
+        }
+        h.wave.vgpr[1] = [0xdead_beef; 64];
+        let fault = h.run(&store);
+        assert!(fault.is_err(), "{engine:?}: a store into read-only memory faults");
+        let mut after = vec![0u8; words.len()];
+        h.read_mem(READ_ONLY, &mut after);
+        assert_eq!(after, words, "{engine:?}: read-only memory unchanged");
+    }
 }

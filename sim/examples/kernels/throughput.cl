@@ -36,3 +36,10 @@ kernel void fma_chains(global float* out, uint iters) {
 kernel void stream(global const float* in, global float* out, uint n, uint stride) {
   for (uint i = gid(); i < n; i += stride) out[i] = in[i] * 2.0f + 1.0f;
 }
+
+// One pass per wave: the vector add of a HIP hello-world, a wave's whole life in 25
+// instructions (the per-wave set-up is what it measures).
+kernel void vadd(global const float* a, global const float* b, global float* c, uint n) {
+  uint i = gid();
+  if (i < n) c[i] = a[i] + b[i];
+}

@@ -52,8 +52,22 @@ impl TestContext {
 
     /// Maps `len` bytes of zeroed, writable memory at GPU VA `va`.
     pub fn map(&self, va: u64, len: u64) {
+        self.map_with(va, len, true, &[]);
+    }
+
+    /// Maps `len` bytes at `va` holding `data` (then zeros), which the GPU may read but not
+    /// write.
+    pub fn map_read_only(&self, va: u64, len: u64, data: &[u8]) {
+        self.map_with(va, len, false, data);
+    }
+
+    fn map_with(&self, va: u64, len: u64, writable: bool, data: &[u8]) {
         let offset = self.memory.alloc(len, 4096).expect("room in the test memory");
-        let range = VmRange { start: va, len, host: self.memory.host_addr(offset), writable: true, handle: va };
+        assert!(data.len() as u64 <= len, "the data fits the mapping");
+        // SAFETY: the fresh allocation's `len` bytes are ours and mapped by the arena; no GPU
+        // mapping reaches them yet.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.memory.host_addr(offset) as *mut u8, data.len()) };
+        let range = VmRange { start: va, len, host: self.memory.host_addr(offset), writable, handle: va };
         let mut vm = self.vm.lock().unwrap_or_else(|e| e.into_inner());
         let mut next = GpuVm::clone(&vm);
         next.map(range).expect("a free GPU VA range");

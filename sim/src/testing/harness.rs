@@ -18,7 +18,7 @@ use crate::gpu::exec::code::CodeCache;
 use crate::gpu::exec::dispatch::DispatchInfo;
 use crate::gpu::exec::jit::{self, select, Block, Engine, Ran};
 use crate::gpu::exec::kd::KernelDescriptor;
-use crate::gpu::exec::memory::{PrivateMem, WaveMem};
+use crate::gpu::exec::memory::{PrivateMem, TlbKeeper, WaveMem};
 use crate::gpu::exec::{ops, vector_modes, Ctx, ExecError, Flow, Wave};
 use crate::gpu::memory::GpuMem;
 use crate::isa::{decode, Inst, Target};
@@ -28,6 +28,8 @@ use std::sync::Arc;
 pub const MEM_BASE: u64 = 0x1000_0000;
 /// Size of the memory block.
 pub const MEM_BYTES: u64 = 1 << 20;
+/// Test memory beyond the block, for a test's own mappings (`TestContext::map`).
+pub const EXTRA_BYTES: u64 = 64 << 10;
 
 /// One wave and the memory around it.
 pub struct Harness {
@@ -37,6 +39,9 @@ pub struct Harness {
     pub target: Target,
     info: DispatchInfo,
     process: Arc<TestContext>,
+    /// The translation cache (and translated code's site mappings) from one `run` to the
+    /// next, as a worker keeps it from one turn to the next.
+    tlb: TlbKeeper,
 }
 
 impl Default for Harness {
@@ -61,7 +66,8 @@ impl Harness {
 
     pub fn for_target(target: Target) -> Harness {
         let config = crate::config::default_config();
-        let process = Arc::new(TestContext::new(&config, MEM_BYTES));
+        // (Room for a test's own extra mappings past the block.)
+        let process = Arc::new(TestContext::new(&config, MEM_BYTES + EXTRA_BYTES));
         process.map(MEM_BASE, MEM_BYTES);
         let context: Arc<dyn Context> = process.clone();
         let kd = KernelDescriptor::parse(&[0; 64]);
@@ -95,6 +101,7 @@ impl Harness {
             target,
             info,
             process,
+            tlb: TlbKeeper::default(),
         }
     }
 
@@ -123,7 +130,13 @@ impl Harness {
     /// run as host code, the rest interpreted.
     pub fn run(&mut self, words: &[u32]) -> Result<(), ExecError> {
         let vm = self.process.vm();
-        let mem = WaveMem::new(&vm);
+        let mem = self.tlb.wave_mem(&vm);
+        let result = self.run_with(words, &mem);
+        self.tlb.keep(&vm, &mem);
+        result
+    }
+
+    fn run_with(&mut self, words: &[u32], mem: &WaveMem<'_>) -> Result<(), ExecError> {
         self.wave.pc = 0;
         let mut steps = 0;
         while (self.wave.pc as usize) < words.len() * 4 {
@@ -134,8 +147,7 @@ impl Harness {
             let at = self.wave.pc as usize / 4;
             if self.info.engine == Engine::Jit && self.wave.mode & vector_modes::MODE_BITS == 0 {
                 if let Some(block) = self.translated(&words[at..]).filter(|b| b.applies(&self.wave)) {
-                    let mut ctx =
-                        Ctx { mem: &mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
+                    let mut ctx = Ctx { mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
                     // Loops inside the translated code too, within the step limit.
                     let (ran, n) =
                         block.run(&mut self.wave, &mut ctx, 64 * block.insts()).map_err(|(error, ..)| error)?;
@@ -164,7 +176,7 @@ impl Harness {
                     vector_modes::Adjusted::Indexed(i) => inst = i,
                 }
             }
-            let mut ctx = Ctx { mem: &mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
+            let mut ctx = Ctx { mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
             let flow = handler(&mut self.wave, &inst, &mut ctx)?;
             if !self.follow(flow, inst.len) {
                 break;

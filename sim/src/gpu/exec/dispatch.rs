@@ -255,8 +255,16 @@ impl DispatchInfo {
             // One dimension (most kernels): lane l is work-item first + l, y and z are 0, and
             // lanes past the last work-item repeat its id, as below.
             let last = (items.max(1) - 1) as u32;
-            for (l, v) in vgpr0.iter_mut().enumerate() {
-                *v = (first as u32 + l as u32).min(last);
+            if first + LANES <= items {
+                // A whole wave (all but perhaps the last): a plain count, which the compiler
+                // makes vector code (the clamp below it does not).
+                for (l, v) in vgpr0.iter_mut().enumerate() {
+                    *v = first as u32 + l as u32;
+                }
+            } else {
+                for (l, v) in vgpr0.iter_mut().enumerate() {
+                    *v = (first as u32 + l as u32).min(last);
+                }
             }
             if !packed {
                 for r in rest.iter_mut().take(dims.min(2) as usize) {

@@ -72,9 +72,30 @@ pub struct WaveMem<'a> {
     tlb: [Cell<TlbEntry>; TLB_ENTRIES],
     /// The entry the next miss replaces (round robin).
     next: Cell<usize>,
+    /// One mapping per compiled memory instruction (by its site number in its translation,
+    /// modulo [`SITES`]), which translated code checks inline before it calls
+    /// `jit::span_host`: an instruction mostly reaches the buffer it reached last time.
+    /// Filled by [`Self::keep_site`], from the entries above, and valid as long as they are.
+    pub sites: [Cell<SiteEntry>; SITES],
 }
 
 const TLB_ENTRIES: usize = 8;
+/// Site entries of a [`WaveMem`].
+pub const SITES: usize = 16;
+
+/// A mapping as translated code reads it: `start <= va && va + len <= end`, and for a store
+/// `writable != 0`, puts `va` at host address `host + (va - start)`. An empty entry has
+/// `start > end`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SiteEntry {
+    pub start: u64,
+    pub end: u64,
+    pub host: u64,
+    pub writable: u64,
+}
+
+const EMPTY_SITE: SiteEntry = SiteEntry { start: 1, end: 0, host: 0, writable: 0 };
 
 /// `(start, end, host, writable)`; an empty entry has `start > end`.
 type TlbEntry = (u64, u64, usize, bool);
@@ -83,7 +104,7 @@ const EMPTY_ENTRY: TlbEntry = (1, 0, 0, false);
 /// A [`WaveMem`]'s translation cache, kept by a worker between its turns (see
 /// [`TlbKeeper`]).
 #[derive(Clone, Copy)]
-pub struct TlbEntries([TlbEntry; TLB_ENTRIES], usize);
+pub struct TlbEntries([TlbEntry; TLB_ENTRIES], usize, [SiteEntry; SITES]);
 
 /// A worker's translation cache across turns: workgroups of a kernel touch the same buffers,
 /// and a small workgroup's turn (a vector add's four waves) would otherwise start every turn
@@ -103,6 +124,9 @@ impl TlbKeeper {
                     cell.set(e);
                 }
                 mem.next.set(entries.1);
+                for (cell, e) in mem.sites.iter().zip(entries.2) {
+                    cell.set(e);
+                }
             }
         }
         mem
@@ -110,14 +134,32 @@ impl TlbKeeper {
 
     /// Keeps `mem`'s entries (made for `vm`) for the next turn.
     pub fn keep(&mut self, vm: &std::sync::Arc<GpuVm>, mem: &WaveMem<'_>) {
-        let entries = TlbEntries(std::array::from_fn(|i| mem.tlb[i].get()), mem.next.get());
+        let entries = TlbEntries(
+            std::array::from_fn(|i| mem.tlb[i].get()),
+            mem.next.get(),
+            std::array::from_fn(|i| mem.sites[i].get()),
+        );
         self.0 = Some((std::sync::Arc::downgrade(vm), entries));
     }
 }
 
 impl<'a> WaveMem<'a> {
     pub fn new(vm: &'a GpuVm) -> Self {
-        WaveMem { vm, tlb: std::array::from_fn(|_| Cell::new(EMPTY_ENTRY)), next: Cell::new(0) }
+        WaveMem {
+            vm,
+            tlb: std::array::from_fn(|_| Cell::new(EMPTY_ENTRY)),
+            next: Cell::new(0),
+            sites: std::array::from_fn(|_| Cell::new(EMPTY_SITE)),
+        }
+    }
+
+    /// Site `site` (modulo [`SITES`]) remembers the cached mapping that holds `va`, if one does
+    /// (as after a successful [`Self::translate`] of it).
+    pub fn keep_site(&self, site: usize, va: u64) {
+        let held = self.tlb.iter().map(Cell::get).find(|&(start, end, ..)| start <= va && va < end);
+        if let Some((start, end, host, writable)) = held {
+            self.sites[site % SITES].set(SiteEntry { start, end, host: host as u64, writable: writable as u64 });
+        }
     }
 
     pub fn vm(&self) -> &'a GpuVm {

@@ -138,7 +138,9 @@ unsafe extern "C" fn interpret_step(
 /// The host address of the GPU range `[start, start + len)` for a compiled memory access, or 0
 /// where the interpreter must take it: not inside one mapping (or not writable, for a store,
 /// `flags` bit 0), or, for a FLAT access (bit 1), touching the LDS or private aperture. With
-/// bit 2 the range is in the workgroup's LDS, and must lie inside its allocation.
+/// bit 2 the range is in the workgroup's LDS, and must lie inside its allocation. Bits 8..16,
+/// when not 0, are one more than the access's site (see `WaveMem::sites`), which then keeps
+/// the mapping for the translated code's own check next time.
 /// Called from translated code only, through the wave's translation cache.
 ///
 /// # Safety
@@ -154,7 +156,12 @@ unsafe extern "C" fn span_host(ctx: *mut c_void, start: u64, len: u64, flags: u6
     if flags & 2 != 0 && !super::memory::all_global(start, end) {
         return 0;
     }
-    ctx.mem.translate(start, len, flags & 1 != 0).map_or(0, |host| host as u64)
+    let Ok(host) = ctx.mem.translate(start, len, flags & 1 != 0) else { return 0 };
+    let site = (flags >> 8 & 0xff) as usize;
+    if site != 0 {
+        ctx.mem.keep_site(site - 1, start);
+    }
+    host as u64
 }
 
 /// A translated run, ready to call.

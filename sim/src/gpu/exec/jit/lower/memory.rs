@@ -16,10 +16,20 @@
 
 use super::{mem, scalar_mem, Frame, Lowering, CHUNKS, CHUNK_LANES, EXEC, SGPR, VGPR_BYTES};
 use crate::gpu::exec::jit::select::{MemAddr, MemOp, ScalarLoad};
-use crate::gpu::exec::LANES;
+use crate::gpu::exec::memory::{SiteEntry, WaveMem, SITES};
+use crate::gpu::exec::{Ctx, LANES};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+
+/// Where translated code finds its sites' mappings: `ctx.mem.sites`.
+const CTX_MEM: i32 = std::mem::offset_of!(Ctx<'static>, mem) as i32;
+const MEM_SITES: i32 = std::mem::offset_of!(WaveMem<'static>, sites) as i32;
+const SITE_BYTES: i32 = size_of::<SiteEntry>() as i32;
+const SITE_START: i32 = std::mem::offset_of!(SiteEntry, start) as i32;
+const SITE_END: i32 = std::mem::offset_of!(SiteEntry, end) as i32;
+const SITE_HOST: i32 = std::mem::offset_of!(SiteEntry, host) as i32;
+const SITE_WRITABLE: i32 = std::mem::offset_of!(SiteEntry, writable) as i32;
 
 /// Simulated GPU memory: checked before the access, and shared with other threads (plain
 /// accesses, as the interpreter's).
@@ -84,12 +94,13 @@ impl Lowering<'_> {
         let span = self.b.ins().imul_imm_u(d64, LANES as i64 - 1);
         let len = self.b.ins().iadd_imm_u(span, size);
         let lds = matches!(op.addr, MemAddr::Lds(_));
-        let flags = self.b.ins().iconst(I64, op.store as i64 | (op.flat as i64) << 1 | (lds as i64) << 2);
-        let helper = self.b.ins().iconst(I64, f.helpers.span as i64);
-        let call = self.b.ins().call_indirect(f.span_sig, helper, &[f.ctx, start, len, flags]);
-        let host = self.b.inst_results(call)[0];
+        let flags = op.store as i64 | (op.flat as i64) << 1 | (lds as i64) << 2;
         let fast = self.b.create_block();
-        self.b.ins().brif(host, fast, &[], slow, &[]);
+        let host = self.b.append_block_param(fast, I64);
+        // A global access checks its site's mapping itself; FLAT (which may reach the LDS or
+        // private memory) and LDS accesses always ask.
+        let site = (!op.flat && !lds).then(|| self.next_site());
+        self.span(f, start, len, flags, site, op.store, fast, slow);
 
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
@@ -267,12 +278,10 @@ impl Lowering<'_> {
         }
         let addr = self.b.ins().band_imm_s(addr, !3);
         let len = self.b.ins().iconst(I64, 4 * op.dwords as i64);
-        let flags = self.b.ins().iconst(I64, 0);
-        let helper = self.b.ins().iconst(I64, f.helpers.span as i64);
-        let call = self.b.ins().call_indirect(f.span_sig, helper, &[f.ctx, addr, len, flags]);
-        let host = self.b.inst_results(call)[0];
         let (fast, slow, done) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
-        self.b.ins().brif(host, fast, &[], slow, &[]);
+        let host = self.b.append_block_param(fast, I64);
+        let site = self.next_site();
+        self.span(f, addr, len, 0, Some(site), false, fast, slow);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
         let values: Vec<Value> =
@@ -287,6 +296,63 @@ impl Lowering<'_> {
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         self.b.seal_block(done);
+    }
+
+    /// The next site number of this translation (`WaveMem::sites`, modulo its size).
+    fn next_site(&mut self) -> usize {
+        let site = self.sites % SITES;
+        self.sites += 1;
+        site
+    }
+
+    /// Jumps to `fast` with the host address of `[start, start + len)`, or to `slow` where
+    /// the interpreter must take the access (`flags` as `jit::span_host` reads them). With a
+    /// site, the mapping the site kept is checked inline first; a miss asks `span_host`,
+    /// which keeps the mapping for next time.
+    #[allow(clippy::too_many_arguments)]
+    fn span(
+        &mut self,
+        f: &Frame,
+        start: Value,
+        len: Value,
+        flags: i64,
+        site: Option<usize>,
+        store: bool,
+        fast: cranelift_codegen::ir::Block,
+        slow: cranelift_codegen::ir::Block,
+    ) {
+        let ask = self.b.create_block();
+        if let Some(site) = site {
+            let mem = self.b.ins().load(I64, scalar_mem(), f.ctx, CTX_MEM);
+            let at = MEM_SITES + site as i32 * SITE_BYTES;
+            let kept = |me: &mut Self, field: i32| me.b.ins().load(I64, scalar_mem(), mem, at + field);
+            let (lo, hi, host) = (kept(self, SITE_START), kept(self, SITE_END), kept(self, SITE_HOST));
+            let end = self.b.ins().iadd(start, len);
+            // Inside, and `start + len` did not wrap (an empty site has `lo > hi`).
+            let from = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, start, lo);
+            let to = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, hi);
+            let ordered = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, start, end);
+            let inside = self.b.ins().band(from, to);
+            let mut hit = self.b.ins().band(inside, ordered);
+            if store {
+                let writable = kept(self, SITE_WRITABLE);
+                let writable = self.b.ins().icmp_imm_u(IntCC::NotEqual, writable, 0);
+                hit = self.b.ins().band(hit, writable);
+            }
+            let offset = self.b.ins().isub(start, lo);
+            let at_host = self.b.ins().iadd(host, offset);
+            self.b.ins().brif(hit, fast, &[at_host.into()], ask, &[]);
+        } else {
+            self.b.ins().jump(ask, &[]);
+        }
+        self.b.switch_to_block(ask);
+        self.b.seal_block(ask);
+        let flags = flags | site.map_or(0, |s| (s as i64 + 1) << 8);
+        let flags = self.b.ins().iconst(I64, flags);
+        let helper = self.b.ins().iconst(I64, f.helpers.span as i64);
+        let call = self.b.ins().call_indirect(f.span_sig, helper, &[f.ctx, start, len, flags]);
+        let host = self.b.inst_results(call)[0];
+        self.b.ins().brif(host, fast, &[host.into()], slow, &[]);
     }
 
     /// The low and high 32 bits of a 64-bit value.

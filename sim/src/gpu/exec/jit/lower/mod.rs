@@ -155,6 +155,8 @@ struct Lowering<'a> {
     /// While a chunk's fast body is emitted: its float results' NaN lanes, noted instead of
     /// fixed up in place.
     nan_note: Option<NanNote>,
+    /// Compiled global accesses so far: the next one's site (`WaveMem::sites`).
+    sites: usize,
 }
 
 /// The float results of a chunk's fast body that may be NaNs: they are compared in pairs of
@@ -185,7 +187,7 @@ struct Chunk {
 
 impl<'a> Lowering<'a> {
     fn new(b: FunctionBuilder<'a>, env: Env) -> Self {
-        Lowering { b, env, nan_note: None }
+        Lowering { b, env, nan_note: None, sites: 0 }
     }
 
     fn emit(
