@@ -69,42 +69,46 @@ pub struct WaveMem<'a> {
     /// search of the address space's ordered map. Eight: a vector add alone touches five
     /// (the dispatch packet, the kernel arguments and its three arrays), and four entries
     /// taken in turn missed on every one.
-    tlb: [Cell<TlbEntry>; TLB_ENTRIES],
+    tlb: [Cell<Mapping>; TLB_ENTRIES],
     /// The entry the next miss replaces (round robin).
     next: Cell<usize>,
     /// One mapping per compiled memory instruction (by its site number in its translation,
     /// modulo [`SITES`]), which translated code checks inline before it calls
     /// `jit::span_host`: an instruction mostly reaches the buffer it reached last time.
-    /// Filled by [`Self::keep_site`], from the entries above, and valid as long as they are.
-    pub sites: [Cell<SiteEntry>; SITES],
+    /// Filled by [`Self::translate_for_site`], from the entries above, and valid as long as
+    /// they are.
+    pub sites: [Cell<Mapping>; SITES],
 }
 
 const TLB_ENTRIES: usize = 8;
 /// Site entries of a [`WaveMem`].
 pub const SITES: usize = 16;
 
-/// A mapping as translated code reads it: `start <= va && va + len <= end`, and for a store
-/// `writable != 0`, puts `va` at host address `host + (va - start)`. An empty entry has
-/// `start > end`.
+/// A cached mapping, as the translation cache and translated code (the sites) read it:
+/// `start <= va && va + len <= end`, and for a store `writable != 0`, puts `va` at host
+/// address `host + (va - start)`. An empty entry has `start > end`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SiteEntry {
+pub struct Mapping {
     pub start: u64,
     pub end: u64,
     pub host: u64,
     pub writable: u64,
 }
 
-const EMPTY_SITE: SiteEntry = SiteEntry { start: 1, end: 0, host: 0, writable: 0 };
+const EMPTY: Mapping = Mapping { start: 1, end: 0, host: 0, writable: 0 };
 
-/// `(start, end, host, writable)`; an empty entry has `start > end`.
-type TlbEntry = (u64, u64, usize, bool);
-const EMPTY_ENTRY: TlbEntry = (1, 0, 0, false);
+impl Mapping {
+    /// Whether `[va, va + len)` lies inside, and the mapping is writable if `write`.
+    fn holds(&self, va: u64, len: u64, write: bool) -> bool {
+        self.start <= va && va.checked_add(len).is_some_and(|last| last <= self.end) && (self.writable != 0 || !write)
+    }
+}
 
 /// A [`WaveMem`]'s translation cache, kept by a worker between its turns (see
 /// [`TlbKeeper`]).
 #[derive(Clone, Copy)]
-pub struct TlbEntries([TlbEntry; TLB_ENTRIES], usize, [SiteEntry; SITES]);
+pub struct TlbEntries([Mapping; TLB_ENTRIES], usize, [Mapping; SITES]);
 
 /// A worker's translation cache across turns: workgroups of a kernel touch the same buffers,
 /// and a small workgroup's turn (a vector add's four waves) would otherwise start every turn
@@ -147,18 +151,9 @@ impl<'a> WaveMem<'a> {
     pub fn new(vm: &'a GpuVm) -> Self {
         WaveMem {
             vm,
-            tlb: std::array::from_fn(|_| Cell::new(EMPTY_ENTRY)),
+            tlb: std::array::from_fn(|_| Cell::new(EMPTY)),
             next: Cell::new(0),
-            sites: std::array::from_fn(|_| Cell::new(EMPTY_SITE)),
-        }
-    }
-
-    /// Site `site` (modulo [`SITES`]) remembers the cached mapping that holds `va`, if one does
-    /// (as after a successful [`Self::translate`] of it).
-    pub fn keep_site(&self, site: usize, va: u64) {
-        let held = self.tlb.iter().map(Cell::get).find(|&(start, end, ..)| start <= va && va < end);
-        if let Some((start, end, host, writable)) = held {
-            self.sites[site % SITES].set(SiteEntry { start, end, host: host as u64, writable: writable as u64 });
+            sites: std::array::from_fn(|_| Cell::new(EMPTY)),
         }
     }
 
@@ -169,19 +164,41 @@ impl<'a> WaveMem<'a> {
     /// Host address of `[va, va + len)`.
     #[inline]
     pub fn translate(&self, va: u64, len: u64, write: bool) -> Result<usize, GpuFault> {
+        self.translate_mapping(va, len, write).map(|(host, _)| host)
+    }
+
+    /// [`Self::translate`], and site `site` (modulo [`SITES`]) keeps the mapping for
+    /// translated code's own check next time.
+    pub fn translate_for_site(&self, va: u64, len: u64, write: bool, site: usize) -> Result<usize, GpuFault> {
+        let (host, mapping) = self.translate_mapping(va, len, write)?;
+        if let Some(m) = mapping {
+            self.sites[site % SITES].set(m);
+        }
+        Ok(host)
+    }
+
+    /// The host address of `[va, va + len)` and the cached mapping that holds it.
+    #[inline]
+    fn translate_mapping(&self, va: u64, len: u64, write: bool) -> Result<(usize, Option<Mapping>), GpuFault> {
         for e in &self.tlb {
-            let (start, end, host, writable) = e.get();
-            if start <= va && va.checked_add(len).is_some_and(|last| last <= end) && (writable || !write) {
-                return Ok(host + (va - start) as usize);
+            let m = e.get();
+            if m.holds(va, len, write) {
+                return Ok(((m.host + (va - m.start)) as usize, Some(m)));
             }
         }
         let host = self.vm.translate(va, len, write)?;
-        if let Some(r) = self.vm.lookup(va) {
+        let mapping = self.vm.lookup(va).map(|r| Mapping {
+            start: r.start,
+            end: r.end(),
+            host: r.host as u64,
+            writable: r.writable as u64,
+        });
+        if let Some(m) = mapping {
             let slot = self.next.get();
-            self.tlb[slot].set((r.start, r.end(), r.host, r.writable));
+            self.tlb[slot].set(m);
             self.next.set((slot + 1) % TLB_ENTRIES);
         }
-        Ok(host)
+        Ok((host, mapping))
     }
 
     /// Reads a `T` at `va`.
@@ -625,7 +642,7 @@ mod tests {
             assert_eq!(m.translate(0x10008, 4, false).unwrap(), host + 8);
             keeper.keep(&first, &m);
         }
-        assert_eq!(keeper.wave_mem(&first).tlb[0].get().0, 0x10000, "the entry is back for its snapshot");
+        assert_eq!(keeper.wave_mem(&first).tlb[0].get().start, 0x10000, "the entry is back for its snapshot");
         // A new snapshot where the range moved: the kept entry must not answer.
         vm.unmap(0x10000);
         vm.map(VmRange { start: 0x10000, len: 4096, host: host + 4096, writable: true, handle: 2 }).unwrap();

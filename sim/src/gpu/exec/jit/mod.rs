@@ -156,12 +156,12 @@ unsafe extern "C" fn span_host(ctx: *mut c_void, start: u64, len: u64, flags: u6
     if flags & 2 != 0 && !super::memory::all_global(start, end) {
         return 0;
     }
-    let Ok(host) = ctx.mem.translate(start, len, flags & 1 != 0) else { return 0 };
-    let site = (flags >> 8 & 0xff) as usize;
-    if site != 0 {
-        ctx.mem.keep_site(site - 1, start);
-    }
-    host as u64
+    let write = flags & 1 != 0;
+    let host = match (flags >> 8 & 0xff) as usize {
+        0 => ctx.mem.translate(start, len, write),
+        site => ctx.mem.translate_for_site(start, len, write, site - 1),
+    };
+    host.map_or(0, |host| host as u64)
 }
 
 /// A translated run, ready to call.

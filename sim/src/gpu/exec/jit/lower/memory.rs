@@ -16,20 +16,20 @@
 
 use super::{mem, scalar_mem, Frame, Lowering, CHUNKS, CHUNK_LANES, EXEC, SGPR, VGPR_BYTES};
 use crate::gpu::exec::jit::select::{MemAddr, MemOp, ScalarLoad};
-use crate::gpu::exec::memory::{SiteEntry, WaveMem, SITES};
+use crate::gpu::exec::memory::{Mapping, WaveMem, SITES};
 use crate::gpu::exec::{Ctx, LANES};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
 
 /// Where translated code finds its sites' mappings: `ctx.mem.sites`.
 const CTX_MEM: i32 = std::mem::offset_of!(Ctx<'static>, mem) as i32;
 const MEM_SITES: i32 = std::mem::offset_of!(WaveMem<'static>, sites) as i32;
-const SITE_BYTES: i32 = size_of::<SiteEntry>() as i32;
-const SITE_START: i32 = std::mem::offset_of!(SiteEntry, start) as i32;
-const SITE_END: i32 = std::mem::offset_of!(SiteEntry, end) as i32;
-const SITE_HOST: i32 = std::mem::offset_of!(SiteEntry, host) as i32;
-const SITE_WRITABLE: i32 = std::mem::offset_of!(SiteEntry, writable) as i32;
+const SITE_BYTES: i32 = size_of::<Mapping>() as i32;
+const SITE_START: i32 = std::mem::offset_of!(Mapping, start) as i32;
+const SITE_END: i32 = std::mem::offset_of!(Mapping, end) as i32;
+const SITE_HOST: i32 = std::mem::offset_of!(Mapping, host) as i32;
+const SITE_WRITABLE: i32 = std::mem::offset_of!(Mapping, writable) as i32;
 
 /// Simulated GPU memory: checked before the access, and shared with other threads (plain
 /// accesses, as the interpreter's).
@@ -97,10 +97,7 @@ impl Lowering<'_> {
         let flags = op.store as i64 | (op.flat as i64) << 1 | (lds as i64) << 2;
         let fast = self.b.create_block();
         let host = self.b.append_block_param(fast, I64);
-        // A global access checks its site's mapping itself; FLAT (which may reach the LDS or
-        // private memory) and LDS accesses always ask.
-        let site = (!op.flat && !lds).then(|| self.next_site());
-        self.span(f, start, len, flags, site, op.store, fast, slow);
+        self.span(f, start, len, flags, fast, slow);
 
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
@@ -280,8 +277,7 @@ impl Lowering<'_> {
         let len = self.b.ins().iconst(I64, 4 * op.dwords as i64);
         let (fast, slow, done) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
         let host = self.b.append_block_param(fast, I64);
-        let site = self.next_site();
-        self.span(f, addr, len, 0, Some(site), false, fast, slow);
+        self.span(f, addr, len, 0, fast, slow);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
         let values: Vec<Value> =
@@ -298,29 +294,17 @@ impl Lowering<'_> {
         self.b.seal_block(done);
     }
 
-    /// The next site number of this translation (`WaveMem::sites`, modulo its size).
-    fn next_site(&mut self) -> usize {
-        let site = self.sites % SITES;
-        self.sites += 1;
-        site
-    }
-
     /// Jumps to `fast` with the host address of `[start, start + len)`, or to `slow` where
-    /// the interpreter must take the access (`flags` as `jit::span_host` reads them). With a
-    /// site, the mapping the site kept is checked inline first; a miss asks `span_host`,
-    /// which keeps the mapping for next time.
-    #[allow(clippy::too_many_arguments)]
-    fn span(
-        &mut self,
-        f: &Frame,
-        start: Value,
-        len: Value,
-        flags: i64,
-        site: Option<usize>,
-        store: bool,
-        fast: cranelift_codegen::ir::Block,
-        slow: cranelift_codegen::ir::Block,
-    ) {
+    /// the interpreter must take the access (`flags` as `jit::span_host` reads them). A global
+    /// access or scalar load (neither FLAT, which may reach the LDS or private memory, nor
+    /// LDS) has a site: the mapping the site kept is checked inline first, and a miss asks
+    /// `span_host`, which keeps the mapping for next time.
+    fn span(&mut self, f: &Frame, start: Value, len: Value, flags: i64, fast: Block, slow: Block) {
+        let (store, global) = (flags & 1 != 0, flags & 6 == 0);
+        let site = global.then(|| {
+            self.sites += 1;
+            (self.sites - 1) % SITES
+        });
         let ask = self.b.create_block();
         if let Some(site) = site {
             let mem = self.b.ins().load(I64, scalar_mem(), f.ctx, CTX_MEM);

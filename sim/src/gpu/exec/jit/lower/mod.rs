@@ -155,7 +155,7 @@ struct Lowering<'a> {
     /// While a chunk's fast body is emitted: its float results' NaN lanes, noted instead of
     /// fixed up in place.
     nan_note: Option<NanNote>,
-    /// Compiled global accesses so far: the next one's site (`WaveMem::sites`).
+    /// Compiled global accesses and scalar loads so far: the next one's site (`WaveMem::sites`).
     sites: usize,
 }
 
