@@ -35,7 +35,8 @@ fn mfma_rate_on(target: sim::isa::Target, name: &str, words: [u32; 2], macs: u64
     let handler = sim::gpu::exec::ops::handler(inst.op);
     // Warm: the first MFMA builds every op's operand tables.
     h.with_ctx(|wave, ctx| handler(wave, &inst, ctx)).expect("the MFMA runs");
-    let n = 100_000;
+    // `MFMA_COUNT`: fewer instructions for an instruction-counting run (valgrind).
+    let n: u64 = std::env::var("MFMA_COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
     let start = Instant::now();
     h.with_ctx(|wave, ctx| {
         for _ in 0..n {
@@ -86,6 +87,7 @@ fn throughput_kernels() -> Vec<u8> {
 fn mfma_rates() {
     // Encodings by llvm-mc-15 (A in v0.., B in v2.., C = D at v32).
     mfma_rate("v_mfma_f32_32x32x8f16", [0xd3cc_0020, 0x0482_0500], 32 * 32 * 8);
+    mfma_rate("v_mfma_f32_32x32x8bf16_1k", [0xd3e6_0020, 0x0482_0500], 32 * 32 * 8);
     mfma_rate("v_mfma_f32_32x32x2f32", [0xd3c4_0020, 0x0482_0500], 32 * 32 * 2);
     mfma_rate("v_mfma_i32_32x32x8i8", [0xd3d4_0020, 0x0482_0500], 32 * 32 * 8);
     mfma_rate("v_mfma_f64_16x16x4f64", [0xd3ee_0020, 0x0482_0500], 16 * 16 * 4);

@@ -299,6 +299,10 @@ fn encoding(name: &str) -> [u32; 2] {
     ENCODINGS.iter().find(|e| e.1 == name).unwrap().2
 }
 
+fn encoding_for(target: Target, name: &str) -> [u32; 2] {
+    ENCODINGS.iter().find(|e| e.0 == target && e.1 == name).unwrap_or_else(|| panic!("{name}")).2
+}
+
 #[test]
 fn nan_and_infinity_propagate_through_the_product() {
     // v_mfma_f32_4x4x1f32 (16 blocks of 4×4×1): A[b][i][0] is lane i + 4b of v0,
@@ -427,48 +431,82 @@ fn an_f64_accumulator_may_be_other_registers_or_a_constant() {
 /// Each product is rounded to f32 before it is added where it is not exact (f32 and bf16
 /// inputs): a fused multiply-add would give other bits. Every lane and element holds the
 /// same values, so every D element is the same k-ordered sum.
+/// f32 MFMAs add each product by one fused multiply-add, as MMA-Sim measured on CDNA
+/// (`fmaf(a, b, sum)` in k order), on gfx90a and gfx942 alike: k = 2, (1 + 2^-12)^2 is
+/// 1 + 2^-11 + 2^-24 exactly, and -1 + p + p = 1 + 2^-10 + 2^-23 (both sums exact). A
+/// product rounded first (a tie, to even: 1 + 2^-11) would give 1 + 2^-10.
 #[test]
-fn inexact_products_are_rounded_before_they_are_summed() {
-    // f32 (k = 2): (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 rounds (a tie, to even) to 1 + 2^-11;
-    // -1 + p + p = 1 + 2^-10. Fused: 1 + 2^-10 + 2^-23.
+fn f32_products_are_fused_into_the_sum() {
     let a = 1.0f32 + 2f32.powi(-12);
-    let mut h = Harness::new();
-    h.wave.vgpr[0] = [a.to_bits(); 64];
-    h.wave.vgpr[2] = [a.to_bits(); 64];
-    h.wave.vgpr[32..48].iter_mut().for_each(|r| *r = [(-1.0f32).to_bits(); 64]);
-    h.run(&encoding("v_mfma_f32_32x32x2f32")).unwrap();
-    let want = 1.0f32 + 2f32.powi(-10);
-    assert!(
-        h.wave.vgpr[32..48].iter().all(|r| r.iter().all(|&v| v == want.to_bits())),
-        "f32: {:#x}",
-        h.wave.vgpr[32][0]
-    );
-
-    // bf16 (2^-75 is 0x1a00): each product 2^-150 rounds (a tie, to even) to 0, so D = C =
-    // 2^-149, the smallest denormal. Fused: 2^-148.
-    let mut h = Harness::new();
-    h.wave.vgpr[0..4].iter_mut().for_each(|r| *r = [0x1a00_1a00; 64]);
-    h.wave.vgpr[32..48].iter_mut().for_each(|r| *r = [1; 64]);
-    h.run(&encoding("v_mfma_f32_32x32x4bf16_1k")).unwrap();
-    assert!(h.wave.vgpr[32..48].iter().all(|r| r.iter().all(|&v| v == 1)), "bf16: {:#x}", h.wave.vgpr[32][0]);
+    let want = 1.0f32 + 2f32.powi(-10) + 2f32.powi(-23);
+    for (target, name) in [(Target::Gfx90a, "v_mfma_f32_32x32x2f32"), (Target::Gfx942, "v_mfma_f32_32x32x1_2b_f32")] {
+        let mut h = Harness::for_target(target);
+        h.wave.vgpr[0] = [a.to_bits(); 64];
+        h.wave.vgpr[2] = [a.to_bits(); 64];
+        h.wave.vgpr[32..64].iter_mut().for_each(|r| *r = [(-1.0f32).to_bits(); 64]);
+        h.run(&encoding_for(target, name)).unwrap();
+        // 32x32x1_2b (two blocks, k = 1) adds one product: 2^-11 + 2^-24, also exact.
+        let want = if target == Target::Gfx942 { 2f32.powi(-11) + 2f32.powi(-24) } else { want };
+        assert!(
+            h.wave.vgpr[32..48].iter().all(|r| r.iter().all(|&v| v == want.to_bits())),
+            "{name}: {:e}",
+            f32::from_bits(h.wave.vgpr[32][0])
+        );
+    }
 }
 
-/// f16 products are exact; their k-ordered sums round at every step (C = 2^24: the sum's
-/// unit is 2, each term is just over 1).
+/// gfx90a (CDNA2) f16 MFMAs sum groups of four products pairwise and add each group's sum to
+/// the accumulator (MMA-Sim's model of CDNA2): with C = 2^24 (the sum's unit is 2) and
+/// eight products p just over 1, each group 4p (exact) adds 4 after rounding, so D = 2^24 +
+/// 8; in k order each p rounds up to a unit, 2^24 + 16, which gfx942 keeps (its own
+/// grouping is not modelled).
 #[test]
-fn exact_products_sum_in_k_order() {
+fn gfx90a_f16_products_are_summed_in_groups_of_four() {
     let a = half::f16::from_f32(1.0 + 2f32.powi(-10));
     let pair = u32::from(a.to_bits()) * 0x1_0001;
-    let mut h = Harness::new();
-    h.wave.vgpr[0..4].iter_mut().for_each(|r| *r = [pair; 64]);
-    h.wave.vgpr[32..48].iter_mut().for_each(|r| *r = [2f32.powi(24).to_bits(); 64]);
-    h.run(&encoding("v_mfma_f32_32x32x8f16")).unwrap();
     let p = a.to_f32() * a.to_f32();
-    let want = (0..8).fold(2f32.powi(24), |acc, _| acc + p);
-    assert_ne!(want, 2f32.powi(24) + 8.0 * p, "the order matters for these values");
-    assert!(
-        h.wave.vgpr[32..48].iter().all(|r| r.iter().all(|&v| v == want.to_bits())),
-        "f16: {}",
-        f32::from_bits(h.wave.vgpr[32][0])
-    );
+    for (target, name, want) in [
+        (Target::Gfx90a, "v_mfma_f32_32x32x8f16", 2f32.powi(24) + 8.0),
+        (Target::Gfx942, "v_mfma_f32_32x32x8_f16", (0..8).fold(2f32.powi(24), |acc, _| acc + p)),
+    ] {
+        let mut h = Harness::for_target(target);
+        h.wave.vgpr[0..4].iter_mut().for_each(|r| *r = [pair; 64]);
+        h.wave.vgpr[32..48].iter_mut().for_each(|r| *r = [2f32.powi(24).to_bits(); 64]);
+        h.run(&encoding_for(target, name)).unwrap();
+        assert!(
+            h.wave.vgpr[32..48].iter().all(|r| r.iter().all(|&v| v == want.to_bits())),
+            "{name}: {} (want {want})",
+            f32::from_bits(h.wave.vgpr[32][0])
+        );
+    }
+    assert_eq!((0..8).fold(2f32.powi(24), |acc, _| acc + p), 2f32.powi(24) + 16.0);
+}
+
+/// gfx90a f16 and bf16 MFMAs flush denormal inputs, products, sums and C to zero (MI200's
+/// known behaviour, why rocBLAS and PyTorch have `fp16_alt_impl`); gfx942 keeps them.
+/// f16: 2^-24 (the smallest denormal) · 1 into C = 0 gives 0 on gfx90a, 2^-24 on gfx942.
+/// bf16: products 2^-75 · 2^-75 = 2^-150 and C = 2^-149 give +0 on gfx90a.
+#[test]
+fn gfx90a_f16_and_bf16_flush_denormals() {
+    let one = u32::from(half::f16::ONE.to_bits());
+    for (target, name, want) in [
+        (Target::Gfx90a, "v_mfma_f32_32x32x8f16", 0.0f32),
+        (Target::Gfx942, "v_mfma_f32_32x32x8_f16", 2f32.powi(-24) * 8.0),
+    ] {
+        let mut h = Harness::for_target(target);
+        h.wave.vgpr[0..2].iter_mut().for_each(|r| *r = [0x0001_0001; 64]);
+        h.wave.vgpr[2..4].iter_mut().for_each(|r| *r = [one * 0x1_0001; 64]);
+        h.wave.vgpr[32..48].iter_mut().for_each(|r| *r = [0; 64]);
+        h.run(&encoding_for(target, name)).unwrap();
+        assert!(
+            h.wave.vgpr[32..48].iter().all(|r| r.iter().all(|&v| v == want.to_bits())),
+            "{name}: {:e} (want {want:e})",
+            f32::from_bits(h.wave.vgpr[32][0])
+        );
+    }
+    let mut h = Harness::for_target(Target::Gfx90a);
+    h.wave.vgpr[0..4].iter_mut().for_each(|r| *r = [0x1a00_1a00; 64]);
+    h.wave.vgpr[32..64].iter_mut().for_each(|r| *r = [1; 64]);
+    h.run(&encoding("v_mfma_f32_32x32x4bf16_1k")).unwrap();
+    assert!(h.wave.vgpr[32..64].iter().all(|r| r.iter().all(|&v| v == 0)), "bf16: {:#x}", h.wave.vgpr[32][0]);
 }

@@ -7,12 +7,12 @@
 //! additions). On an x86-64 host with AVX2 and FMA it is compiled a second time for 256-bit
 //! vectors (FMA for the accumulators whose `mac` is a fused multiply-add).
 //! Neither changes a result bit: the order of every element's sum is the same, and products
-//! and sums stay separate operations (no fused multiply-add unless the accumulator type's
-//! `mac` says so).
+//! and sums stay separate operations (no fused multiply-add unless the accumulator type says
+//! so); accumulator types that sum products in groups get their groups.
 
+use super::accum::{dot, Accum};
 use super::layout::Pos;
 use super::shape::Shape;
-use super::Accum;
 use crate::gpu::exec::wave::Lanes;
 
 /// Whether the host runs the AVX2+FMA instances of the loops below (each entry point has its
@@ -65,7 +65,9 @@ fn mac_into_registers_portable<T: Accum + bytemuck::Pod>(d: &mut [Lanes], d_pos:
         let a = &a[blk * m * k..][..m * k];
         let b = &b[blk * k * n..][..k * n];
         let rows = &d_pos[blk * m * n..][..m * n];
-        if n.is_multiple_of(32) {
+        if T::GROUP > 1 {
+            mac_grouped_in_registers(d, rows, (m, n, k), a, b);
+        } else if n.is_multiple_of(32) {
             mac_rows_in_registers::<T, 32>(d, rows, (m, n), a, b);
         } else if n.is_multiple_of(16) {
             mac_rows_in_registers::<T, 16>(d, rows, (m, n), a, b);
@@ -101,9 +103,51 @@ fn mac_rows_in_registers<T: Accum + bytemuck::Pod, const BLOCK: usize>(
         }
         i += 2;
     }
-    if i < m {
+    while i < m {
         for j in (0..n).step_by(BLOCK) {
             mac_block_in_registers::<T, BLOCK, 1>(d, [row(i)], a, ARows { first: [i], step: m }, b, n, j);
+        }
+        i += 1;
+    }
+}
+
+/// One block's D (`rows`: each row's positions; row `i` is `n` consecutive lanes of one
+/// register) plus `A·B` for accumulator types that sum their products in groups
+/// ([`Accum::GROUP`] 2 or 4), with A k-major and B row-major: a pass over D per group, each
+/// row a plain loop over its columns, which the compiler vectorises as it is. (Blocks of a
+/// row held in host registers across `k`, as for the other types, made it keep a group's B
+/// values for every block live at once and spill them; a pass per row and group repeated
+/// the group's set-up for every row: both were twice as slow.)
+#[inline(always)]
+fn mac_grouped_in_registers<T: Accum + bytemuck::Pod>(
+    d: &mut [Lanes],
+    rows: &[Pos],
+    (m, n, k): (usize, usize, usize),
+    a: &[T],
+    b: &[T],
+) {
+    let b_row = |kk: usize| &b[kk * n..][..n];
+    let a_col = |kk: usize| &a[kk * m..][..m];
+    for kk in (0..k).step_by(T::GROUP) {
+        let (a0, a1, b0, b1) = (a_col(kk), a_col(kk + 1), b_row(kk), b_row(kk + 1));
+        // A group of two, or the first pair of a group of four.
+        let (a2, a3, b2, b3) =
+            if T::GROUP == 4 { (a_col(kk + 2), a_col(kk + 3), b_row(kk + 2), b_row(kk + 3)) } else { (a0, a1, b0, b1) };
+        for i in 0..m {
+            let p = rows[i * n];
+            let d_row: &mut [T] = bytemuck::cast_slice_mut(&mut d[p.reg][p.lane..p.lane + n]);
+            let (x0, x1, x2, x3) = (a0[i], a1[i], a2[i], a3[i]);
+            // C as the arithmetic takes it, in the first pass, where D is read anyway.
+            let c = |dv: T| if kk == 0 { dv.accumulator() } else { dv };
+            if T::GROUP == 2 {
+                for ((dv, &y0), &y1) in d_row.iter_mut().zip(b0).zip(b1) {
+                    *dv = c(*dv).add(T::pair(x0, y0, x1, y1));
+                }
+            } else {
+                for ((((dv, &y0), &y1), &y2), &y3) in d_row.iter_mut().zip(b0).zip(b1).zip(b2).zip(b3) {
+                    *dv = c(*dv).add(T::pair(x0, y0, x1, y1).add(T::pair(x2, y2, x3, y3)));
+                }
+            }
         }
     }
 }
@@ -176,17 +220,15 @@ fn mac_rows_portable<T: Accum, const R: usize>(mut d_rows: [&mut [T]; R], a: &[T
     // Narrow shapes (4×4 blocks): element by element.
     for (d_row, first) in d_rows.iter_mut().zip(a_rows.first) {
         for (jj, dv) in d_row.iter_mut().enumerate().skip(j) {
-            let mut acc = *dv;
-            for (kk, b_row) in b.chunks_exact(n).enumerate().take(k) {
-                acc = acc.mac(a[first + kk * a_rows.step], b_row[jj]);
-            }
-            *dv = acc;
+            *dv = dot(*dv, k, |kk| a[first + kk * a_rows.step], |kk| b[kk * n + jj]);
         }
     }
 }
 
 /// The `k` loop both block forms share: `acc[r][t] = mac(acc[r][t], a(r, k), b[k][j + t])`
-/// for each `k` in order, with `b` row-major (rows of `n`).
+/// for each `k` in order, with `b` row-major (rows of `n`). For accumulator types that sum
+/// products one at a time; the grouped ones ([`Accum::GROUP`] > 1) go to
+/// [`mac_grouped_in_registers`].
 #[inline(always)]
 fn mac_k_loop<T: Accum, const BLOCK: usize, const R: usize>(
     acc: &mut [[T; BLOCK]; R],
@@ -196,6 +238,7 @@ fn mac_k_loop<T: Accum, const BLOCK: usize, const R: usize>(
     n: usize,
     j: usize,
 ) {
+    debug_assert_eq!(T::GROUP, 1);
     for (kk, b_row) in b.chunks_exact(n).enumerate() {
         let bv: &[T; BLOCK] = b_row[j..j + BLOCK].try_into().expect("a block");
         for r in 0..R {

@@ -11,10 +11,13 @@
 //! Choices where AMD's documents are silent:
 //! - EXEC does not mask an MFMA: the compiler only issues them with a full EXEC, and the
 //!   operation is defined on the whole wave, so every lane of D is written.
-//! - Products are formed exactly where the accumulator type allows (f16/bf16/fp8/xf32
-//!   products are exact in f32) and summed in `k` order in the accumulator type, with
-//!   round-to-nearest-even and denormals kept; hardware sums in a wider internal format,
-//!   so sums of many terms may differ from it in the last bits.
+//! - How products are summed follows the hardware where it is known ([`accum`]): f32
+//!   inputs by one fused multiply-add per product in `k` order; gfx90a's f16 and bf16 in
+//!   groups of two or four products summed pairwise, with denormals flushed. Elsewhere
+//!   (gfx942/gfx950 f16, bf16, xf32, fp8) products are formed exactly where the accumulator
+//!   type allows and summed in `k` order with round-to-nearest-even and denormals kept;
+//!   that hardware sums a group in a wider fixed-point form, so sums of many terms may
+//!   differ from it in the last bits.
 //! - i8 products accumulate in i32 with wrap-around (gfx950 with MODE.FP16_OVFL: each
 //!   multiply-add saturates, and f32 infinities become ±MAX; see `exec`).
 //! - gfx950 reads fp8/bf8 inputs as OCP E4M3/E5M2 (gfx942: FNUZ), see [`elem`].
@@ -26,11 +29,13 @@
 //! - A standalone `v_mfma_ld_scale_b32` changes no state: the guide says scales are used by
 //!   the one fused instruction and do not carry forward to other MFMAs.
 
+mod accum;
 mod dense;
 pub mod elem;
 pub mod layout;
 pub mod shape;
 
+use self::accum::{Accum, Cdna2Bf16, Cdna2Exact, FusedF32, SatI32};
 use self::elem::{Input, Small};
 use self::layout::Pos;
 use self::shape::{Acc, Elem, Shape};
@@ -308,10 +313,18 @@ fn exec(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
     } else {
         let controls = Controls::of(inst, &shape)?;
         match shape.acc {
-            Acc::F32 if ExactProductF32::applies(shape.a, shape.b) => {
-                run_in_registers::<ExactProductF32>(w, inst, plan, &controls)
-            }
-            Acc::F32 => run_in_registers::<f32>(w, inst, plan, &controls),
+            Acc::F32 => match (inst.target, shape.a) {
+                (_, Elem::F32) => run_in_registers::<FusedF32>(w, inst, plan, &controls),
+                (Target::Gfx90a, Elem::F16) => run_in_registers::<Cdna2Exact<4>>(w, inst, plan, &controls),
+                (Target::Gfx90a, Elem::Bf16) if inst.op.name().ends_with("_1k") => {
+                    run_in_registers::<Cdna2Bf16<4>>(w, inst, plan, &controls)
+                }
+                (Target::Gfx90a, Elem::Bf16) => run_in_registers::<Cdna2Bf16<2>>(w, inst, plan, &controls),
+                _ if FusedF32::exact_products(shape.a, shape.b) => {
+                    run_in_registers::<FusedF32>(w, inst, plan, &controls)
+                }
+                _ => run_in_registers::<f32>(w, inst, plan, &controls),
+            },
             Acc::I32 if saturate => run_in_registers::<SatI32>(w, inst, plan, &controls),
             Acc::I32 => run_in_registers::<i32>(w, inst, plan, &controls),
             Acc::F64 => run_f64(w, inst, plan, &controls),
@@ -327,247 +340,6 @@ fn exec(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, ExecError> {
         }
     }
     Ok(Flow::Next)
-}
-
-/// An i32 accumulator that saturates (FP16_OVFL set): each multiply-add clamps to the i32
-/// range (the guide says only that the result "is clamped to +/-MAX on overflow").
-#[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(transparent)]
-struct SatI32(i32);
-
-impl Accum for SatI32 {
-    fn input(_: Input, raw: u64) -> SatI32 {
-        SatI32(i32::from(raw as u8 as i8))
-    }
-    fn from_bits(raw: u64) -> SatI32 {
-        SatI32(raw as u32 as i32)
-    }
-    fn to_bits(self) -> u64 {
-        u64::from(self.0 as u32)
-    }
-    #[inline(always)]
-    fn mac(self, a: SatI32, b: SatI32) -> SatI32 {
-        SatI32(self.0.saturating_add(a.0 * b.0))
-    }
-    fn neg(self) -> SatI32 {
-        SatI32(self.0.saturating_neg())
-    }
-}
-
-/// The f16 elements at bit `bit` of `words` widened to f32 sixteen at a time: two 256-bit
-/// loads shifted and packed to sixteen halves, widened by the host's F16C instruction, which
-/// widens exactly as `f16_to_f32` does (NaN quieted, payload kept):
-/// `f16c_widens_like_the_scalar_conversion` checks every value from either half.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,f16c")]
-fn widen_f16_f16c(words: &[u32], bit: u32, out: &mut [f32]) {
-    use std::arch::x86_64::*;
-    let shift = _mm_cvtsi32_si128(bit as i32);
-    let low = _mm256_set1_epi32(0xffff);
-    let mut outs = out.chunks_exact_mut(16);
-    let mut chunks = words.chunks_exact(16);
-    for (o, w) in (&mut outs).zip(&mut chunks) {
-        let w: [__m256i; 2] = bytemuck::cast(<[u32; 16]>::try_from(w).expect("16 words"));
-        let [lo, hi] = w.map(|v| _mm256_and_si256(_mm256_srl_epi32(v, shift), low));
-        // The pack interleaves the two sources by 128-bit halves; the permute restores order.
-        let halves = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(lo, hi));
-        let wide: [__m256; 2] =
-            [_mm256_cvtph_ps(_mm256_castsi256_si128(halves)), _mm256_cvtph_ps(_mm256_extracti128_si256::<1>(halves))];
-        o.copy_from_slice(&bytemuck::cast::<_, [f32; 16]>(wide));
-    }
-    for (o, &w) in outs.into_remainder().iter_mut().zip(chunks.remainder()) {
-        *o = crate::gpu::exec::ops::vmem::format::f16_to_f32((w >> bit) as u16);
-    }
-}
-
-/// A mask of the low `bits` bits of a word (all 32 for 32).
-fn low_bits(bits: usize) -> u32 {
-    u32::MAX >> (32 - bits.clamp(1, 32))
-}
-
-/// An f32 accumulator for inputs whose products are exact in f32 and far from its limits
-/// (f16, fp8 and bf8: at most 22 significant bits, magnitudes between 2^-48 and 2^32). A
-/// fused multiply-add then rounds exactly as the separate product and sum of `f32` do (the
-/// product has nothing to round), in one host instruction instead of two.
-#[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(transparent)]
-struct ExactProductF32(f32);
-
-impl ExactProductF32 {
-    /// Whether products of `a` and `b` elements are exact in f32 and can neither overflow nor
-    /// become denormal.
-    fn applies(a: Elem, b: Elem) -> bool {
-        let exact = |e| matches!(e, Elem::F16 | Elem::Fp8 | Elem::Bf8);
-        exact(a) && exact(b)
-    }
-}
-
-impl Accum for ExactProductF32 {
-    fn input(e: Input, raw: u64) -> ExactProductF32 {
-        ExactProductF32(f32::input(e, raw))
-    }
-    #[inline(always)]
-    fn convert(e: Input, raw: &[u64], out: &mut [ExactProductF32]) {
-        f32::convert(e, raw, bytemuck::cast_slice_mut(out));
-    }
-    #[inline(always)]
-    fn from_words(e: Input, words: &[u32], bit: u32, bits: usize, out: &mut [ExactProductF32]) {
-        f32::from_words(e, words, bit, bits, bytemuck::cast_slice_mut(out));
-    }
-    fn from_bits(raw: u64) -> ExactProductF32 {
-        ExactProductF32(f32::from_bits(raw as u32))
-    }
-    fn to_bits(self) -> u64 {
-        u64::from(self.0.to_bits())
-    }
-    #[inline(always)]
-    fn mac(self, a: ExactProductF32, b: ExactProductF32) -> ExactProductF32 {
-        ExactProductF32(a.0.mul_add(b.0, self.0))
-    }
-    fn neg(self) -> ExactProductF32 {
-        ExactProductF32(-self.0)
-    }
-}
-
-/// An accumulator type and how inputs become it.
-trait Accum: Copy + Default {
-    fn input(e: Input, raw: u64) -> Self;
-    /// [`Accum::input`] of every element (a type may give the common formats their own loop).
-    #[inline(always)]
-    fn convert(e: Input, raw: &[u64], out: &mut [Self]) {
-        for (o, &r) in out.iter_mut().zip(raw) {
-            *o = Self::input(e, r);
-        }
-    }
-    /// [`Accum::input`] of the `bits`-wide element at bit `bit` of each of `words`.
-    #[inline(always)]
-    fn from_words(e: Input, words: &[u32], bit: u32, bits: usize, out: &mut [Self]) {
-        let mask = low_bits(bits);
-        for (o, &w) in out.iter_mut().zip(words) {
-            *o = Self::input(e, u64::from((w >> bit) & mask));
-        }
-    }
-    fn from_bits(raw: u64) -> Self;
-    fn to_bits(self) -> u64;
-    fn mac(self, a: Self, b: Self) -> Self;
-    fn neg(self) -> Self;
-}
-
-impl Accum for f32 {
-    #[inline]
-    fn input(e: Input, raw: u64) -> f32 {
-        e.f32(raw as u32)
-    }
-    #[inline(always)]
-    fn convert(e: Input, raw: &[u64], out: &mut [f32]) {
-        // One loop per common format, with the conversion inlined.
-        match e {
-            Input::Std(Elem::F16) => {
-                for (o, &r) in out.iter_mut().zip(raw) {
-                    *o = crate::gpu::exec::ops::vmem::format::f16_to_f32(r as u16);
-                }
-            }
-            Input::Std(Elem::Bf16) => {
-                for (o, &r) in out.iter_mut().zip(raw) {
-                    *o = crate::gpu::exec::ops::vmem::format::bf16_to_f32(r as u16);
-                }
-            }
-            Input::Std(Elem::F32) => {
-                for (o, &r) in out.iter_mut().zip(raw) {
-                    *o = f32::from_bits(r as u32);
-                }
-            }
-            Input::Table(t) => {
-                for (o, &r) in out.iter_mut().zip(raw) {
-                    *o = t[(r & 0xff) as usize];
-                }
-            }
-            _ => {
-                for (o, &r) in out.iter_mut().zip(raw) {
-                    *o = e.f32(r as u32);
-                }
-            }
-        }
-    }
-    #[inline(always)]
-    fn from_words(e: Input, words: &[u32], bit: u32, bits: usize, out: &mut [f32]) {
-        // One loop per common format, with the conversion inlined.
-        let pairs = out.iter_mut().zip(words);
-        match (e, bits) {
-            (Input::Std(Elem::F32), 32) => pairs.for_each(|(o, &w)| *o = f32::from_bits(w)),
-            (Input::Std(Elem::F16), 16) => {
-                #[cfg(target_arch = "x86_64")]
-                if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
-                    // SAFETY: the CPU has AVX2 and F16C, checked just above.
-                    unsafe { widen_f16_f16c(words, bit, out) };
-                    return;
-                }
-                pairs.for_each(|(o, &w)| *o = crate::gpu::exec::ops::vmem::format::f16_to_f32((w >> bit) as u16));
-            }
-            (Input::Std(Elem::Bf16), 16) => {
-                pairs.for_each(|(o, &w)| *o = crate::gpu::exec::ops::vmem::format::bf16_to_f32((w >> bit) as u16));
-            }
-            (Input::Table(t), _) => {
-                let mask = low_bits(bits.min(8));
-                pairs.for_each(|(o, &w)| *o = t[((w >> bit) & mask) as usize]);
-            }
-            _ => {
-                let mask = low_bits(bits);
-                pairs.for_each(|(o, &w)| *o = e.f32((w >> bit) & mask));
-            }
-        }
-    }
-    fn from_bits(raw: u64) -> f32 {
-        f32::from_bits(raw as u32)
-    }
-    fn to_bits(self) -> u64 {
-        u64::from(self.to_bits())
-    }
-    #[inline(always)]
-    fn mac(self, a: f32, b: f32) -> f32 {
-        self + a * b
-    }
-    fn neg(self) -> f32 {
-        -self
-    }
-}
-
-impl Accum for i32 {
-    fn input(_: Input, raw: u64) -> i32 {
-        i32::from(raw as u8 as i8)
-    }
-    fn from_bits(raw: u64) -> i32 {
-        raw as u32 as i32
-    }
-    fn to_bits(self) -> u64 {
-        u64::from(self as u32)
-    }
-    #[inline(always)]
-    fn mac(self, a: i32, b: i32) -> i32 {
-        self.wrapping_add(a.wrapping_mul(b))
-    }
-    fn neg(self) -> i32 {
-        self.wrapping_neg()
-    }
-}
-
-impl Accum for f64 {
-    fn input(_: Input, raw: u64) -> f64 {
-        f64::from_bits(raw)
-    }
-    fn from_bits(raw: u64) -> f64 {
-        f64::from_bits(raw)
-    }
-    fn to_bits(self) -> u64 {
-        self.to_bits()
-    }
-    #[inline(always)]
-    fn mac(self, a: f64, b: f64) -> f64 {
-        self + a * b
-    }
-    fn neg(self) -> f64 {
-        -self
-    }
 }
 
 /// Largest A or B: 64 lanes × 16 elements (gfx950's 4-register i8 operands).
@@ -655,7 +427,7 @@ fn run_in_registers<T: Accum + bytemuck::Pod>(
         let b = &mut b[..plan.b.len()];
         gather_ab(w, inst, plan, c, a, b)?;
         let d = c_into_d(w, inst, s)?;
-        dense::mac_into_registers(d, &plan.d, s, a, b);
+        T::mac_into_registers(d, &plan.d, s, a, b);
         Ok(())
     })
 }
@@ -722,15 +494,11 @@ fn run_mixed(w: &mut Wave, inst: &Inst, plan: &Plan) -> Result<(), ExecError> {
         let d = c_into_d(w, inst, s)?;
         match &scales {
             // Products of two small floats are exact in f32 and far from its limits (at most
-            // 8 significant bits, magnitudes between 2^-32 and 2^32), as `ExactProductF32`
+            // 8 significant bits, magnitudes between 2^-32 and 2^32), as `FusedF32`
             // needs.
-            None => dense::mac_into_registers::<ExactProductF32>(
-                d,
-                &plan.d,
-                s,
-                bytemuck::cast_slice(a),
-                bytemuck::cast_slice(b),
-            ),
+            None => {
+                dense::mac_into_registers::<FusedF32>(d, &plan.d, s, bytemuck::cast_slice(a), bytemuck::cast_slice(b))
+            }
             Some((sa, sb)) => {
                 for i in 0..m {
                     let p = plan.d[i * n];
@@ -972,6 +740,7 @@ fn registers_mut(w: &mut Wave, op: Operand, count: usize) -> Result<&mut [Lanes]
 /// `D += A·B` for every block, over dense blocks (A k-major, B and D row-major). The
 /// innermost loop runs along a row of B and D so it vectorises.
 fn multiply_accumulate<T: Accum>(s: &Shape, a: &[T], b: &[T], d: &mut [T]) {
+    debug_assert_eq!(T::GROUP, 1, "grouped sums are only for dense f16/bf16 in registers");
     let (m, n, k) = (s.m, s.n, s.k);
     for blk in 0..s.blocks {
         let a = &a[blk * m * k..][..m * k];
@@ -990,6 +759,7 @@ fn multiply_accumulate<T: Accum>(s: &Shape, a: &[T], b: &[T], d: &mut [T]) {
 
 #[cfg(test)]
 mod tests {
+    use super::accum::low_bits;
     use super::*;
     use crate::gpu::exec::wave::LANES;
 
@@ -1129,55 +899,5 @@ mod tests {
             }
         }
         assert!(run_ops > 80, "only {run_ops} operands have lane runs");
-    }
-
-    /// The F16C widening (where the host has it) gives `f16_to_f32`'s bits for every f16,
-    /// NaNs and denormals included, from either half of a word.
-    #[test]
-    fn f16c_widens_like_the_scalar_conversion() {
-        let words: Vec<u32> = (0..=u32::from(u16::MAX)).map(|h| h | (u32::from(u16::MAX) - h) << 16).collect();
-        for bit in [0, 16] {
-            let mut out = vec![0f32; words.len()];
-            f32::from_words(Input::Std(Elem::F16), &words, bit, 16, &mut out);
-            for (&w, v) in words.iter().zip(&out) {
-                let h = (w >> bit) as u16;
-                let want = crate::gpu::exec::ops::vmem::format::f16_to_f32(h);
-                assert_eq!(v.to_bits(), want.to_bits(), "f16 {h:#06x} at bit {bit}");
-            }
-        }
-    }
-
-    /// A fused multiply-add of exact products rounds as the separate product and sum do:
-    /// f16 and 8-bit float inputs of every class (extremes, denormals, infinities, NaN)
-    /// against sums of every magnitude.
-    #[test]
-    fn exact_product_accumulator_matches_product_then_sum() {
-        let f16s = [
-            0x0001u16, 0x03ff, 0x0400, 0x3c00, 0x3c01, 0x7bff, 0xfbff, 0x8001, 0x7c00, 0xfc00, 0x7e00, 0x0000, 0x8000,
-            0x5555, 0x2aaa,
-        ];
-        let f8s: Vec<u8> = (0..=255).collect();
-        let mut inputs: Vec<f32> = f16s.iter().map(|&h| crate::gpu::exec::ops::vmem::format::f16_to_f32(h)).collect();
-        for target in [Target::Gfx942, Target::Gfx950] {
-            for e in [Elem::Fp8, Elem::Bf8] {
-                inputs.extend(f8s.iter().map(|&v| Input::of(e, target).f32(u32::from(v))));
-            }
-        }
-        let sums = [0.0f32, -0.0, 1.0, -1.0e-30, 3.0e38, -3.4e38, 1.0e-45, 7.25e9, f32::INFINITY];
-        let mut compared = 0;
-        for &a in &inputs {
-            for &b in inputs.iter().step_by(7) {
-                for &c in &sums {
-                    let want = c.mac(a, b);
-                    let got = ExactProductF32(c).mac(ExactProductF32(a), ExactProductF32(b)).0;
-                    assert!(
-                        got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
-                        "{c} + {a} * {b}: {got} != {want}"
-                    );
-                    compared += 1;
-                }
-            }
-        }
-        assert!(compared > 100_000);
     }
 }
