@@ -311,7 +311,7 @@ impl<const G: usize> Accum for Cdna2Bf16<G> {
     fn mac_into_registers(d: &mut [Lanes], d_pos: &[Pos], s: &Shape, a: &[Self], b: &[Self]) {
         if Self::no_step_can_be_denormal(a, b, d) {
             let (a, b): (&[Cdna2Exact<G>], &[Cdna2Exact<G>]) = (bytemuck::cast_slice(a), bytemuck::cast_slice(b));
-            dense::mac_into_registers(d, d_pos, s, a, b);
+            Cdna2Exact::<G>::mac_into_registers(d, d_pos, s, a, b);
         } else {
             dense::mac_into_registers(d, d_pos, s, a, b);
         }
@@ -368,6 +368,26 @@ impl<const G: usize> Accum for Cdna2Exact<G> {
     #[inline(always)]
     fn accumulator(self) -> Self {
         Self(flush_to_plus_zero(self.0, f32::MIN_POSITIVE))
+    }
+    fn mac_into_registers(d: &mut [Lanes], d_pos: &[Pos], s: &Shape, a: &[Self], b: &[Self]) {
+        let (m, n, k) = (s.m, s.n, s.k);
+        #[cfg(target_arch = "x86_64")]
+        if super::pairs_avx2::applies(n, G) {
+            let (a, b): (&[f32], &[f32]) = (bytemuck::cast_slice(a), bytemuck::cast_slice(b));
+            for blk in 0..s.blocks {
+                let rows = &d_pos[blk * m * n..][..m * n];
+                super::pairs_avx2::mac_block(
+                    d,
+                    rows,
+                    (m, n, k),
+                    G,
+                    &a[blk * m * k..][..m * k],
+                    &b[blk * k * n..][..k * n],
+                );
+            }
+            return;
+        }
+        dense::mac_into_registers(d, d_pos, s, a, b);
     }
 }
 

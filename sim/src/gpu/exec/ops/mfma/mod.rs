@@ -33,6 +33,8 @@ mod accum;
 mod dense;
 pub mod elem;
 pub mod layout;
+#[cfg(target_arch = "x86_64")]
+mod pairs_avx2;
 pub mod shape;
 
 use self::accum::{Accum, Cdna2Bf16, Cdna2Exact, FusedF32, SatI32};
