@@ -103,11 +103,10 @@ fn mac_rows_in_registers<T: Accum + bytemuck::Pod, const BLOCK: usize>(
         }
         i += 2;
     }
-    while i < m {
+    if i < m {
         for j in (0..n).step_by(BLOCK) {
             mac_block_in_registers::<T, BLOCK, 1>(d, [row(i)], a, ARows { first: [i], step: m }, b, n, j);
         }
-        i += 1;
     }
 }
 
