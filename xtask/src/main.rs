@@ -33,6 +33,7 @@ mod rootfs;
 mod soak;
 mod suites;
 mod tasks;
+mod workspace_build;
 
 use anyhow::{bail, Result};
 

@@ -1,9 +1,12 @@
 //! build / test / demo.
 
+use crate::workspace_build;
 use anyhow::{bail, Context, Result};
 use integration::stack;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 /// The workspace root (xtask lives one level below it).
 pub fn root() -> PathBuf {
@@ -30,13 +33,47 @@ pub fn bin_dir() -> PathBuf {
     stack::target_dir().join("release")
 }
 
+/// Set once this process has built the launcher and interposer in its workspace test build
+/// (`test`): building them again with only their two packages would compile sim and
+/// Cranelift once more for another feature set (see `workspace_build`).
+static BINARIES_BUILT: AtomicBool = AtomicBool::new(false);
+
+/// The launcher and the interposer, in release mode, unless this process has built them.
 pub fn build() -> Result<()> {
+    if BINARIES_BUILT.load(Ordering::Relaxed) {
+        return Ok(());
+    }
     let mut c = cargo();
     c.args(["build", "--release", "-p", "rocjitsud", "-p", "preload"]);
     run(c)
 }
 
+/// Prints how long each step of a long task took (CI has an hour on two cores; these lines
+/// show where it goes).
+struct Steps {
+    start: Instant,
+    last: Instant,
+}
+
+impl Steps {
+    fn new() -> Self {
+        let now = Instant::now();
+        Steps { start: now, last: now }
+    }
+
+    fn done(&mut self, what: &str) {
+        let now = Instant::now();
+        eprintln!(
+            "xtask test: {what} took {:.0} s ({:.0} s so far)",
+            (now - self.last).as_secs_f64(),
+            (now - self.start).as_secs_f64()
+        );
+        self.last = now;
+    }
+}
+
 pub fn test(extra: &[String]) -> Result<()> {
+    let mut steps = Steps::new();
     crate::lint::run()?;
     crate::deps::install()?;
     // What the tests run against (Debian sid moves: a failure starts with these lines).
@@ -44,30 +81,53 @@ pub fn test(extra: &[String]) -> Result<()> {
         let text = stack::marker_text(&stack::roots_dir().join(flavor.name)).unwrap_or_default();
         eprintln!("xtask test: {}", text.trim_end());
     }
-    build()?;
+    steps.done("packages and Debian roots");
+    if !extra.is_empty() {
+        build()?;
+        let mut c = cargo();
+        c.args(["test", "--release", "--workspace"]).args(extra).env("ROCJITSU_BIN_DIR", bin_dir());
+        return run(c);
+    }
+    let built = workspace_build::build_tests(cargo())?;
+    workspace_build::place_binaries(&built, &bin_dir())?;
+    BINARIES_BUILT.store(true, Ordering::Relaxed);
+    steps.done("build");
     let mut c = cargo();
-    c.args(["test", "--release", "--workspace"]).args(extra).env("ROCJITSU_BIN_DIR", bin_dir());
+    c.args(["test", "--release", "--workspace"]).env("ROCJITSU_BIN_DIR", bin_dir());
     run(c)?;
-    if extra.is_empty() {
-        // The interpreter alone (issue 15: the translator is the default engine and ran
-        // above): every instruction and kernel test of the simulator again with the
-        // reference engine, and real ROCm programs through it.
-        let mut c = cargo();
-        c.args(["test", "--release", "-p", "sim"]).env("ROCJITSU_ENGINE", "interp");
-        run(c)?;
-        let mut c = cargo();
-        c.args(["test", "--release", "-p", "integration"])
-            .args(["--test", "hip_kernels", "--test", "device_calls", "--test", "concurrency"])
+    steps.done("workspace tests");
+    // The interpreter alone (issue 15: the translator is the default engine and ran above):
+    // every instruction and kernel test of the simulator again with the reference engine, and
+    // real ROCm programs through it.
+    let interpreted = |t: &&workspace_build::TestExe| {
+        t.package() == "sim"
+            || (t.package() == "integration"
+                && ["hip_kernels", "device_calls", "concurrency"].contains(&t.target.as_str()))
+    };
+    let mut failed = Vec::new();
+    for t in built.tests.iter().filter(interpreted) {
+        let mut c = Command::new(&t.exe);
+        c.current_dir(&t.package_dir)
+            .env("CARGO_MANIFEST_DIR", &t.package_dir)
             .env("ROCJITSU_ENGINE", "interp")
             .env("ROCJITSU_BIN_DIR", bin_dir());
-        run(c)?;
-        // Two minutes of the soak (issue "Nothing lost, nobody in"): random programs, kills
-        // mid-kernel and malformed connections against one daemon. A failure prints its seed.
-        crate::soak::run(&["--minutes".into(), "2".into(), "--clients".into(), "3".into()])?;
-        // The libraries' own test suites, a fixed subset of each (issue "The libraries' own
-        // test suites pass"): the full runs take hours and live in docs/SUITES.md.
-        crate::suites::run(&["--smoke".into()])?;
+        if let Err(e) = run(c) {
+            eprintln!("xtask test: {e:#}");
+            failed.push(format!("{}::{}", t.package(), t.target));
+        }
     }
+    if !failed.is_empty() {
+        bail!("with ROCJITSU_ENGINE=interp, these tests failed: {}", failed.join(", "));
+    }
+    steps.done("the interpreter's tests");
+    // Two minutes of the soak (issue "Nothing lost, nobody in"): random programs, kills
+    // mid-kernel and malformed connections against one daemon. A failure prints its seed.
+    crate::soak::run(&["--minutes".into(), "2".into(), "--clients".into(), "3".into()])?;
+    steps.done("soak");
+    // The libraries' own test suites, a fixed subset of each (issue "The libraries' own
+    // test suites pass"): the full runs take hours and live in docs/SUITES.md.
+    crate::suites::run(&["--smoke".into()])?;
+    steps.done("suites");
     Ok(())
 }
 
