@@ -5,7 +5,7 @@
 //! multiply-accumulates per second; then the VALU kernel on one worker with nothing observed,
 //! with run statistics and with a timeline (their overhead).
 //!
-//! `cargo run --release -p sim --example throughput [mfma [NAME-PART]|valu|memory|vadd|barriers|observe]` (used by
+//! `cargo run --release -p sim --example throughput [mfma [NAME-PART]|valu|memory|vadd|barriers|poisson|observe]` (used by
 //! `cargo xtask bench`; with a section name only that section runs, for a profiler).
 //! Prints one `name<TAB>value<TAB>unit` line per figure.
 
@@ -58,6 +58,9 @@ fn main() {
     }
     if wanted("barriers") {
         barrier_rate();
+    }
+    if wanted("poisson") {
+        poisson_rate();
     }
     if wanted("observe") {
         observation_cost();
@@ -187,6 +190,24 @@ fn barrier_rate() {
     s.dispatch(kernel, [64 * 128, 1, 1], [128, 1, 1], &kernargs(&[out, 2000])).unwrap();
     let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
     println!("barrier kernel, 1 worker\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
+}
+
+/// f64 division in a lane-divergent loop (rocRAND's Poisson sampler), on one worker.
+/// `POISSON_SAMPLES` sets the samples per work-item (fewer for valgrind).
+fn poisson_rate() {
+    let elf = throughput_kernels();
+    let machine = machine();
+    let s = machine.kernel_runner_with_workers(1).expect("a kernel runner");
+    let co = s.load_code_object(&elf).expect("load");
+    let out = s.alloc(64 * 256 * 4).unwrap();
+    let kernel = co.kernel("poisson").unwrap();
+    let samples: u64 = std::env::var("POISSON_SAMPLES").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
+    // Warm-up: the translator's runs are made here (its cache is process-wide).
+    s.dispatch(kernel, [256, 1, 1], [256, 1, 1], &kernargs(&[out, 2])).unwrap();
+    let (before, start) = (instructions_retired(), Instant::now());
+    s.dispatch(kernel, [16 * 256, 1, 1], [256, 1, 1], &kernargs(&[out, samples])).unwrap();
+    let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
+    println!("poisson kernel (f64 division), 1 worker\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
 }
 
 /// The VALU kernel with nothing observed, with statistics and with a timeline.

@@ -37,7 +37,7 @@ const SGPRS: u32 = 8;
 const MASKS: [u32; 3] = [106, 8, 10];
 
 /// Interesting 32-bit values: float specials and integer edges.
-const EDGES: [u32; 24] = [
+const EDGES: [u32; 29] = [
     0,
     0x8000_0000,
     1,
@@ -62,6 +62,13 @@ const EDGES: [u32; 24] = [
     33,
     0x3eaa_aaab,
     0xcf00_0000,
+    // High dwords of f64 edges: ±infinity (with a zero low dword), 1.0, the largest
+    // denormal's and the smallest normal's.
+    0x7ff0_0000,
+    0xfff0_0000,
+    0x3ff0_0000,
+    0x000f_ffff,
+    0x0010_0000,
 ];
 
 fn value(r: &mut Rng) -> u32 {
@@ -223,8 +230,15 @@ fn instruction(r: &mut Rng) -> Vec<u32> {
                 // Bits 8..14 are VOP3b's SDST but VOP3a's ABS, OP_SEL and CLAMP, which the
                 // translator leaves to the interpreter: VOP3a instructions get them clear.
                 let sdst = if r.below(2) == 0 { r.pick(&MASKS) << 8 } else { 0 };
+                // Now and then VOP3a's ABS bits, and NEG bits (the float ops' sign-bit
+                // modifiers, which the f64 steps compile).
+                let abs = if sdst == 0 && r.below(4) == 0 { r.below(8) << 8 } else { 0 };
+                let neg = if r.below(4) == 0 { r.below(8) << 29 } else { 0 };
                 let src2 = if r.below(2) == 0 { r.pick(&MASKS) } else { any_src(r, false) };
-                vec![0xd000_0000 | op << 16 | sdst | low, any_src(r, false) | any_src(r, false) << 9 | src2 << 18]
+                vec![
+                    0xd000_0000 | op << 16 | sdst | abs | low,
+                    any_src(r, false) | any_src(r, false) << 9 | src2 << 18 | neg,
+                ]
             }
         };
         if words[0] & 0x1ff == 255 && words.len() == 1 {
@@ -308,10 +322,12 @@ fn steps_where(plan: &select::Plan, pick: impl Fn(select::Kind) -> bool) -> usiz
 fn random_programs_give_the_same_registers_interpreted_and_translated() {
     let mut r = Rng(0x5eed);
     // MODE: f32 denormals kept (HIP), flushed (OpenCL's default on some targets), flushed on
-    // output only, and round-toward-zero (f32 arithmetic then stays with the interpreter).
-    let modes = [0xf0, 0xc0, 0xd0, 0xf3];
+    // output only, round-toward-zero (f32 arithmetic then stays with the interpreter), and
+    // f64 denormals flushed (f64 arithmetic and compares then stay with it).
+    let modes = [0xf0, 0xc0, 0xd0, 0xf3, 0x30];
     let (mut programs, mut translated, mut mixed, mut compiled_scalar) = (0, 0usize, 0usize, 0usize);
     let (mut deferred, mut packed, mut double) = (0usize, 0usize, 0usize);
+    let (mut double_compares, mut double_conversions, mut double_modified) = (0usize, 0usize, 0usize);
     for case in 0..10_000 {
         let len = 1 + r.below(12) as usize;
         let program = if case % 4 == 3 { a_loop(&mut r, len) } else { (0..len).map(|_| instruction(&mut r)).collect() };
@@ -354,6 +370,12 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
         deferred += plan.deferred as usize;
         packed += steps_where(&plan, |k| matches!(k, select::Kind::PkF32 { .. }));
         double += steps_where(&plan, |k| matches!(k, select::Kind::F64 { .. }));
+        double_compares += steps_where(&plan, |k| matches!(k, select::Kind::CmpF64 { .. }));
+        double_conversions += steps_where(&plan, |k| matches!(k, select::Kind::CvtF64 { .. }));
+        double_modified += steps_where(
+            &plan,
+            |k| matches!(k, select::Kind::F64 { abs, neg, .. } | select::Kind::CmpF64 { abs, neg, .. } if abs | neg != 0),
+        );
         mixed +=
             scalar_at.is_some_and(|k| plan.items[k..].iter().any(|i| matches!(i, select::Item::Vector(_)))) as usize;
     }
@@ -368,9 +390,13 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     assert!(deferred > 300, "{deferred} scalar ops moved past vector instructions");
     assert!(packed > 300, "{packed} packed-f32 steps");
     assert!(double > 300, "{double} f64 steps");
+    assert!(double_compares > 300, "{double_compares} f64 compares");
+    assert!(double_conversions > 100, "{double_conversions} conversions to f64");
+    assert!(double_modified > 100, "{double_modified} f64 steps with abs or neg");
     eprintln!(
         "{programs} programs, {translated} instructions in translated runs, {mixed} mixed runs, \
-         {compiled_scalar} scalar instructions compiled ({deferred} moved past vector code), {packed} packed-f32 and {double} f64 steps"
+         {compiled_scalar} scalar instructions compiled ({deferred} moved past vector code), {packed} packed-f32 and {double} f64 steps, \
+         {double_compares} f64 compares, {double_conversions} conversions to f64, {double_modified} f64 steps with abs or neg"
     );
 }
 

@@ -43,3 +43,24 @@ kernel void vadd(global const float* a, global const float* b, global float* c, 
   uint i = gid();
   if (i < n) c[i] = a[i] + b[i];
 }
+
+// f64 division in a loop whose trip count differs from lane to lane: the inversion loop of
+// rocRAND's Poisson sampler (x grows while the cumulative probability is below u; its
+// scrambled-Sobol tests are the slowest of CI's rocRAND subset). λ = 10, so p starts at
+// exp(-10).
+kernel void poisson(global uint* out, uint samples) {
+  uint i = gid();
+  uint total = 0;
+  for (uint k = 0; k < samples; k++) {
+    double u = (double)(((i + k) * 2654435761u) >> 8) * 0x1p-24;
+    double p = 4.539992976248485e-05, s = p;
+    uint x = 0;
+    while (u > s && x < 1000) {
+      x++;
+      p = p * 10.0 / (double)x;
+      s += p;
+    }
+    total += x;
+  }
+  out[i] = total;
+}

@@ -143,6 +143,13 @@ pub enum Kind {
         signed: bool,
     },
     CmpF32(Cond),
+    /// `v_cmp_<cond>_f64` of register pairs (as [`Kind::F64`] reads them, abs/neg applied);
+    /// taken where MODE keeps f64 input denormals.
+    CmpF64 {
+        cond: Cond,
+        abs: u8,
+        neg: u8,
+    },
     AddF32,
     SubF32,
     SubRevF32,
@@ -155,6 +162,10 @@ pub enum Kind {
     CvtF32I32,
     /// Byte `n` (0..3) of the source as an f32 (exact).
     CvtF32Ubyte(u8),
+    /// `v_cvt_f64_u32` / `v_cvt_f64_i32`: a 32-bit source into a VGPR pair (exact).
+    CvtF64 {
+        signed: bool,
+    },
     /// `v_pk_mov_b32` of VGPR pairs: the destination's low dword is source 0's high
     /// (`hi0`) or low dword, its high dword source 1's high (`hi1`) or low dword.
     PkMov {
@@ -162,12 +173,16 @@ pub enum Kind {
         hi1: bool,
     },
     /// An f64 op (`v_add_f64`, `v_mul_f64`, `v_fma_f64`, `v_fmac_f64` with `acc`: the third
-    /// input is the destination) on register pairs: each source a VGPR pair or two uniform
-    /// values (an SGPR pair, or a constant's low and high dwords). Taken only where MODE keeps
-    /// f64 denormals and rounds to nearest even, what host arithmetic does.
+    /// input is the destination, `v_rcp_f64`) on register pairs: each source a VGPR pair or
+    /// two uniform values (an SGPR pair, or a constant's low and high dwords), with the
+    /// sign-bit modifiers of bit `i` of `abs` and `neg` applied to source `i` (abs first, as
+    /// the interpreter does). Taken only where MODE keeps f64 denormals and rounds to nearest
+    /// even, what host arithmetic does.
     F64 {
         op: FloatOp,
         acc: bool,
+        abs: u8,
+        neg: u8,
     },
     /// A packed-f32 op (`v_pk_fma_f32`, `v_pk_add_f32`, `v_pk_mul_f32`) on register pairs:
     /// source `i` is a VGPR pair or two uniform values (an SGPR pair, or a constant twice),
@@ -195,6 +210,19 @@ pub enum FloatOp {
     Add,
     Mul,
     Fma,
+    /// `1 / a`, correctly rounded (f64 only: `v_rcp_f64` as the interpreter computes it).
+    Rcp,
+}
+
+impl FloatOp {
+    /// How many sources it reads.
+    pub fn arity(self) -> usize {
+        match self {
+            FloatOp::Rcp => 1,
+            FloatOp::Add | FloatOp::Mul => 2,
+            FloatOp::Fma => 3,
+        }
+    }
 }
 
 /// The 64-bit shifts.
@@ -1005,19 +1033,23 @@ fn f32_translatable(mode: u32) -> bool {
     Env::new(mode).rm32() == Rm::Ne && mode & crate::gpu::exec::vector_modes::MODE_BITS == 0
 }
 
-/// Whether the steps of `kind` read and write VGPR pairs.
+/// Whether the steps of `kind` read VGPR pairs.
 fn on_pairs(kind: Kind) -> bool {
-    matches!(kind, Kind::Shift64 { .. } | Kind::PkMov { .. } | Kind::PkF32 { .. } | Kind::F64 { .. })
+    matches!(
+        kind,
+        Kind::Shift64 { .. } | Kind::PkMov { .. } | Kind::PkF32 { .. } | Kind::F64 { .. } | Kind::CmpF64 { .. }
+    )
 }
 
 fn step_vgprs(step: &Step) -> u16 {
-    // Registers per operand: pairs for the 64-bit shifts.
+    // Registers per operand: pairs for the 64-bit ops.
     let width = if on_pairs(step.kind) { 2 } else { 1 };
+    let dst_width = if matches!(step.kind, Kind::CvtF64 { .. }) { 2 } else { width };
     let srcs = step.src.iter().flatten().filter_map(|s| match s {
         Src::Vgpr(n) => Some(*n as u16 + width),
         Src::Uniform(_) => None,
     });
-    srcs.chain(step.dst.map(|d| d as u16 + width)).max().unwrap_or(0)
+    srcs.chain(step.dst.map(|d| d as u16 + dst_width)).max().unwrap_or(0)
 }
 
 fn is_f32(k: Kind) -> bool {
@@ -1031,6 +1063,7 @@ fn is_f32(k: Kind) -> bool {
             | Kind::FmaF32 { .. }
             | Kind::PkF32 { .. }
             | Kind::F64 { .. }
+            | Kind::CmpF64 { .. }
             | Kind::CvtF32U32
             | Kind::CvtF32I32
     )
@@ -1054,13 +1087,16 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
     if let Some(Kind::PkF32 { op, .. }) = kind(inst.op) {
         return if f32_translatable(mode) { pk_f32_step(inst, op, seg, written) } else { None };
     }
+    let kind = kind(inst.op)?;
+    match kind {
+        // Host arithmetic: f64 denormals kept on input and output, round to nearest even.
+        Kind::F64 { .. } if Env::new(mode).host64() => return f64_step(inst, kind, seg, written),
+        Kind::CmpF64 { .. } if Env::new(mode).in64() => return cmp_f64_step(inst, kind, seg, written),
+        Kind::F64 { .. } | Kind::CmpF64 { .. } => return None,
+        _ => {}
+    }
     if !plain(inst) {
         return None;
-    }
-    let kind = kind(inst.op)?;
-    if let Kind::F64 { .. } = kind {
-        // Host arithmetic: f64 denormals kept on input and output, round to nearest even.
-        return if Env::new(mode).host64() { f64_step(inst, kind, seg, written) } else { None };
     }
     if is_f32(kind) && !f32_translatable(mode) {
         return None;
@@ -1069,7 +1105,7 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         return shift64_step(inst, op);
     }
     let arity = match kind {
-        Kind::Mov | Kind::Not | Kind::CvtF32U32 | Kind::CvtF32I32 | Kind::CvtF32Ubyte(_) => 1,
+        Kind::Mov | Kind::Not | Kind::CvtF32U32 | Kind::CvtF32I32 | Kind::CvtF32Ubyte(_) | Kind::CvtF64 { .. } => 1,
         Kind::Tri(_) | Kind::FmaF32 { acc: false } => 3,
         _ => 2,
     };
@@ -1127,13 +1163,7 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
     };
     // The lane mask written: compares and carry-outs.
     let writes_mask = matches!(kind, Kind::CmpInt { .. } | Kind::CmpF32(_) | Kind::Carry { .. });
-    let mask_out = if writes_mask {
-        let reg = mask_reg(mask_dst(inst)?)?;
-        // A mask this segment read before it is written stays the value read.
-        Some(seg.masks_out.iter().position(|m| *m == reg).unwrap_or(seg.masks_out.len()) as u8)
-    } else {
-        None
-    };
+    let mask_out = if writes_mask { Some(mask_out_slot(inst, seg)?) } else { None };
     if seg.uniforms.len() + uniforms.len() > MAX_UNIFORMS
         || seg.masks_in.len() + new_mask_in.is_some() as usize > MAX_MASKS
         || mask_out.is_some_and(|m| m as usize >= MAX_MASKS)
@@ -1180,19 +1210,63 @@ fn pk_mov_step(inst: &Inst) -> Option<Step> {
     })
 }
 
-/// The step of an f64 op: sources as [`pair_sources`] reads them (a constant as the f64
-/// pattern the operand's type gives it), the destination a VGPR pair.
+/// The slot in `seg.masks_out` of the lane mask `inst` writes (a compare's or carry's).
+fn mask_out_slot(inst: &Inst, seg: &Segment) -> Option<u8> {
+    let reg = mask_reg(mask_dst(inst)?)?;
+    // A mask this segment read before it is written stays the value read.
+    Some(seg.masks_out.iter().position(|m| *m == reg).unwrap_or(seg.masks_out.len()) as u8)
+}
+
+/// The sign-bit modifiers of an f64 op's first `arity` sources as bit masks (`abs`, `neg`),
+/// as the interpreter applies them; `None` for any other modifier (OP_SEL, clamp, an output
+/// modifier, DPP, SDWA), which is left to the interpreter.
+fn f64_modifiers(inst: &Inst, arity: usize) -> Option<(u8, u8)> {
+    let vector = matches!(inst.enc, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3);
+    match inst.ext {
+        Ext::None if vector => Some((0, 0)),
+        Ext::Vop3(m) if vector && m.op_sel == 0 && !m.clamp && m.omod == 0 => {
+            let (mut abs, mut neg) = (0, 0);
+            for i in 0..arity {
+                let (a, n) = crate::gpu::exec::ops::valu::common::src64_mods(inst, i);
+                abs |= ((a != 0) as u8) << i;
+                neg |= ((n != 0) as u8) << i;
+            }
+            Some((abs, neg))
+        }
+        _ => None,
+    }
+}
+
+/// The f64 constant of source `i` as the interpreter reads it (the pattern the operand's
+/// type gives it), as low and high dwords.
+fn f64_constant(inst: &Inst, i: usize) -> Option<[u32; 2]> {
+    let scratch = crate::gpu::exec::wave::Wave::new(0, 0);
+    let k = scratch.read_scalar64(inst.src[i], inst.info().src[i].ty, inst.literal).ok()?;
+    Some([k as u32, (k >> 32) as u32])
+}
+
+/// The step of an f64 op: sources as [`pair_sources`] reads them, the destination a VGPR
+/// pair.
 fn f64_step(inst: &Inst, kind: Kind, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
+    let Kind::F64 { op, acc, .. } = kind else { return None };
     let Operand::Vgpr(dst) = inst.dst[0] else { return None };
     // (`v_fmac_f64`'s third input is its destination, read by the lowering.)
-    let arity = if matches!(kind, Kind::F64 { op: FloatOp::Fma, acc: false }) { 3 } else { 2 };
-    let scratch = crate::gpu::exec::wave::Wave::new(0, 0);
-    let constant = |i: usize| {
-        let k = scratch.read_scalar64(inst.src[i], inst.info().src[i].ty, inst.literal).ok()?;
-        Some([k as u32, (k >> 32) as u32])
-    };
-    let src = pair_sources(inst, arity, seg, written, constant)?;
-    Some(Step { kind, dst: Some(dst), src, mask_in: None, mask_out: None })
+    let arity = if acc { 2 } else { op.arity() };
+    let (abs, neg) = f64_modifiers(inst, arity)?;
+    let src = pair_sources(inst, arity, seg, written, |i| f64_constant(inst, i))?;
+    Some(Step { kind: Kind::F64 { op, acc, abs, neg }, dst: Some(dst), src, mask_in: None, mask_out: None })
+}
+
+/// The step of an f64 compare: two register pairs in, a lane mask out.
+fn cmp_f64_step(inst: &Inst, kind: Kind, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
+    let Kind::CmpF64 { cond, .. } = kind else { return None };
+    let (abs, neg) = f64_modifiers(inst, 2)?;
+    let mask_out = mask_out_slot(inst, seg)?;
+    if mask_out as usize >= MAX_MASKS {
+        return None;
+    }
+    let src = pair_sources(inst, 2, seg, written, |i| f64_constant(inst, i))?;
+    Some(Step { kind: Kind::CmpF64 { cond, abs, neg }, dst: None, src, mask_in: None, mask_out: Some(mask_out) })
 }
 
 /// The first `arity` sources of `inst` as register pairs: a VGPR pair, or two uniform values
@@ -1354,12 +1428,21 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VPkAddF32 => pk_f32(FloatOp::Add),
         Op::VPkMulF32 => pk_f32(FloatOp::Mul),
         Op::VPkFmaF32 => pk_f32(FloatOp::Fma),
-        Op::VAddF64 => Kind::F64 { op: FloatOp::Add, acc: false },
-        Op::VMulF64 => Kind::F64 { op: FloatOp::Mul, acc: false },
-        Op::VFmaF64 => Kind::F64 { op: FloatOp::Fma, acc: false },
-        Op::VFmacF64 => Kind::F64 { op: FloatOp::Fma, acc: true },
+        // The modifiers are resolved from the instruction (`f64_step`, `cmp_f64_step`).
+        Op::VAddF64 => f64_kind(FloatOp::Add, false),
+        Op::VMulF64 => f64_kind(FloatOp::Mul, false),
+        Op::VFmaF64 => f64_kind(FloatOp::Fma, false),
+        Op::VFmacF64 => f64_kind(FloatOp::Fma, true),
+        Op::VRcpF64 => f64_kind(FloatOp::Rcp, false),
+        Op::VCvtF64U32 => Kind::CvtF64 { signed: false },
+        Op::VCvtF64I32 => Kind::CvtF64 { signed: true },
         _ => return compare(op.name()),
     })
+}
+
+/// An f64 kind without modifiers.
+fn f64_kind(op: FloatOp, acc: bool) -> Kind {
+    Kind::F64 { op, acc, abs: 0, neg: 0 }
 }
 
 /// A packed-f32 kind with the default selections (low dwords for the low result, high for
@@ -1410,6 +1493,7 @@ fn compare(name: &str) -> Option<Kind> {
         "u32" => Some(Kind::CmpInt { cond: int(cond)?, signed: false }),
         "i32" => Some(Kind::CmpInt { cond: int(cond)?, signed: true }),
         "f32" => Some(Kind::CmpF32(float(cond)?)),
+        "f64" => Some(Kind::CmpF64 { cond: float(cond)?, abs: 0, neg: 0 }),
         _ => None,
     }
 }

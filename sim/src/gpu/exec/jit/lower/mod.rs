@@ -617,7 +617,7 @@ impl<'a> Lowering<'a> {
     ) {
         // (A packed op reads the halves it picks itself.)
         let src: Vec<Value> = match step.kind {
-            Kind::PkF32 { .. } | Kind::F64 { .. } => Vec::new(),
+            Kind::PkF32 { .. } | Kind::F64 { .. } | Kind::CmpF64 { .. } => Vec::new(),
             _ => step.src.iter().flatten().map(|s| self.read(ch, *s, uniforms)).collect(),
         };
         let mask_in = step.mask_in.map(|m| match m {
@@ -643,6 +643,16 @@ impl<'a> Lowering<'a> {
                 let (a, b) = (self.flush_in(src[0]), self.flush_in(src[1]));
                 (None, Some(self.cmp_f32(cond, a, b)))
             }
+            Kind::CmpF64 { cond, abs, neg } => {
+                let [a, b] = [0, 1].map(|i| {
+                    let s = step.src[i].expect("a compare's source");
+                    self.f64_lanes(ch, s, uniforms, abs >> i & 1 != 0, neg >> i & 1 != 0)
+                });
+                // Lanes 0 and 1, then 2 and 3, as 64-bit masks: their low dwords are the
+                // four 32-bit mask lanes.
+                let [m01, m23] = [0, 1].map(|h| self.cmp_float(cond, a[h], b[h]));
+                (None, Some(self.low_dwords(m01, m23)))
+            }
             Kind::AddF32 => (Some(self.farith(src[0], src[1], |b, x, y| b.ins().fadd(x, y))), None),
             Kind::SubF32 => (Some(self.farith(src[0], src[1], |b, x, y| b.ins().fsub(x, y))), None),
             Kind::SubRevF32 => (Some(self.farith(src[1], src[0], |b, x, y| b.ins().fsub(x, y))), None),
@@ -658,6 +668,35 @@ impl<'a> Lowering<'a> {
             Kind::CvtF32I32 => {
                 let f = self.b.ins().fcvt_from_sint(F32X4, src[0]);
                 (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
+            }
+            Kind::CvtF64 { signed } => {
+                // The host converts the two low lanes of a vector of signed dwords; the high
+                // two are moved down first. An unsigned dword is its signed value with the top
+                // bit flipped, plus 2^31 (exact in f64).
+                let v = if signed {
+                    src[0]
+                } else {
+                    let top = self.splat(0x8000_0000);
+                    self.b.ins().bxor(src[0], top)
+                };
+                let high = self.b.ins().bitcast(I8X16, lanes(), v);
+                let order: Vec<u8> = (8u8..16).chain(8..16).collect();
+                let order = self.b.func.dfg.immediates.push(order.as_slice().into());
+                let high = self.b.ins().shuffle(high, high, order);
+                let high = self.b.ins().bitcast(I32X4, lanes(), high);
+                let mut r = [v, high].map(|x| {
+                    // (Cranelift matches this pair to one `cvtdq2pd`.)
+                    let wide = self.b.ins().swiden_low(x);
+                    self.b.ins().fcvt_from_sint(F64X2, wide)
+                });
+                if !signed {
+                    let two31 = self.b.ins().f64const(2147483648.0);
+                    let two31 = self.b.ins().splat(F64X2, two31);
+                    r = r.map(|x| self.b.ins().fadd(x, two31));
+                }
+                let (lo, hi) = self.f64_lanes_to_pair(r);
+                ch.regs.insert(step.dst.expect("a destination") + 1, (hi, true));
+                (Some(lo), None)
             }
             Kind::CvtF32Ubyte(n) => {
                 let by = self.b.ins().iconst(I32, 8 * n as i64);
@@ -706,22 +745,23 @@ impl<'a> Lowering<'a> {
                         FloatOp::Add => self.farith(a, b, |b, x, y| b.ins().fadd(x, y)),
                         FloatOp::Mul => self.farith(a, b, |b, x, y| b.ins().fmul(x, y)),
                         FloatOp::Fma => self.fma(a, b, x[2].expect("source 2")),
+                        FloatOp::Rcp => unreachable!("no packed-f32 reciprocal"),
                     }
                 });
                 ch.regs.insert(step.dst.expect("a destination") + 1, (hi, true));
                 (Some(lo), None)
             }
-            Kind::F64 { op, acc } => {
+            Kind::F64 { op, acc, abs, neg } => {
                 // Two f64 lanes per host vector: lanes 0 and 1, then 2 and 3.
                 let dst = step.dst.expect("a destination");
                 let mut x = [[None; 2]; 3];
                 for (i, s) in step.src.iter().enumerate() {
                     if let Some(s) = *s {
-                        x[i] = self.f64_lanes(ch, s, uniforms).map(Some);
+                        x[i] = self.f64_lanes(ch, s, uniforms, abs >> i & 1 != 0, neg >> i & 1 != 0).map(Some);
                     }
                 }
                 if acc {
-                    x[2] = self.f64_lanes(ch, Src::Vgpr(dst), uniforms).map(Some);
+                    x[2] = self.f64_lanes(ch, Src::Vgpr(dst), uniforms, false, false).map(Some);
                 }
                 let r = [0, 1].map(|h| {
                     let src = [x[0][h], x[1][h], x[2][h]];
@@ -953,14 +993,31 @@ impl<'a> Lowering<'a> {
     }
 
     /// A register pair's four lanes as two f64 vectors (lanes 0 and 1, lanes 2 and 3): the
-    /// low dwords in one 32-bit register, the high ones in the next, interleaved.
-    fn f64_lanes(&mut self, ch: &mut Chunk, pair: Src, uniforms: &[(Value, Value)]) -> [Value; 2] {
+    /// low dwords in one 32-bit register, the high ones in the next, interleaved; with the
+    /// sign cleared (`abs`), then flipped (`neg`).
+    fn f64_lanes(
+        &mut self,
+        ch: &mut Chunk,
+        pair: Src,
+        uniforms: &[(Value, Value)],
+        abs: bool,
+        neg: bool,
+    ) -> [Value; 2] {
         let next = match pair {
             Src::Vgpr(n) => Src::Vgpr(n + 1),
             Src::Uniform(u) => Src::Uniform(u + 1),
         };
         let lo = self.read(ch, pair, uniforms);
-        let hi = self.read(ch, next, uniforms);
+        let mut hi = self.read(ch, next, uniforms);
+        if abs || neg {
+            let sign = self.splat(0x8000_0000);
+            if abs {
+                hi = self.b.ins().band_not(hi, sign);
+            }
+            if neg {
+                hi = self.b.ins().bxor(hi, sign);
+            }
+        }
         let lo = self.b.ins().bitcast(I8X16, lanes(), lo);
         let hi = self.b.ins().bitcast(I8X16, lanes(), hi);
         // Dword k of the low register is bytes 4k.., of the high one 16 + 4k.. .
@@ -988,13 +1045,19 @@ impl<'a> Lowering<'a> {
     /// denormals and rounds to nearest even); a NaN result carries the first NaN input,
     /// quieted, as the interpreter's do.
     fn f64_arith(&mut self, op: FloatOp, x: [Option<Value>; 3]) -> Value {
-        let (a, b) = (x[0].expect("source 0"), x[1].expect("source 1"));
+        let a = x[0].expect("source 0");
+        let b = || x[1].expect("source 1");
         let r = match op {
-            FloatOp::Add => self.b.ins().fadd(a, b),
-            FloatOp::Mul => self.b.ins().fmul(a, b),
+            FloatOp::Add => self.b.ins().fadd(a, b()),
+            FloatOp::Mul => self.b.ins().fmul(a, b()),
             FloatOp::Fma => {
                 let c = x[2].expect("source 2");
-                self.b.ins().fma(a, b, c)
+                self.b.ins().fma(a, b(), c)
+            }
+            FloatOp::Rcp => {
+                let one = self.b.ins().f64const(1.0);
+                let one = self.b.ins().splat(F64X2, one);
+                self.b.ins().fdiv(one, a)
             }
         };
         self.nan_inputs(r, &x.into_iter().flatten().collect::<Vec<_>>())
@@ -1050,6 +1113,26 @@ impl<'a> Lowering<'a> {
 
     fn cmp_f32(&mut self, cond: Cond, a: Value, b: Value) -> Value {
         let (x, y) = (self.b.ins().bitcast(F32X4, lanes(), a), self.b.ins().bitcast(F32X4, lanes(), b));
+        self.cmp_float(cond, x, y)
+    }
+
+    /// The low dwords of two vectors of 64-bit lanes, as one vector of four 32-bit lanes.
+    fn low_dwords(&mut self, a: Value, b: Value) -> Value {
+        let (a, b) = (self.b.ins().bitcast(I8X16, lanes(), a), self.b.ins().bitcast(I8X16, lanes(), b));
+        let order: Vec<u8> = [0u8, 8, 16, 24].iter().flat_map(|&w| w..w + 4).collect();
+        let order = self.b.func.dfg.immediates.push(order.as_slice().into());
+        let v = self.b.ins().shuffle(a, b, order);
+        self.b.ins().bitcast(I32X4, lanes(), v)
+    }
+
+    /// A compare of two float vectors of one type (F32X4 or F64X2): an integer vector of
+    /// their lane width, all ones where `cond` holds.
+    fn cmp_float(&mut self, cond: Cond, x: Value, y: Value) -> Value {
+        let int = if self.b.func.dfg.value_type(x) == F64X2 { I64X2 } else { I32X4 };
+        let constant = |me: &mut Self, v: i64| {
+            let k = me.b.ins().iconst(int.lane_type(), v);
+            me.b.ins().splat(int, k)
+        };
         // x64 has no single compare for these two: ordered and unequal, unordered or equal.
         let pair = match cond {
             Cond::NeOrLg => Some((FloatCC::Ordered, FloatCC::NotEqual, true)),
@@ -1061,8 +1144,8 @@ impl<'a> Lowering<'a> {
             return if both { self.b.ins().band(m1, m2) } else { self.b.ins().bor(m1, m2) };
         }
         let cc = match cond {
-            Cond::False => return self.splat(0),
-            Cond::True => return self.splat(u32::MAX),
+            Cond::False => return constant(self, 0),
+            Cond::True => return constant(self, -1),
             Cond::Lt => FloatCC::LessThan,
             Cond::Eq => FloatCC::Equal,
             Cond::Le => FloatCC::LessThanOrEqual,

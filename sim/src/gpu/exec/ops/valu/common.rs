@@ -349,7 +349,7 @@ pub fn src32_val(w: &Wave, inst: &Inst, i: usize) -> Result<Option<u32>, ExecErr
 /// The sign-bit modifiers of 64-bit source `i` (VOP3 abs/neg, DPP abs/neg
 /// at bit 63).
 #[inline]
-fn src64_mods(inst: &Inst, i: usize) -> (u64, u64) {
+pub(crate) fn src64_mods(inst: &Inst, i: usize) -> (u64, u64) {
     let m = inst.op.mods(inst.target);
     let ty = inst.info().src[i].ty;
     const SIGN: u64 = 1 << 63;

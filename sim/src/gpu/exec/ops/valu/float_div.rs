@@ -106,6 +106,20 @@ fn scale32(s0: u32, d: u32, n: u32) -> (u32, bool) {
 }
 
 fn scale64(s0: u64, d: u64, n: u64) -> (u64, bool) {
+    // The common case, decided on the exponent fields alone (as `scale32`'s): a normal
+    // denominator at most 2^1022 (its reciprocal is normal), a numerator above 2^-969 (not
+    // tiny) and finite, and a quotient well inside the normal range (|n/d| > 2^(diff-1) ≥
+    // 2^-1022, and the exponent difference below the 768 of "near the top"). Nothing is
+    // scaled: `scale_decision` answers (0, false) for all of them.
+    let (es, ed, en) = (s0 >> 52 & 0x7ff, d >> 52 & 0x7ff, n >> 52 & 0x7ff);
+    let diff = en as i32 - ed as i32;
+    if es != 0x7ff && (1..=2044).contains(&ed) && (54..=2046).contains(&en) && (-1021..768).contains(&diff) {
+        return (s0, false);
+    }
+    scale64_exact(s0, d, n)
+}
+
+fn scale64_exact(s0: u64, d: u64, n: u64) -> (u64, bool) {
     let (x, dv, nv) = (f64::from_bits(s0), f64::from_bits(d), f64::from_bits(n));
     if x.is_nan() || dv.is_nan() || nv.is_nan() {
         return (
@@ -174,6 +188,12 @@ fn fmas32(a: u32, b: u32, c: u32, vcc: bool, e: Env) -> u32 {
 }
 
 fn fmas64(a: u64, b: u64, c: u64, vcc: bool, e: Env) -> u64 {
+    if !vcc && e.host64() {
+        // Unscaled under host arithmetic: `v_fma_f64`'s own fast path (a NaN result carries
+        // the first NaN input, quieted, as there).
+        let (x, y, z) = (f64::from_bits(a), f64::from_bits(b), f64::from_bits(c));
+        return super::float_fast::first_nan64(&[a, b, c], x.mul_add(y, z).to_bits());
+    }
     let k = match vcc {
         false => 0,
         true if c >> 52 & 0x7ff > 1023 => 128,
@@ -250,6 +270,17 @@ fn fixup32(q: u32, d: u32, n: u32, e: Env) -> u32 {
 }
 
 fn fixup64(q: u64, d: u64, n: u64, e: Env) -> u64 {
+    // The common case (as `fixup32`'s): finite nonzero normal operands, a finite estimate,
+    // no underflow; the estimate with the quotient's sign.
+    let (eq, ed, en) = (q >> 52 & 0x7ff, d >> 52 & 0x7ff, n >> 52 & 0x7ff);
+    if eq != 0x7ff && (1..=2046).contains(&ed) && (1..=2046).contains(&en) && en as i32 - ed as i32 >= -1075 {
+        let sign = (d ^ n) & 1 << 63;
+        return (F64.flush(q, e.out64()) & !(1 << 63)) | sign;
+    }
+    fixup64_exact(q, d, n, e)
+}
+
+fn fixup64_exact(q: u64, d: u64, n: u64, e: Env) -> u64 {
     if F64.is_nan(n) {
         return F64.quiet(n);
     }
@@ -263,6 +294,83 @@ fn fixup64(q: u64, d: u64, n: u64, e: Env) -> u64 {
         None => {
             let sign = (d ^ n) & 1 << 63;
             (F64.flush(q, e.out64()) & !(1 << 63)) | sign
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Operands whose exponent fields sit at and around every bound of the fast paths, with
+    /// random mantissas and signs, plus zeros, infinities and NaNs.
+    fn operands() -> Vec<u64> {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let exps = [
+            0u64, 1, 2, 52, 53, 54, 55, 500, 1000, 1023, 1074, 1075, 1076, 1077, 1078, 1500, 1790, 1791, 1792, 2043,
+            2044, 2045, 2046, 2047,
+        ];
+        let mut v = Vec::new();
+        for &e in &exps {
+            for _ in 0..6 {
+                let r = next();
+                v.push((r & (1 << 63)) | e << 52 | (r >> 12 & 0xf_ffff_ffff_ffff));
+            }
+            v.push(e << 52);
+        }
+        v
+    }
+
+    #[test]
+    fn scale64_fast_path_answers_as_the_exact_decision() {
+        let ops = operands();
+        for &d in &ops {
+            for &n in &ops {
+                for s0 in [d, n] {
+                    assert_eq!(scale64(s0, d, n), scale64_exact(s0, d, n), "s0 {s0:#x} d {d:#x} n {n:#x}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fixup64_fast_path_answers_as_the_exact_logic() {
+        let ops = operands();
+        for mode in [0x3f0, 0x0f0, 0x030] {
+            let e = Env::new(mode);
+            for &q in ops.iter().step_by(3) {
+                for &d in &ops {
+                    for &n in &ops {
+                        assert_eq!(fixup64(q, d, n, e), fixup64_exact(q, d, n, e), "q {q:#x} d {d:#x} n {n:#x}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unscaled_fmas64_is_the_fused_multiply_add() {
+        let e = Env::new(0x3f0);
+        let ops = operands();
+        for &a in ops.iter().step_by(5) {
+            for &b in ops.iter().step_by(3) {
+                for &c in ops.iter().step_by(2) {
+                    let exact =
+                        fp::fma64_scaled(f64::from_bits(a), f64::from_bits(b), f64::from_bits(c), 0, e.rm64(), true);
+                    let fast = fmas64(a, b, c, false, e);
+                    if f64::from_bits(exact).is_nan() {
+                        assert!(f64::from_bits(fast).is_nan(), "a {a:#x} b {b:#x} c {c:#x}");
+                    } else {
+                        assert_eq!(fast, exact, "a {a:#x} b {b:#x} c {c:#x}");
+                    }
+                }
+            }
         }
     }
 }
