@@ -1527,6 +1527,41 @@ mod tests {
     }
 
     #[test]
+    fn f64_conversions_compares_reciprocals_and_sign_modifiers_are_steps() {
+        // Encodings by llvm-mc-15 (gfx90a).
+        let code = insts(&[
+            &[0xd1cc_0012, 0x23ca_1d0c], // v_fma_f64 v[18:19], -v[12:13], v[14:15], 1.0
+            &[0x7cd6_0902],              // v_cmp_ngt_f64_e32 vcc, v[2:3], v[4:5]
+            &[0x7e14_2c0f],              // v_cvt_f64_u32_e32 v[10:11], s15
+            &[0x7e1c_4b0c],              // v_rcp_f64_e32 v[14:15], v[12:13]
+            &[0xd06d_0108, 0x0000_0902], // v_cmp_neq_f64_e64 s[8:9], |v[2:3]|, s[4:5]
+        ]);
+        let p = plan(&code, 0xf0);
+        assert_eq!(p.insts, 5);
+        let seg = segments(&p)[0];
+        let kinds: Vec<Kind> = seg.steps.iter().map(|s| s.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                Kind::F64 { op: FloatOp::Fma, acc: false, abs: 0, neg: 0b001 },
+                Kind::CmpF64 { cond: Cond::Ngt, abs: 0, neg: 0 },
+                Kind::CvtF64 { signed: false },
+                Kind::F64 { op: FloatOp::Rcp, acc: false, abs: 0, neg: 0 },
+                Kind::CmpF64 { cond: Cond::Neq, abs: 0b001, neg: 0 },
+            ]
+        );
+        assert_eq!(seg.masks_out, [MaskReg::Vcc, MaskReg::Sgpr(8)]);
+        assert!(p.uses_f32);
+        assert_eq!(p.vgprs, 20);
+        // f64 denormals flushed on input (MODE bit 6 clear): the interpreter's handlers, in
+        // the run, for all but the conversion (exact in every MODE).
+        let p = plan(&code, 0x30);
+        assert_eq!(p.insts, 5);
+        let compiled: Vec<Kind> = segments(&p).iter().flat_map(|s| s.steps.iter().map(|s| s.kind)).collect();
+        assert_eq!(compiled, [Kind::CvtF64 { signed: false }]);
+    }
+
+    #[test]
     fn a_carry_chain_reads_its_carry_from_the_run_and_writes_vcc_once() {
         let p = plan(&insts(&[&ADD_CO, &ADDC]), 0xf0);
         assert_eq!(p.insts, 2);
