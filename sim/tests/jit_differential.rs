@@ -202,6 +202,24 @@ fn pk_f32(r: &mut Rng) -> Vec<u32> {
     ]
 }
 
+/// A random `v_div_scale_f64` (its lane mask to VCC or an SGPR pair), `v_div_fmas_f64`
+/// (VCC read) or `v_div_fixup_f64` (VOP3): VGPR pairs, SGPR pairs (lane-mask pairs among
+/// them), inline constants.
+fn f64_division(r: &mut Rng) -> Vec<u32> {
+    let pair = |r: &mut Rng| 2 * r.below(VGPRS / 2);
+    let op = r.pick(&[0x1e1, 0x1e3, 0x1df]);
+    let sdst = if op == 0x1e1 { r.pick(&MASKS) << 8 } else { 0 };
+    let src = |r: &mut Rng| match r.below(8) {
+        0 => 2 * r.below(SGPRS / 2),
+        1 => r.pick(&MASKS),
+        2 => 128 + r.below(81),
+        3 => 240 + r.below(9),
+        _ => 256 + pair(r),
+    };
+    let (src0, src1, src2) = (src(r), src(r), src(r));
+    vec![0xd000_0000 | op << 16 | sdst | pair(r), src0 | src1 << 9 | src2 << 18]
+}
+
 /// One random encoded instruction the translator takes on its own (words, with a literal
 /// if it has one): vector mostly, scalar sometimes.
 fn instruction(r: &mut Rng) -> Vec<u32> {
@@ -211,6 +229,7 @@ fn instruction(r: &mut Rng) -> Vec<u32> {
     match r.below(16) {
         0 => return pk_mov(r),
         1 => return pk_f32(r),
+        2 => return f64_division(r),
         _ => {}
     }
     loop {
@@ -328,6 +347,7 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     let (mut programs, mut translated, mut mixed, mut compiled_scalar) = (0, 0usize, 0usize, 0usize);
     let (mut deferred, mut packed, mut double) = (0usize, 0usize, 0usize);
     let (mut double_compares, mut double_conversions, mut double_modified) = (0usize, 0usize, 0usize);
+    let mut divisions = [0usize; 3];
     for case in 0..10_000 {
         let len = 1 + r.below(12) as usize;
         let program = if case % 4 == 3 { a_loop(&mut r, len) } else { (0..len).map(|_| instruction(&mut r)).collect() };
@@ -371,6 +391,9 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
         packed += steps_where(&plan, |k| matches!(k, select::Kind::PkF32 { .. }));
         double += steps_where(&plan, |k| matches!(k, select::Kind::F64 { .. }));
         double_compares += steps_where(&plan, |k| matches!(k, select::Kind::CmpF64 { .. }));
+        for (n, op) in [select::DivOp::Scale, select::DivOp::Fmas, select::DivOp::Fixup].into_iter().enumerate() {
+            divisions[n] += steps_where(&plan, |k| k == select::Kind::DivF64(op));
+        }
         double_conversions += steps_where(&plan, |k| matches!(k, select::Kind::CvtF64 { .. }));
         double_modified += steps_where(
             &plan,
@@ -393,11 +416,66 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     assert!(double_compares > 300, "{double_compares} f64 compares");
     assert!(double_conversions > 100, "{double_conversions} conversions to f64");
     assert!(double_modified > 100, "{double_modified} f64 steps with abs or neg");
+    assert!(divisions.iter().all(|n| *n > 300), "f64 division helpers (scale, fmas, fixup): {divisions:?}");
     eprintln!(
         "{programs} programs, {translated} instructions in translated runs, {mixed} mixed runs, \
          {compiled_scalar} scalar instructions compiled ({deferred} moved past vector code), {packed} packed-f32 and {double} f64 steps, \
-         {double_compares} f64 compares, {double_conversions} conversions to f64, {double_modified} f64 steps with abs or neg"
+         {double_compares} f64 compares, {double_conversions} conversions to f64, {double_modified} f64 steps with abs or neg, \
+         {divisions:?} f64 division helpers (scale, fmas, fixup)"
     );
+}
+
+/// The f64 division helpers with operands at and around every bound of the translated
+/// code's fast test (`v_div_scale_f64`: source 0 not NaN or infinite, the denominator's
+/// exponent field 1..=2044, the numerator's 54..=2046, their difference -1021..=767;
+/// `v_div_fixup_f64`: the estimate finite, both fields 1..=2046, the difference at least
+/// -1075), each in a chunk whose other lanes pass it: a looser bound would give one of them
+/// the fast answer.
+#[test]
+fn division_helpers_at_the_bounds_of_the_fast_test_match_the_interpreter() {
+    // Encodings by llvm-mc-15 (gfx90a); v[0:1], v[2:3], v[4:5] in, v[6:7] (and VCC) out.
+    const SCALE: [u32; 2] = [0xd1e1_6a06, 0x0412_0500]; // v_div_scale_f64 v[6:7], vcc, v[0:1], v[2:3], v[4:5]
+    const FIXUP: [u32; 2] = [0xd1df_0006, 0x0412_0500]; // v_div_fixup_f64 v[6:7], v[0:1], v[2:3], v[4:5]
+    let f = |e: u64| e << 52 | 0x8_1234_5678_9abc;
+    let typical = [f(1023), f(1024), f(1025)];
+    let exps = [0u64, 1, 2, 53, 54, 55, 1023, 2043, 2044, 2045, 2046, 2047];
+    let mut triples: Vec<[u64; 3]> = Vec::new();
+    for slot in 0..3 {
+        for &e in &exps {
+            let mut t = typical;
+            t[slot] = f(e);
+            triples.push(t);
+        }
+    }
+    // Numerator and denominator fields whose difference sits at a bound.
+    for (en, ed) in
+        [(60, 1081), (60, 1082), (60, 1080), (1790, 1023), (1791, 1023), (1789, 1023), (1, 1076), (1, 1077), (2, 1077)]
+    {
+        triples.push([f(1023), f(ed), f(en)]);
+    }
+    for (name, words) in [("v_div_scale_f64", SCALE), ("v_div_fixup_f64", FIXUP)] {
+        for group in triples.chunks(16) {
+            let run = |engine: Engine| {
+                let mut h = Harness::new();
+                h.set_engine(engine);
+                h.wave.mode = 0xf0;
+                h.wave.exec = u64::MAX;
+                h.wave.vcc = 0;
+                for lane in 0..64 {
+                    // One edge per chunk (lane 4k); the chunk's other lanes typical.
+                    let t = if lane % 4 == 0 { group.get(lane / 4).copied().unwrap_or(typical) } else { typical };
+                    for (i, v) in t.iter().enumerate() {
+                        h.wave.vgpr[2 * i][lane] = *v as u32;
+                        h.wave.vgpr[2 * i + 1][lane] = (*v >> 32) as u32;
+                    }
+                }
+                h.run(&words).expect("runs");
+                (h.wave.vgpr[6], h.wave.vgpr[7], h.wave.vcc)
+            };
+            let (interp, jit) = (run(Engine::Interp), run(Engine::Jit));
+            assert_eq!(interp, jit, "{name}, operands {group:#x?}");
+        }
+    }
 }
 
 /// Address registers of the memory programs: pairs v[12:13] and v[14:15], the 32-bit offset

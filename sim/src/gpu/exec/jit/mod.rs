@@ -135,6 +135,36 @@ unsafe extern "C" fn interpret_step(
     }
 }
 
+/// The f64 division helpers (`v_div_scale_f64`, `v_div_fmas_f64`, `v_div_fixup_f64`: `op`
+/// 0, 1, 2) on four lanes whose operands the fast test of translated code did not clear, by
+/// the interpreter's own per-lane functions. `io` holds the three sources' four lanes
+/// (`a`, `b`, `c`) and a lane-mask word (bit `l`: lane `l`'s VCC bit for `v_div_fmas_f64`);
+/// the results go to the first four words, `v_div_scale_f64`'s VCC bits to the mask word.
+/// Called from translated code only.
+///
+/// # Safety
+/// `io` points to 13 words the caller owns for the call (a stack slot of the translated code).
+unsafe extern "C" fn div_f64_lanes(op: u64, mode: u64, io: *mut [u64; 13]) {
+    use crate::gpu::exec::ops::valu::{float_div, fp::Env};
+    // SAFETY: the caller's contract.
+    let io = unsafe { &mut *io };
+    let env = Env::new(mode as u32);
+    let mut mask = 0;
+    for l in 0..4 {
+        let (a, b, c) = (io[l], io[4 + l], io[8 + l]);
+        io[l] = match op {
+            0 => {
+                let (v, vcc) = float_div::scale64(a, b, c);
+                mask |= (vcc as u64) << l;
+                v
+            }
+            1 => float_div::fmas64(a, b, c, io[12] >> l & 1 != 0, env),
+            _ => float_div::fixup64(a, b, c, env),
+        };
+    }
+    io[12] = mask;
+}
+
 /// The host address of the GPU range `[start, start + len)` for a compiled memory access, or 0
 /// where the interpreter must take it: not inside one mapping (or not writable, for a store,
 /// `flags` bit 0), or, for a FLAT access (bit 1), touching the LDS or private aperture. With
@@ -355,7 +385,11 @@ pub fn translate(
         let e = entries_vec.iter().find(|e| e.index == index as u32).expect("an entry per interpreted instruction");
         e as *const Entry as u64
     };
-    let helpers = lower::Helpers { step: interpret_step as *const () as u64, span: span_host as *const () as u64 };
+    let helpers = lower::Helpers {
+        step: interpret_step as *const () as u64,
+        span: span_host as *const () as u64,
+        div_f64: div_f64_lanes as *const () as u64,
+    };
     let started = std::time::Instant::now();
     let compiled = lower::compile(&mut t.module, &plan, mode.unwrap_or(0), helpers, &entry_of);
     let took = started.elapsed();

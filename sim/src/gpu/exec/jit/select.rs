@@ -162,6 +162,12 @@ pub enum Kind {
     CvtF32I32,
     /// Byte `n` (0..3) of the source as an f32 (exact).
     CvtF32Ubyte(u8),
+    /// The f64 division helpers on three register pairs into a VGPR pair:
+    /// `v_div_scale_f64` (its lane mask to `mask_out`), `v_div_fmas_f64` (VCC read as
+    /// `mask_in`), `v_div_fixup_f64`. Taken where MODE keeps f64 denormals and rounds to
+    /// nearest even; the translated code decides the common case itself and hands the other
+    /// lanes to the interpreter's per-lane functions.
+    DivF64(DivOp),
     /// `v_cvt_f64_u32` / `v_cvt_f64_i32`: a 32-bit source into a VGPR pair (exact).
     CvtF64 {
         signed: bool,
@@ -223,6 +229,14 @@ impl FloatOp {
             FloatOp::Fma => 3,
         }
     }
+}
+
+/// The f64 division helpers ([`Kind::DivF64`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DivOp {
+    Scale,
+    Fmas,
+    Fixup,
 }
 
 /// The 64-bit shifts.
@@ -1004,6 +1018,10 @@ fn vector_footprint(inst: &Inst) -> (Vec<u16>, Vec<u16>) {
         let width = if pair_kind || i == 2 { 2 } else { info.src[i].regs.max(1) as u16 };
         reads.extend(reg_slots(*s, width));
     }
+    if inst.op == Op::VDivFmasF64 {
+        // Its lane mask, VCC, is not among its operands.
+        reads.extend([VCC_SLOT, VCC_SLOT + 1]);
+    }
     let writes = inst.dst.iter().flat_map(|d| reg_slots(*d, 2)).collect();
     (reads, writes)
 }
@@ -1037,7 +1055,12 @@ fn f32_translatable(mode: u32) -> bool {
 fn on_pairs(kind: Kind) -> bool {
     matches!(
         kind,
-        Kind::Shift64 { .. } | Kind::PkMov { .. } | Kind::PkF32 { .. } | Kind::F64 { .. } | Kind::CmpF64 { .. }
+        Kind::Shift64 { .. }
+            | Kind::PkMov { .. }
+            | Kind::PkF32 { .. }
+            | Kind::F64 { .. }
+            | Kind::CmpF64 { .. }
+            | Kind::DivF64(_)
     )
 }
 
@@ -1064,6 +1087,7 @@ fn is_f32(k: Kind) -> bool {
             | Kind::PkF32 { .. }
             | Kind::F64 { .. }
             | Kind::CmpF64 { .. }
+            | Kind::DivF64(_)
             | Kind::CvtF32U32
             | Kind::CvtF32I32
     )
@@ -1092,7 +1116,8 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         // Host arithmetic: f64 denormals kept on input and output, round to nearest even.
         Kind::F64 { .. } if Env::new(mode).host64() => return f64_step(inst, kind, seg, written),
         Kind::CmpF64 { .. } if Env::new(mode).in64() => return cmp_f64_step(inst, kind, seg, written),
-        Kind::F64 { .. } | Kind::CmpF64 { .. } => return None,
+        Kind::DivF64(op) if Env::new(mode).host64() => return div_f64_step(inst, op, seg, written),
+        Kind::F64 { .. } | Kind::CmpF64 { .. } | Kind::DivF64(_) => return None,
         _ => {}
     }
     if !plain(inst) {
@@ -1255,6 +1280,42 @@ fn f64_step(inst: &Inst, kind: Kind, seg: &mut Segment, written: &[(MaskReg, u16
     let (abs, neg) = f64_modifiers(inst, arity)?;
     let src = pair_sources(inst, arity, seg, written, |i| f64_constant(inst, i))?;
     Some(Step { kind: Kind::F64 { op, acc, abs, neg }, dst: Some(dst), src, mask_in: None, mask_out: None })
+}
+
+/// The step of an f64 division helper: three register pairs in (no modifiers), a VGPR pair
+/// out; `v_div_fmas_f64` reads VCC (from this segment or from before it), `v_div_scale_f64`
+/// writes its lane-mask destination.
+fn div_f64_step(inst: &Inst, op: DivOp, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
+    if !plain(inst) {
+        return None;
+    }
+    let Operand::Vgpr(dst) = inst.dst[0] else { return None };
+    let mut new_mask_in = None;
+    let mask_in = match op {
+        DivOp::Fmas => Some(match written.iter().rev().find(|(w, _)| *w == MaskReg::Vcc) {
+            Some((_, n)) => MaskSrc::Step(*n),
+            None => {
+                let at = seg.masks_in.iter().position(|m| *m == MaskReg::Vcc).unwrap_or_else(|| {
+                    new_mask_in = Some(MaskReg::Vcc);
+                    seg.masks_in.len()
+                });
+                MaskSrc::Input(at as u8)
+            }
+        }),
+        DivOp::Scale | DivOp::Fixup => None,
+    };
+    let mask_out = match op {
+        DivOp::Scale => Some(mask_out_slot(inst, seg)?).filter(|m| (*m as usize) < MAX_MASKS),
+        DivOp::Fmas | DivOp::Fixup => None,
+    };
+    if (op == DivOp::Scale && mask_out.is_none()) || seg.masks_in.len() + new_mask_in.is_some() as usize > MAX_MASKS {
+        return None;
+    }
+    let src = pair_sources(inst, 3, seg, written, |i| f64_constant(inst, i))?;
+    if let Some(reg) = new_mask_in {
+        seg.masks_in.push(reg);
+    }
+    Some(Step { kind: Kind::DivF64(op), dst: Some(dst), src, mask_in, mask_out })
 }
 
 /// The step of an f64 compare: two register pairs in, a lane mask out.
@@ -1434,6 +1495,9 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VFmaF64 => f64_kind(FloatOp::Fma, false),
         Op::VFmacF64 => f64_kind(FloatOp::Fma, true),
         Op::VRcpF64 => f64_kind(FloatOp::Rcp, false),
+        Op::VDivScaleF64 => Kind::DivF64(DivOp::Scale),
+        Op::VDivFmasF64 => Kind::DivF64(DivOp::Fmas),
+        Op::VDivFixupF64 => Kind::DivF64(DivOp::Fixup),
         Op::VCvtF64U32 => Kind::CvtF64 { signed: false },
         Op::VCvtF64I32 => Kind::CvtF64 { signed: true },
         _ => return compare(op.name()),

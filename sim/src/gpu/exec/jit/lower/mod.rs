@@ -25,7 +25,7 @@
 //! when MODE says so, and a NaN result carries the first NaN input, quieted.
 
 use super::select::{
-    Bin, BranchCond, CarryOp, Cond, FloatOp, Item, Kind, MaskReg, MaskSrc, Plan, SKind, SReg, SVal, SaveexecOp,
+    Bin, BranchCond, CarryOp, Cond, DivOp, FloatOp, Item, Kind, MaskReg, MaskSrc, Plan, SKind, SReg, SVal, SaveexecOp,
     ScalarOp, Segment, Shift64, Src, Tri, Uniform,
 };
 use crate::gpu::exec::ops::valu::fp::Env;
@@ -33,7 +33,9 @@ use crate::gpu::exec::wave::Wave;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, F64X2, I32, I32X4, I64, I64X2, I8, I8X16};
 use cranelift_codegen::ir::Signature;
-use cranelift_codegen::ir::{AbiParam, BlockArg, Endianness, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{
+    AbiParam, BlockArg, Endianness, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
+};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::Module;
@@ -58,6 +60,8 @@ pub struct Helpers {
     pub step: u64,
     /// [`super::span_host`].
     pub span: u64,
+    /// [`super::div_f64_lanes`].
+    pub div_f64: u64,
 }
 
 /// Compiles `plan` into `module`; returns the finalized function's address. `entries` gives
@@ -87,10 +91,21 @@ pub fn compile(
         span_sig.params.push(AbiParam::new(I64));
     }
     span_sig.returns.push(AbiParam::new(I64));
+    // div_f64_lanes(op, mode, io)
+    let mut div_sig = module.make_signature();
+    for _ in 0..3 {
+        div_sig.params.push(AbiParam::new(I64));
+    }
     let mut fbc = FunctionBuilderContext::new();
     {
         let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
-        Lowering::new(b, Env::new(mode)).emit(plan, module.target_config(), [step_sig, span_sig], helpers, entries);
+        Lowering::new(b, Env::new(mode)).emit(
+            plan,
+            module.target_config(),
+            [step_sig, span_sig, div_sig],
+            helpers,
+            entries,
+        );
     }
     let id = module.declare_anonymous_function(&ctx.func.signature).map_err(|e| e.to_string())?;
     // `ROCJITSU_JIT_DISASM=1` prints the host code of each translation (for tuning the
@@ -157,6 +172,8 @@ struct Lowering<'a> {
     nan_note: Option<NanNote>,
     /// Compiled global accesses and scalar loads so far: the next one's site (`WaveMem::sites`).
     sites: usize,
+    /// The signature and address of [`super::div_f64_lanes`].
+    div_helper: Option<(cranelift_codegen::ir::SigRef, u64)>,
 }
 
 /// The float results of a chunk's fast body that may be NaNs: they are compared in pairs of
@@ -187,14 +204,14 @@ struct Chunk {
 
 impl<'a> Lowering<'a> {
     fn new(b: FunctionBuilder<'a>, env: Env) -> Self {
-        Lowering { b, env, nan_note: None, sites: 0 }
+        Lowering { b, env, nan_note: None, sites: 0, div_helper: None }
     }
 
     fn emit(
         mut self,
         plan: &Plan,
         target: cranelift_codegen::isa::TargetFrontendConfig,
-        [step_sig, span_sig]: [Signature; 2],
+        [step_sig, span_sig, div_sig]: [Signature; 3],
         helpers: Helpers,
         entries: Entries<'_>,
     ) {
@@ -202,6 +219,7 @@ impl<'a> Lowering<'a> {
         self.b.append_block_params_for_function_params(entry);
         self.b.switch_to_block(entry);
         self.b.seal_block(entry);
+        self.div_helper = Some((self.b.import_signature(div_sig), helpers.div_f64));
         let p = self.b.block_params(entry).to_vec();
         let f = Frame {
             wave: p[0],
@@ -617,7 +635,7 @@ impl<'a> Lowering<'a> {
     ) {
         // (A packed op reads the halves it picks itself.)
         let src: Vec<Value> = match step.kind {
-            Kind::PkF32 { .. } | Kind::F64 { .. } | Kind::CmpF64 { .. } => Vec::new(),
+            Kind::PkF32 { .. } | Kind::F64 { .. } | Kind::CmpF64 { .. } | Kind::DivF64(_) => Vec::new(),
             _ => step.src.iter().flatten().map(|s| self.read(ch, *s, uniforms)).collect(),
         };
         let mask_in = step.mask_in.map(|m| match m {
@@ -668,6 +686,15 @@ impl<'a> Lowering<'a> {
             Kind::CvtF32I32 => {
                 let f = self.b.ins().fcvt_from_sint(F32X4, src[0]);
                 (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
+            }
+            Kind::DivF64(op) => {
+                let pairs = [0, 1, 2].map(|i| {
+                    let s = step.src[i].expect("three sources");
+                    (self.read(ch, s, uniforms), self.read(ch, next_dword(s), uniforms))
+                });
+                let (lo, hi, mask) = self.div_f64(op, pairs, mask_in, lane_bits);
+                ch.regs.insert(step.dst.expect("a destination") + 1, (hi, true));
+                (Some(lo), mask)
             }
             Kind::CvtF64 { signed } => {
                 // The host converts the two low lanes of a vector of signed dwords; the high
@@ -1003,12 +1030,8 @@ impl<'a> Lowering<'a> {
         abs: bool,
         neg: bool,
     ) -> [Value; 2] {
-        let next = match pair {
-            Src::Vgpr(n) => Src::Vgpr(n + 1),
-            Src::Uniform(u) => Src::Uniform(u + 1),
-        };
         let lo = self.read(ch, pair, uniforms);
-        let mut hi = self.read(ch, next, uniforms);
+        let mut hi = self.read(ch, next_dword(pair), uniforms);
         if abs || neg {
             let sign = self.splat(0x8000_0000);
             if abs {
@@ -1018,6 +1041,11 @@ impl<'a> Lowering<'a> {
                 hi = self.b.ins().bxor(hi, sign);
             }
         }
+        self.interleave(lo, hi)
+    }
+
+    /// Four lanes' low and high dwords as two f64 vectors (lanes 0 and 1, lanes 2 and 3).
+    fn interleave(&mut self, lo: Value, hi: Value) -> [Value; 2] {
         let lo = self.b.ins().bitcast(I8X16, lanes(), lo);
         let hi = self.b.ins().bitcast(I8X16, lanes(), hi);
         // Dword k of the low register is bytes 4k.., of the high one 16 + 4k.. .
@@ -1039,6 +1067,114 @@ impl<'a> Lowering<'a> {
             self.b.ins().bitcast(I32X4, lanes(), v)
         });
         (lo, hi)
+    }
+
+    /// An f64 division helper on one chunk (sources as low and high dwords): the low and
+    /// high dwords of the result, and `v_div_scale_f64`'s lane mask. The common case — every
+    /// lane's exponent fields inside the interpreter's fast-path bounds (`float_div`), or for
+    /// `v_div_fmas_f64` no lane's VCC bit set — is computed here; otherwise the four lanes go
+    /// to the interpreter's per-lane functions through `div_f64_lanes`.
+    fn div_f64(
+        &mut self,
+        op: DivOp,
+        x: [(Value, Value); 3],
+        mask_in: Option<Value>,
+        lane_bits: Value,
+    ) -> (Value, Value, Option<Value>) {
+        let exp = |me: &mut Self, hi: Value| {
+            let by = me.b.ins().iconst(I32, 20);
+            let e = me.b.ins().ushr(hi, by);
+            let field = me.splat(0x7ff);
+            me.b.ins().band(e, field)
+        };
+        // All ones where `lo <= v <= hi` (signed).
+        let within = |me: &mut Self, v: Value, lo: i32, hi: i32| {
+            let (l, h) = (me.splat(lo as u32), me.splat(hi as u32));
+            let a = me.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, v, l);
+            let b = me.b.ins().icmp(IntCC::SignedLessThanOrEqual, v, h);
+            me.b.ins().band(a, b)
+        };
+        let ((fast_lo, fast_hi), ok) = match op {
+            DivOp::Scale | DivOp::Fixup => {
+                let (e0, e1, e2) = (exp(self, x[0].1), exp(self, x[1].1), exp(self, x[2].1));
+                let diff = self.b.ins().isub(e2, e1);
+                // (The bounds of `scale64` and `fixup64`: e0 is source 0's or the estimate's,
+                // e1 the denominator's, e2 the numerator's.)
+                let bounds = match op {
+                    DivOp::Scale => [(0, 0x7fe), (1, 2044), (54, 2046), (-1021, 767)],
+                    _ => [(0, 0x7fe), (1, 2046), (1, 2046), (-1075, 4095)],
+                };
+                let mut ok = None;
+                for (v, (lo, hi)) in [e0, e1, e2, diff].into_iter().zip(bounds) {
+                    let check = within(self, v, lo, hi);
+                    ok = Some(match ok {
+                        Some(so_far) => self.b.ins().band(so_far, check),
+                        None => check,
+                    });
+                }
+                let result = if op == DivOp::Scale {
+                    x[0]
+                } else {
+                    // The estimate with the quotient's sign.
+                    let sign = self.splat(0x8000_0000);
+                    let q = self.b.ins().band_not(x[0].1, sign);
+                    let dn = self.b.ins().bxor(x[1].1, x[2].1);
+                    let s = self.b.ins().band(dn, sign);
+                    (x[0].0, self.b.ins().bor(q, s))
+                };
+                (result, ok.expect("four checks"))
+            }
+            DivOp::Fmas => {
+                let [a, b, c] = x.map(|(lo, hi)| self.interleave(lo, hi));
+                let r = [0, 1].map(|h| self.f64_arith(FloatOp::Fma, [Some(a[h]), Some(b[h]), Some(c[h])]));
+                let ok = self.b.ins().bnot(mask_in.expect("VCC"));
+                (self.f64_lanes_to_pair(r), ok)
+            }
+        };
+        let all = self.b.ins().vall_true(ok);
+        let (slow, merge) = (self.b.create_block(), self.b.create_block());
+        let results = if op == DivOp::Scale { 3 } else { 2 };
+        for _ in 0..results {
+            self.b.append_block_param(merge, I32X4);
+        }
+        let mut fast: Vec<BlockArg> = vec![fast_lo.into(), fast_hi.into()];
+        if op == DivOp::Scale {
+            fast.push(self.splat(0).into());
+        }
+        self.b.ins().brif(all, merge, &fast, slow, &[]);
+        self.b.switch_to_block(slow);
+        self.b.seal_block(slow);
+        // [a0..a3, b0..b3, c0..c3, mask bits]; the results come back in the first four words.
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 13 * 8, 3));
+        for (i, (lo, hi)) in x.into_iter().enumerate() {
+            let [l01, l23] = self.interleave(lo, hi);
+            self.b.ins().stack_store(I64, l01, slot, 32 * i as i32);
+            self.b.ins().stack_store(I64, l23, slot, 32 * i as i32 + 16);
+        }
+        let bits = match mask_in {
+            Some(m) => self.b.ins().vhigh_bits(I64, m),
+            None => self.b.ins().iconst(I64, 0),
+        };
+        self.b.ins().stack_store(I64, bits, slot, 96);
+        let (sig, helper) = self.div_helper.expect("the helper's signature");
+        let helper = self.b.ins().iconst(I64, helper as i64);
+        let code = self.b.ins().iconst(I64, op as i64);
+        let mode = self.b.ins().iconst(I64, self.env.mode as i64);
+        let io = self.b.ins().stack_addr(I64, slot, 0);
+        self.b.ins().call_indirect(sig, helper, &[code, mode, io]);
+        let r = [0, 16].map(|at| self.b.ins().stack_load(I64, I64X2, slot, at));
+        let (lo, hi) = self.f64_lanes_to_pair(r);
+        let mut out: Vec<BlockArg> = vec![lo.into(), hi.into()];
+        if op == DivOp::Scale {
+            let bits = self.b.ins().stack_load(I64, I64, slot, 96);
+            let zero = self.b.ins().iconst(I64, 0);
+            out.push(self.mask_vector(bits, zero, lane_bits).into());
+        }
+        self.b.ins().jump(merge, &out);
+        self.b.switch_to_block(merge);
+        self.b.seal_block(merge);
+        let p = self.b.block_params(merge).to_vec();
+        (p[0], p[1], p.get(2).copied())
     }
 
     /// An f64 operation on two lanes by host arithmetic (taken only where MODE keeps f64
@@ -1266,6 +1402,14 @@ impl<'a> Lowering<'a> {
         self.b.switch_to_block(merge);
         self.b.seal_block(merge);
         out
+    }
+}
+
+/// The next dword of a register-pair source.
+fn next_dword(s: Src) -> Src {
+    match s {
+        Src::Vgpr(n) => Src::Vgpr(n + 1),
+        Src::Uniform(u) => Src::Uniform(u + 1),
     }
 }
 

@@ -105,7 +105,9 @@ fn scale32(s0: u32, d: u32, n: u32) -> (u32, bool) {
     (fp::round(x * fp::pow2(k), F32, fp::Rm::Ne, true) as u32, vcc)
 }
 
-fn scale64(s0: u64, d: u64, n: u64) -> (u64, bool) {
+/// `v_div_scale_f64` on one lane: source 0, the denominator, the numerator; the result and
+/// the lane's VCC bit.
+pub(crate) fn scale64(s0: u64, d: u64, n: u64) -> (u64, bool) {
     // The common case, decided on the exponent fields alone (as `scale32`'s): a normal
     // denominator at most 2^1022 (its reciprocal is normal), a numerator above 2^-969 (not
     // tiny) and finite, and a quotient well inside the normal range (|n/d| > 2^(diff-1) ≥
@@ -187,7 +189,8 @@ fn fmas32(a: u32, b: u32, c: u32, vcc: bool, e: Env) -> u32 {
     fp::out32(z * fp::pow2(k), e)
 }
 
-fn fmas64(a: u64, b: u64, c: u64, vcc: bool, e: Env) -> u64 {
+/// `v_div_fmas_f64` on one lane (`vcc`: the lane's VCC bit).
+pub(crate) fn fmas64(a: u64, b: u64, c: u64, vcc: bool, e: Env) -> u64 {
     if !vcc && e.host64() {
         // Unscaled under host arithmetic: `v_fma_f64`'s own fast path (a NaN result carries
         // the first NaN input, quieted, as there).
@@ -269,7 +272,8 @@ fn fixup32(q: u32, d: u32, n: u32, e: Env) -> u32 {
     }
 }
 
-fn fixup64(q: u64, d: u64, n: u64, e: Env) -> u64 {
+/// `v_div_fixup_f64` on one lane: the quotient estimate, the denominator, the numerator.
+pub(crate) fn fixup64(q: u64, d: u64, n: u64, e: Env) -> u64 {
     // The common case (as `fixup32`'s): finite nonzero normal operands, a finite estimate,
     // no underflow; the estimate with the quotient's sign.
     let (eq, ed, en) = (q >> 52 & 0x7ff, d >> 52 & 0x7ff, n >> 52 & 0x7ff);
