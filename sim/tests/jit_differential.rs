@@ -175,22 +175,32 @@ fn pk_mov(r: &mut Rng) -> Vec<u32> {
     vec![0xd3b3_0000 | op_sel | clamp | vdst, src0 | src1 << 9 | r.below(4) << 27 | neg]
 }
 
+/// The first register of a random VGPR pair among the programs' VGPRs.
+fn vgpr_pair(r: &mut Rng) -> u32 {
+    2 * r.below(VGPRS / 2)
+}
+
+/// A random register-pair source operand of a 64-bit or packed op: a VGPR pair mostly, an
+/// SGPR pair (a lane-mask pair among them, which earlier vector code of the run may have
+/// written), an integer or float inline constant.
+fn pair_src(r: &mut Rng) -> u32 {
+    match r.below(7) {
+        0 => 2 * r.below(SGPRS / 2),
+        1 => r.pick(&MASKS),
+        2 => 128 + r.below(81),
+        3 => 240 + r.below(9),
+        _ => 256 + vgpr_pair(r),
+    }
+}
+
 /// A random `v_pk_fma_f32`, `v_pk_mul_f32` or `v_pk_add_f32` (VOP3P): VGPR pairs that may
 /// overlap the destination, SGPR pairs (lane-mask pairs among them, which earlier vector
 /// code of the run may have written), inline constants; any OP_SEL and OP_SEL_HI, negations
 /// of either half, now and then clamp (left to the interpreter's handler).
 fn pk_f32(r: &mut Rng) -> Vec<u32> {
-    let pair = |r: &mut Rng| 2 * r.below(VGPRS / 2);
     let op = r.pick(&[0x30, 0x31, 0x32]);
-    let vdst = pair(r);
-    let src = |r: &mut Rng| match r.below(7) {
-        0 => 2 * r.below(SGPRS / 2),
-        1 => r.pick(&MASKS),
-        2 => 128 + r.below(81),
-        3 => 240 + r.below(9),
-        _ => 256 + pair(r),
-    };
-    let (src0, src1, src2) = (src(r), src(r), src(r));
+    let vdst = vgpr_pair(r);
+    let (src0, src1, src2) = (pair_src(r), pair_src(r), pair_src(r));
     let op_sel = r.below(8) << 11;
     let op_sel_hi = (r.below(2) << 14, r.below(4) << 27);
     let neg_hi = if r.below(2) == 0 { r.below(8) << 8 } else { 0 };
@@ -206,18 +216,10 @@ fn pk_f32(r: &mut Rng) -> Vec<u32> {
 /// (VCC read) or `v_div_fixup_f64` (VOP3): VGPR pairs, SGPR pairs (lane-mask pairs among
 /// them), inline constants.
 fn f64_division(r: &mut Rng) -> Vec<u32> {
-    let pair = |r: &mut Rng| 2 * r.below(VGPRS / 2);
     let op = r.pick(&[0x1e1, 0x1e3, 0x1df]);
     let sdst = if op == 0x1e1 { r.pick(&MASKS) << 8 } else { 0 };
-    let src = |r: &mut Rng| match r.below(8) {
-        0 => 2 * r.below(SGPRS / 2),
-        1 => r.pick(&MASKS),
-        2 => 128 + r.below(81),
-        3 => 240 + r.below(9),
-        _ => 256 + pair(r),
-    };
-    let (src0, src1, src2) = (src(r), src(r), src(r));
-    vec![0xd000_0000 | op << 16 | sdst | pair(r), src0 | src1 << 9 | src2 << 18]
+    let (src0, src1, src2) = (pair_src(r), pair_src(r), pair_src(r));
+    vec![0xd000_0000 | op << 16 | sdst | vgpr_pair(r), src0 | src1 << 9 | src2 << 18]
 }
 
 /// One random encoded instruction the translator takes on its own (words, with a literal

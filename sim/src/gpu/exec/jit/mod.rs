@@ -136,7 +136,7 @@ unsafe extern "C" fn interpret_step(
 }
 
 /// The f64 division helpers (`v_div_scale_f64`, `v_div_fmas_f64`, `v_div_fixup_f64`: `op`
-/// 0, 1, 2) on four lanes whose operands the fast test of translated code did not clear, by
+/// is the [`select::DivOp`] number) on four lanes whose operands the fast test of translated code did not clear, by
 /// the interpreter's own per-lane functions. `io` holds the three sources' four lanes
 /// (`a`, `b`, `c`) and a lane-mask word (bit `l`: lane `l`'s VCC bit for `v_div_fmas_f64`);
 /// the results go to the first four words, `v_div_scale_f64`'s VCC bits to the mask word.
@@ -146,6 +146,7 @@ unsafe extern "C" fn interpret_step(
 /// `io` points to 13 words the caller owns for the call (a stack slot of the translated code).
 unsafe extern "C" fn div_f64_lanes(op: u64, mode: u64, io: *mut [u64; 13]) {
     use crate::gpu::exec::ops::valu::{float_div, fp::Env};
+    use select::DivOp;
     // SAFETY: the caller's contract.
     let io = unsafe { &mut *io };
     let env = Env::new(mode as u32);
@@ -153,12 +154,12 @@ unsafe extern "C" fn div_f64_lanes(op: u64, mode: u64, io: *mut [u64; 13]) {
     for l in 0..4 {
         let (a, b, c) = (io[l], io[4 + l], io[8 + l]);
         io[l] = match op {
-            0 => {
+            op if op == DivOp::Scale as u64 => {
                 let (v, vcc) = float_div::scale64(a, b, c);
                 mask |= (vcc as u64) << l;
                 v
             }
-            1 => float_div::fmas64(a, b, c, io[12] >> l & 1 != 0, env),
+            op if op == DivOp::Fmas as u64 => float_div::fmas64(a, b, c, io[12] >> l & 1 != 0, env),
             _ => float_div::fixup64(a, b, c, env),
         };
     }

@@ -231,12 +231,12 @@ impl FloatOp {
     }
 }
 
-/// The f64 division helpers ([`Kind::DivF64`]).
+/// The f64 division helpers ([`Kind::DivF64`]), numbered as `jit::div_f64_lanes` takes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DivOp {
-    Scale,
-    Fmas,
-    Fixup,
+    Scale = 0,
+    Fmas = 1,
+    Fixup = 2,
 }
 
 /// The 64-bit shifts.

@@ -28,7 +28,7 @@ use super::select::{
     Bin, BranchCond, CarryOp, Cond, DivOp, FloatOp, Item, Kind, MaskReg, MaskSrc, Plan, SKind, SReg, SVal, SaveexecOp,
     ScalarOp, Segment, Shift64, Src, Tri, Uniform,
 };
-use crate::gpu::exec::ops::valu::fp::Env;
+use crate::gpu::exec::ops::valu::{float_div, fp::Env};
 use crate::gpu::exec::wave::Wave;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, F64X2, I32, I32X4, I64, I64X2, I8, I8X16};
@@ -1098,11 +1098,11 @@ impl<'a> Lowering<'a> {
             DivOp::Scale | DivOp::Fixup => {
                 let (e0, e1, e2) = (exp(self, x[0].1), exp(self, x[1].1), exp(self, x[2].1));
                 let diff = self.b.ins().isub(e2, e1);
-                // (The bounds of `scale64` and `fixup64`: e0 is source 0's or the estimate's,
-                // e1 the denominator's, e2 the numerator's.)
+                // The interpreter's fast-path bounds: e0 is source 0's or the estimate's
+                // field, e1 the denominator's, e2 the numerator's.
                 let bounds = match op {
-                    DivOp::Scale => [(0, 0x7fe), (1, 2044), (54, 2046), (-1021, 767)],
-                    _ => [(0, 0x7fe), (1, 2046), (1, 2046), (-1075, 4095)],
+                    DivOp::Scale => float_div::SCALE64_FAST,
+                    _ => float_div::FIXUP64_FAST,
                 };
                 let mut ok = None;
                 for (v, (lo, hi)) in [e0, e1, e2, diff].into_iter().zip(bounds) {

@@ -105,6 +105,24 @@ fn scale32(s0: u32, d: u32, n: u32) -> (u32, bool) {
     (fp::round(x * fp::pow2(k), F32, fp::Rm::Ne, true) as u32, vcc)
 }
 
+/// The exponent-field bounds of the f64 fast paths, inclusive, in the order source 0 (or
+/// the estimate), denominator, numerator, numerator minus denominator: operands inside all
+/// four take the common case. The translator tests the same bounds in SIMD, so they are
+/// stated once, here.
+pub type FastBounds = [(i32, i32); 4];
+
+/// `v_div_scale_f64`'s: see [`scale64`].
+pub const SCALE64_FAST: FastBounds = [(0, 0x7fe), (1, 2044), (54, 2046), (-1021, 767)];
+/// `v_div_fixup_f64`'s: see [`fixup64`].
+pub const FIXUP64_FAST: FastBounds = [(0, 0x7fe), (1, 2046), (1, 2046), (-1075, 4095)];
+
+/// Whether the exponent fields of `s0`, `d` and `n` lie inside `bounds`.
+#[inline]
+fn inside(bounds: &FastBounds, s0: u64, d: u64, n: u64) -> bool {
+    let (e0, ed, en) = ((s0 >> 52 & 0x7ff) as i32, (d >> 52 & 0x7ff) as i32, (n >> 52 & 0x7ff) as i32);
+    [e0, ed, en, en - ed].iter().zip(bounds).all(|(v, (lo, hi))| (lo..=hi).contains(&v))
+}
+
 /// `v_div_scale_f64` on one lane: source 0, the denominator, the numerator; the result and
 /// the lane's VCC bit.
 pub(crate) fn scale64(s0: u64, d: u64, n: u64) -> (u64, bool) {
@@ -113,9 +131,7 @@ pub(crate) fn scale64(s0: u64, d: u64, n: u64) -> (u64, bool) {
     // tiny) and finite, and a quotient well inside the normal range (|n/d| > 2^(diff-1) ≥
     // 2^-1022, and the exponent difference below the 768 of "near the top"). Nothing is
     // scaled: `scale_decision` answers (0, false) for all of them.
-    let (es, ed, en) = (s0 >> 52 & 0x7ff, d >> 52 & 0x7ff, n >> 52 & 0x7ff);
-    let diff = en as i32 - ed as i32;
-    if es != 0x7ff && (1..=2044).contains(&ed) && (54..=2046).contains(&en) && (-1021..768).contains(&diff) {
+    if inside(&SCALE64_FAST, s0, d, n) {
         return (s0, false);
     }
     scale64_exact(s0, d, n)
@@ -276,8 +292,7 @@ fn fixup32(q: u32, d: u32, n: u32, e: Env) -> u32 {
 pub(crate) fn fixup64(q: u64, d: u64, n: u64, e: Env) -> u64 {
     // The common case (as `fixup32`'s): finite nonzero normal operands, a finite estimate,
     // no underflow; the estimate with the quotient's sign.
-    let (eq, ed, en) = (q >> 52 & 0x7ff, d >> 52 & 0x7ff, n >> 52 & 0x7ff);
-    if eq != 0x7ff && (1..=2046).contains(&ed) && (1..=2046).contains(&en) && en as i32 - ed as i32 >= -1075 {
+    if inside(&FIXUP64_FAST, q, d, n) {
         let sign = (d ^ n) & 1 << 63;
         return (F64.flush(q, e.out64()) & !(1 << 63)) | sign;
     }
