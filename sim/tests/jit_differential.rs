@@ -222,6 +222,16 @@ fn f64_division(r: &mut Rng) -> Vec<u32> {
     vec![0xd000_0000 | op << 16 | sdst | vgpr_pair(r), src0 | src1 << 9 | src2 << 18]
 }
 
+/// A random `v_ldexp_f64` (VOP3): a VGPR pair, SGPR pair or inline constant scaled by a
+/// VGPR, SGPR or inline constant; now and then abs/neg on either source (the integer
+/// exponent's are ignored).
+fn ldexp_f64(r: &mut Rng) -> Vec<u32> {
+    let abs = if r.below(4) == 0 { r.below(4) << 8 } else { 0 };
+    let neg = if r.below(4) == 0 { r.below(4) << 29 } else { 0 };
+    let exponent = if r.below(2) == 0 { vgpr_src(r) } else { uniform_src(r, false) };
+    vec![0xd284_0000 | abs | vgpr_pair(r), pair_src(r) | exponent << 9 | neg]
+}
+
 /// One random encoded instruction the translator takes on its own (words, with a literal
 /// if it has one): vector mostly, scalar sometimes.
 fn instruction(r: &mut Rng) -> Vec<u32> {
@@ -232,6 +242,7 @@ fn instruction(r: &mut Rng) -> Vec<u32> {
         0 => return pk_mov(r),
         1 => return pk_f32(r),
         2 => return f64_division(r),
+        3 => return ldexp_f64(r),
         _ => {}
     }
     loop {
@@ -350,6 +361,7 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     let (mut deferred, mut packed, mut double) = (0usize, 0usize, 0usize);
     let (mut double_compares, mut double_conversions, mut double_modified) = (0usize, 0usize, 0usize);
     let mut divisions = [0usize; 3];
+    let mut scalings = 0usize;
     for case in 0..10_000 {
         let len = 1 + r.below(12) as usize;
         let program = if case % 4 == 3 { a_loop(&mut r, len) } else { (0..len).map(|_| instruction(&mut r)).collect() };
@@ -397,6 +409,7 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
             divisions[n] += steps_where(&plan, |k| k == select::Kind::DivF64(op));
         }
         double_conversions += steps_where(&plan, |k| matches!(k, select::Kind::CvtF64 { .. }));
+        scalings += steps_where(&plan, |k| matches!(k, select::Kind::LdexpF64 { .. }));
         double_modified += steps_where(
             &plan,
             |k| matches!(k, select::Kind::F64 { abs, neg, .. } | select::Kind::CmpF64 { abs, neg, .. } if abs | neg != 0),
@@ -419,11 +432,12 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     assert!(double_conversions > 100, "{double_conversions} conversions to f64");
     assert!(double_modified > 100, "{double_modified} f64 steps with abs or neg");
     assert!(divisions.iter().all(|n| *n > 300), "f64 division helpers (scale, fmas, fixup): {divisions:?}");
+    assert!(scalings > 100, "{scalings} v_ldexp_f64 steps");
     eprintln!(
         "{programs} programs, {translated} instructions in translated runs, {mixed} mixed runs, \
          {compiled_scalar} scalar instructions compiled ({deferred} moved past vector code), {packed} packed-f32 and {double} f64 steps, \
          {double_compares} f64 compares, {double_conversions} conversions to f64, {double_modified} f64 steps with abs or neg, \
-         {divisions:?} f64 division helpers (scale, fmas, fixup)"
+         {divisions:?} f64 division helpers (scale, fmas, fixup), {scalings} v_ldexp_f64"
     );
 }
 
@@ -476,6 +490,60 @@ fn division_helpers_at_the_bounds_of_the_fast_test_match_the_interpreter() {
             };
             let (interp, jit) = (run(Engine::Interp), run(Engine::Jit));
             assert_eq!(interp, jit, "{name}, operands {group:#x?}");
+        }
+    }
+}
+
+/// `v_ldexp_f64` with exponent fields and amounts at and around the bounds of the translated
+/// code's fast test (a normal number whose field stays in 1..=2046, or a zero), and the
+/// specials it leaves to the interpreter (denormals, infinities, NaNs, amounts near the ends
+/// of i32), each in a chunk whose other lanes pass it: a looser bound would give one of them
+/// the fast answer.
+#[test]
+fn ldexp_at_the_bounds_of_the_fast_test_matches_the_interpreter() {
+    // Encodings by llvm-mc-15 (gfx90a).
+    const PLAIN: [u32; 2] = [0xd284_0006, 0x0002_0500]; // v_ldexp_f64 v[6:7], v[0:1], v2
+    const MODIFIED: [u32; 2] = [0xd284_0106, 0x2002_0500]; // v_ldexp_f64 v[6:7], -|v[0:1]|, v2
+    let f = |sign: u64, e: u64| sign << 63 | e << 52 | 0x8_1234_5678_9abc;
+    let typical = (f(0, 1023), 3u32);
+    let mut cases: Vec<(u64, u32)> = Vec::new();
+    for e in [0u64, 1, 2, 1023, 2045, 2046, 2047] {
+        for n in
+            [0i32, 1, -1, 2, -2, 1022, -1022, 1023, -1023, 1024, -1024, 2045, -2045, 2046, -2046, i32::MAX, i32::MIN]
+        {
+            cases.push((f(e & 1, e), n as u32));
+        }
+    }
+    // Fields that land exactly on 0, 1, 2046 and 2047.
+    for (e, n) in [(1000, -999), (1000, -1000), (1000, 1046), (1000, 1047), (1, -1), (2046, 1), (5, -5), (5, -4)] {
+        cases.push((f(0, e), n as u32));
+    }
+    // Zeros, denormals, infinities, NaNs (a signalling one with a payload).
+    for a in [0, 1 << 63, 1, 0x000f_ffff_ffff_ffff, 0x7ff0_0000_0000_0000, 0xfff0_0000_0000_0000, 0x7ff4_0000_0000_1234]
+    {
+        for n in [0i32, 5, -5, 2000, -2000] {
+            cases.push((a, n as u32));
+        }
+    }
+    for words in [PLAIN, MODIFIED] {
+        for group in cases.chunks(16) {
+            let run = |engine: Engine| {
+                let mut h = Harness::new();
+                h.set_engine(engine);
+                h.wave.mode = 0xf0;
+                h.wave.exec = u64::MAX;
+                for lane in 0..64 {
+                    // One edge per chunk (lane 4k); the chunk's other lanes typical.
+                    let (a, n) = if lane % 4 == 0 { group.get(lane / 4).copied().unwrap_or(typical) } else { typical };
+                    h.wave.vgpr[0][lane] = a as u32;
+                    h.wave.vgpr[1][lane] = (a >> 32) as u32;
+                    h.wave.vgpr[2][lane] = n;
+                }
+                h.run(&words).expect("runs");
+                (h.wave.vgpr[6], h.wave.vgpr[7])
+            };
+            let (interp, jit) = (run(Engine::Interp), run(Engine::Jit));
+            assert_eq!(interp, jit, "{words:#x?}, operands {group:#x?}");
         }
     }
 }

@@ -135,18 +135,19 @@ unsafe extern "C" fn interpret_step(
     }
 }
 
-/// The f64 division helpers (`v_div_scale_f64`, `v_div_fmas_f64`, `v_div_fixup_f64`: `op`
-/// is the [`select::DivOp`] number) on four lanes whose operands the fast test of translated code did not clear, by
-/// the interpreter's own per-lane functions. `io` holds the three sources' four lanes
-/// (`a`, `b`, `c`) and a lane-mask word (bit `l`: lane `l`'s VCC bit for `v_div_fmas_f64`);
-/// the results go to the first four words, `v_div_scale_f64`'s VCC bits to the mask word.
-/// Called from translated code only.
+/// The f64 operations whose fast test in translated code failed for some lane of a chunk
+/// (`op`, a [`select::LaneFn`] number): the division helpers (`v_div_scale_f64`,
+/// `v_div_fmas_f64`, `v_div_fixup_f64`) and `v_ldexp_f64`, on four lanes, by the
+/// interpreter's own per-lane functions. `io` holds the sources' four lanes (`a`, `b`, `c`;
+/// `v_ldexp_f64`'s exponent in the low dword of `b`) and a lane-mask word (bit `l`: lane
+/// `l`'s VCC bit for `v_div_fmas_f64`); the results go to the first four words,
+/// `v_div_scale_f64`'s VCC bits to the mask word. Called from translated code only.
 ///
 /// # Safety
 /// `io` points to 13 words the caller owns for the call (a stack slot of the translated code).
-unsafe extern "C" fn div_f64_lanes(op: u64, mode: u64, io: *mut [u64; 13]) {
-    use crate::gpu::exec::ops::valu::{float_div, fp::Env};
-    use select::DivOp;
+unsafe extern "C" fn f64_lanes(op: u64, mode: u64, io: *mut [u64; 13]) {
+    use crate::gpu::exec::ops::valu::{float, float_div, fp::Env};
+    use select::LaneFn;
     // SAFETY: the caller's contract.
     let io = unsafe { &mut *io };
     let env = Env::new(mode as u32);
@@ -154,13 +155,14 @@ unsafe extern "C" fn div_f64_lanes(op: u64, mode: u64, io: *mut [u64; 13]) {
     for l in 0..4 {
         let (a, b, c) = (io[l], io[4 + l], io[8 + l]);
         io[l] = match op {
-            op if op == DivOp::Scale as u64 => {
+            op if op == LaneFn::DivScale as u64 => {
                 let (v, vcc) = float_div::scale64(a, b, c);
                 mask |= (vcc as u64) << l;
                 v
             }
-            op if op == DivOp::Fmas as u64 => float_div::fmas64(a, b, c, io[12] >> l & 1 != 0, env),
-            _ => float_div::fixup64(a, b, c, env),
+            op if op == LaneFn::DivFmas as u64 => float_div::fmas64(a, b, c, io[12] >> l & 1 != 0, env),
+            op if op == LaneFn::DivFixup as u64 => float_div::fixup64(a, b, c, env),
+            _ => float::ldexp64(a, b as u32 as i32, env),
         };
     }
     io[12] = mask;
@@ -389,7 +391,7 @@ pub fn translate(
     let helpers = lower::Helpers {
         step: interpret_step as *const () as u64,
         span: span_host as *const () as u64,
-        div_f64: div_f64_lanes as *const () as u64,
+        f64_lanes: f64_lanes as *const () as u64,
     };
     let started = std::time::Instant::now();
     let compiled = lower::compile(&mut t.module, &plan, mode.unwrap_or(0), helpers, &entry_of);

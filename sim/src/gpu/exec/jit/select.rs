@@ -168,6 +168,15 @@ pub enum Kind {
     /// nearest even; the translated code decides the common case itself and hands the other
     /// lanes to the interpreter's per-lane functions.
     DivF64(DivOp),
+    /// `v_ldexp_f64`: source 0 a register pair (its sign-bit modifiers applied), source 1 a
+    /// 32-bit exponent, into a VGPR pair. Taken where MODE keeps f64 denormals and rounds to
+    /// nearest even; the translated code scales normal results and zeros itself and hands
+    /// the other chunks (denormals, infinities, NaNs, results out of the normal range) to
+    /// the interpreter's per-lane function.
+    LdexpF64 {
+        abs: bool,
+        neg: bool,
+    },
     /// `v_cvt_f64_u32` / `v_cvt_f64_i32`: a 32-bit source into a VGPR pair (exact).
     CvtF64 {
         signed: bool,
@@ -231,12 +240,32 @@ impl FloatOp {
     }
 }
 
-/// The f64 division helpers ([`Kind::DivF64`]), numbered as `jit::div_f64_lanes` takes them.
+/// The f64 division helpers ([`Kind::DivF64`]); [`LaneFn`] numbers them for `jit::f64_lanes`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DivOp {
-    Scale = 0,
-    Fmas = 1,
-    Fixup = 2,
+    Scale,
+    Fmas,
+    Fixup,
+}
+
+/// What the per-lane helper of translated code (`jit::f64_lanes`) computes for a chunk its
+/// fast test did not clear, numbered as the helper takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaneFn {
+    DivScale = 0,
+    DivFmas = 1,
+    DivFixup = 2,
+    Ldexp = 3,
+}
+
+impl From<DivOp> for LaneFn {
+    fn from(op: DivOp) -> Self {
+        match op {
+            DivOp::Scale => LaneFn::DivScale,
+            DivOp::Fmas => LaneFn::DivFmas,
+            DivOp::Fixup => LaneFn::DivFixup,
+        }
+    }
 }
 
 /// The 64-bit shifts.
@@ -1061,6 +1090,7 @@ fn on_pairs(kind: Kind) -> bool {
             | Kind::F64 { .. }
             | Kind::CmpF64 { .. }
             | Kind::DivF64(_)
+            | Kind::LdexpF64 { .. }
     )
 }
 
@@ -1068,9 +1098,11 @@ fn step_vgprs(step: &Step) -> u16 {
     // Registers per operand: pairs for the 64-bit ops.
     let width = if on_pairs(step.kind) { 2 } else { 1 };
     let dst_width = if matches!(step.kind, Kind::CvtF64 { .. }) { 2 } else { width };
-    let srcs = step.src.iter().flatten().filter_map(|s| match s {
-        Src::Vgpr(n) => Some(*n as u16 + width),
-        Src::Uniform(_) => None,
+    // (`v_ldexp_f64`'s exponent is one dword.)
+    let src_width = |i: usize| if i == 1 && matches!(step.kind, Kind::LdexpF64 { .. }) { 1 } else { width };
+    let srcs = step.src.iter().enumerate().filter_map(|(i, s)| match s {
+        Some(Src::Vgpr(n)) => Some(*n as u16 + src_width(i)),
+        _ => None,
     });
     srcs.chain(step.dst.map(|d| d as u16 + dst_width)).max().unwrap_or(0)
 }
@@ -1088,6 +1120,7 @@ fn is_f32(k: Kind) -> bool {
             | Kind::F64 { .. }
             | Kind::CmpF64 { .. }
             | Kind::DivF64(_)
+            | Kind::LdexpF64 { .. }
             | Kind::CvtF32U32
             | Kind::CvtF32I32
     )
@@ -1117,7 +1150,8 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         Kind::F64 { .. } if Env::new(mode).host64() => return f64_step(inst, kind, seg, written),
         Kind::CmpF64 { .. } if Env::new(mode).in64() => return cmp_f64_step(inst, kind, seg, written),
         Kind::DivF64(op) if Env::new(mode).host64() => return div_f64_step(inst, op, seg, written),
-        Kind::F64 { .. } | Kind::CmpF64 { .. } | Kind::DivF64(_) => return None,
+        Kind::LdexpF64 { .. } if Env::new(mode).host64() => return ldexp_f64_step(inst, seg, written),
+        Kind::F64 { .. } | Kind::CmpF64 { .. } | Kind::DivF64(_) | Kind::LdexpF64 { .. } => return None,
         _ => {}
     }
     if !plain(inst) {
@@ -1144,28 +1178,14 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
     // Sources: VGPRs, or uniform values no lane mask of this segment has overwritten.
     let mut uniforms = Vec::new();
     let mut src = [None; 3];
-    let scratch = crate::gpu::exec::wave::Wave::new(0, 0);
     for (i, s) in src.iter_mut().enumerate().take(arity) {
-        let uniform = match inst.src[i] {
-            Operand::Vgpr(n) => {
-                *s = Some(Src::Vgpr(n));
-                continue;
+        match dword_source(inst, i, written)? {
+            Ok(n) => *s = Some(Src::Vgpr(n)),
+            Err(uniform) => {
+                uniforms.push(uniform);
+                *s = Some(Src::Uniform((seg.uniforms.len() + uniforms.len() - 1) as u8));
             }
-            Operand::Sgpr(n) => Uniform::Sgpr(n),
-            Operand::M0 => Uniform::M0,
-            Operand::ExecLo => Uniform::ExecLo,
-            Operand::ExecHi => Uniform::ExecHi,
-            op @ (Operand::Int(_) | Operand::Float(_) | Operand::Literal) => {
-                // The interpreter's own reading of the constant for this operand's type.
-                Uniform::Const(scratch.read_scalar32(op, inst.info().src[i].ty, inst.literal).ok()?)
-            }
-            _ => return None,
-        };
-        if written.iter().any(|(w, _)| overlaps(*w, inst.src[i], 1)) {
-            return None;
         }
-        uniforms.push(uniform);
-        *s = Some(Src::Uniform((seg.uniforms.len() + uniforms.len() - 1) as u8));
     }
     // The lane mask read: VCC or an SGPR pair, from this segment or from before it.
     let needs_mask = matches!(kind, Kind::Cndmask | Kind::Carry { carry_in: true, .. });
@@ -1201,6 +1221,29 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         seg.masks_in.push(reg);
     }
     Some(Step { kind, dst, src, mask_in, mask_out })
+}
+
+/// Source `i` of `inst` as a 32-bit source of a step: `Ok` a VGPR, or `Err` the uniform
+/// value it names (an SGPR no lane mask of this segment has overwritten, M0, an EXEC half,
+/// or a constant as the interpreter reads it for the operand's type); `None` for anything
+/// else.
+fn dword_source(inst: &Inst, i: usize, written: &[(MaskReg, u16)]) -> Option<Result<u8, Uniform>> {
+    let uniform = match inst.src[i] {
+        Operand::Vgpr(n) => return Some(Ok(n)),
+        Operand::Sgpr(n) => Uniform::Sgpr(n),
+        Operand::M0 => Uniform::M0,
+        Operand::ExecLo => Uniform::ExecLo,
+        Operand::ExecHi => Uniform::ExecHi,
+        op @ (Operand::Int(_) | Operand::Float(_) | Operand::Literal) => {
+            let scratch = crate::gpu::exec::wave::Wave::new(0, 0);
+            Uniform::Const(scratch.read_scalar32(op, inst.info().src[i].ty, inst.literal).ok()?)
+        }
+        _ => return None,
+    };
+    if written.iter().any(|(w, _)| overlaps(*w, inst.src[i], 1)) {
+        return None;
+    }
+    Some(Err(uniform))
 }
 
 /// The step of a 64-bit shift by a constant of a VGPR pair into a VGPR pair.
@@ -1316,6 +1359,30 @@ fn div_f64_step(inst: &Inst, op: DivOp, seg: &mut Segment, written: &[(MaskReg, 
         seg.masks_in.push(reg);
     }
     Some(Step { kind: Kind::DivF64(op), dst: Some(dst), src, mask_in, mask_out })
+}
+
+/// The step of `v_ldexp_f64`: a register pair with its sign-bit modifiers and a 32-bit
+/// exponent in (abs/neg bits on the integer exponent are ignored, by the interpreter's
+/// operand table as by [`f64_modifiers`]), a VGPR pair out.
+fn ldexp_f64_step(inst: &Inst, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
+    let Operand::Vgpr(dst) = inst.dst[0] else { return None };
+    let (abs, neg) = f64_modifiers(inst, 1)?;
+    let exponent = dword_source(inst, 1, written)?;
+    let mark = seg.uniforms.len();
+    let mut src = pair_sources(inst, 1, seg, written, |i| f64_constant(inst, i))?;
+    src[1] = Some(match exponent {
+        Ok(n) => Src::Vgpr(n),
+        Err(uniform) if seg.uniforms.len() < MAX_UNIFORMS => {
+            seg.uniforms.push(uniform);
+            Src::Uniform((seg.uniforms.len() - 1) as u8)
+        }
+        Err(_) => {
+            seg.uniforms.truncate(mark);
+            return None;
+        }
+    });
+    let kind = Kind::LdexpF64 { abs: abs & 1 != 0, neg: neg & 1 != 0 };
+    Some(Step { kind, dst: Some(dst), src, mask_in: None, mask_out: None })
 }
 
 /// The step of an f64 compare: two register pairs in, a lane mask out.
@@ -1498,6 +1565,7 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VDivScaleF64 => Kind::DivF64(DivOp::Scale),
         Op::VDivFmasF64 => Kind::DivF64(DivOp::Fmas),
         Op::VDivFixupF64 => Kind::DivF64(DivOp::Fixup),
+        Op::VLdexpF64 => Kind::LdexpF64 { abs: false, neg: false },
         Op::VCvtF64U32 => Kind::CvtF64 { signed: false },
         Op::VCvtF64I32 => Kind::CvtF64 { signed: true },
         _ => return compare(op.name()),
@@ -1623,6 +1691,31 @@ mod tests {
         assert_eq!(p.insts, 5);
         let compiled: Vec<Kind> = segments(&p).iter().flat_map(|s| s.steps.iter().map(|s| s.kind)).collect();
         assert_eq!(compiled, [Kind::CvtF64 { signed: false }]);
+    }
+
+    #[test]
+    fn ldexp_f64_is_a_step_with_a_one_dword_exponent() {
+        // Encodings by llvm-mc-15 (gfx90a); the last one by hand (the assembler refuses a
+        // modifier on the integer exponent).
+        let code = insts(&[
+            &[0xd284_0032, 0x0001_4132], // v_ldexp_f64 v[50:51], v[50:51], 32
+            &[0xd284_0104, 0x2003_ff00], // v_ldexp_f64 v[4:5], -|v[0:1]|, v255
+            &[0xd284_0004, 0x4002_0500], // v_ldexp_f64 v[4:5], v[0:1], -v2
+        ]);
+        let p = plan(&code, 0xf0);
+        assert_eq!(p.insts, 3);
+        let seg = segments(&p)[0];
+        let kinds: Vec<Kind> = seg.steps.iter().map(|s| s.kind).collect();
+        // (The interpreter ignores a negation of the integer exponent: so does the step.)
+        let plain = Kind::LdexpF64 { abs: false, neg: false };
+        assert_eq!(kinds, [plain, Kind::LdexpF64 { abs: true, neg: true }, plain]);
+        assert_eq!(seg.uniforms, [Uniform::Const(32)]);
+        assert_eq!(seg.steps[1].src[..2], [Some(Src::Vgpr(0)), Some(Src::Vgpr(255))]);
+        // The exponent is one register: v255 is the last one read.
+        assert_eq!(p.vgprs, 256);
+        // f64 denormals flushed: the interpreter's handlers.
+        let p = plan(&code, 0x30);
+        assert!(segments(&p).iter().all(|s| s.steps.is_empty()), "{p:#?}");
     }
 
     #[test]

@@ -25,8 +25,8 @@
 //! when MODE says so, and a NaN result carries the first NaN input, quieted.
 
 use super::select::{
-    Bin, BranchCond, CarryOp, Cond, DivOp, FloatOp, Item, Kind, MaskReg, MaskSrc, Plan, SKind, SReg, SVal, SaveexecOp,
-    ScalarOp, Segment, Shift64, Src, Tri, Uniform,
+    Bin, BranchCond, CarryOp, Cond, DivOp, FloatOp, Item, Kind, LaneFn, MaskReg, MaskSrc, Plan, SKind, SReg, SVal,
+    SaveexecOp, ScalarOp, Segment, Shift64, Src, Tri, Uniform,
 };
 use crate::gpu::exec::ops::valu::{float_div, fp::Env};
 use crate::gpu::exec::wave::Wave;
@@ -60,8 +60,8 @@ pub struct Helpers {
     pub step: u64,
     /// [`super::span_host`].
     pub span: u64,
-    /// [`super::div_f64_lanes`].
-    pub div_f64: u64,
+    /// [`super::f64_lanes`].
+    pub f64_lanes: u64,
 }
 
 /// Compiles `plan` into `module`; returns the finalized function's address. `entries` gives
@@ -91,10 +91,10 @@ pub fn compile(
         span_sig.params.push(AbiParam::new(I64));
     }
     span_sig.returns.push(AbiParam::new(I64));
-    // div_f64_lanes(op, mode, io)
-    let mut div_sig = module.make_signature();
+    // f64_lanes(op, mode, io)
+    let mut lanes_sig = module.make_signature();
     for _ in 0..3 {
-        div_sig.params.push(AbiParam::new(I64));
+        lanes_sig.params.push(AbiParam::new(I64));
     }
     let mut fbc = FunctionBuilderContext::new();
     {
@@ -102,7 +102,7 @@ pub fn compile(
         Lowering::new(b, Env::new(mode)).emit(
             plan,
             module.target_config(),
-            [step_sig, span_sig, div_sig],
+            [step_sig, span_sig, lanes_sig],
             helpers,
             entries,
         );
@@ -172,8 +172,8 @@ struct Lowering<'a> {
     nan_note: Option<NanNote>,
     /// Compiled global accesses and scalar loads so far: the next one's site (`WaveMem::sites`).
     sites: usize,
-    /// The signature and address of [`super::div_f64_lanes`].
-    div_helper: Option<(cranelift_codegen::ir::SigRef, u64)>,
+    /// The signature and address of [`super::f64_lanes`].
+    lanes_helper: Option<(cranelift_codegen::ir::SigRef, u64)>,
 }
 
 /// The float results of a chunk's fast body that may be NaNs: they are compared in pairs of
@@ -204,14 +204,14 @@ struct Chunk {
 
 impl<'a> Lowering<'a> {
     fn new(b: FunctionBuilder<'a>, env: Env) -> Self {
-        Lowering { b, env, nan_note: None, sites: 0, div_helper: None }
+        Lowering { b, env, nan_note: None, sites: 0, lanes_helper: None }
     }
 
     fn emit(
         mut self,
         plan: &Plan,
         target: cranelift_codegen::isa::TargetFrontendConfig,
-        [step_sig, span_sig, div_sig]: [Signature; 3],
+        [step_sig, span_sig, lanes_sig]: [Signature; 3],
         helpers: Helpers,
         entries: Entries<'_>,
     ) {
@@ -219,7 +219,7 @@ impl<'a> Lowering<'a> {
         self.b.append_block_params_for_function_params(entry);
         self.b.switch_to_block(entry);
         self.b.seal_block(entry);
-        self.div_helper = Some((self.b.import_signature(div_sig), helpers.div_f64));
+        self.lanes_helper = Some((self.b.import_signature(lanes_sig), helpers.f64_lanes));
         let p = self.b.block_params(entry).to_vec();
         let f = Frame {
             wave: p[0],
@@ -696,6 +696,14 @@ impl<'a> Lowering<'a> {
                 ch.regs.insert(step.dst.expect("a destination") + 1, (hi, true));
                 (Some(lo), mask)
             }
+            Kind::LdexpF64 { abs, neg } => {
+                let pair = step.src[0].expect("a register pair");
+                let hi = self.read(ch, next_dword(pair), uniforms);
+                let hi = self.sign_modifiers(hi, abs, neg);
+                let (lo, hi) = self.ldexp_f64(src[0], hi, src[1], lane_bits);
+                ch.regs.insert(step.dst.expect("a destination") + 1, (hi, true));
+                (Some(lo), None)
+            }
             Kind::CvtF64 { signed } => {
                 // The host converts the two low lanes of a vector of signed dwords; the high
                 // two are moved down first. An unsigned dword is its signed value with the top
@@ -1031,7 +1039,14 @@ impl<'a> Lowering<'a> {
         neg: bool,
     ) -> [Value; 2] {
         let lo = self.read(ch, pair, uniforms);
-        let mut hi = self.read(ch, next_dword(pair), uniforms);
+        let hi = self.read(ch, next_dword(pair), uniforms);
+        let hi = self.sign_modifiers(hi, abs, neg);
+        self.interleave(lo, hi)
+    }
+
+    /// The high dwords of f64 lanes with `abs`, then `neg`, applied to their sign bits, as
+    /// the interpreter applies its source modifiers.
+    fn sign_modifiers(&mut self, mut hi: Value, abs: bool, neg: bool) -> Value {
         if abs || neg {
             let sign = self.splat(0x8000_0000);
             if abs {
@@ -1041,7 +1056,7 @@ impl<'a> Lowering<'a> {
                 hi = self.b.ins().bxor(hi, sign);
             }
         }
-        self.interleave(lo, hi)
+        hi
     }
 
     /// Four lanes' low and high dwords as two f64 vectors (lanes 0 and 1, lanes 2 and 3).
@@ -1073,7 +1088,7 @@ impl<'a> Lowering<'a> {
     /// high dwords of the result, and `v_div_scale_f64`'s lane mask. The common case — every
     /// lane's exponent fields inside the interpreter's fast-path bounds (`float_div`), or for
     /// `v_div_fmas_f64` no lane's VCC bit set — is computed here; otherwise the four lanes go
-    /// to the interpreter's per-lane functions through `div_f64_lanes`.
+    /// to the interpreter's per-lane functions through `f64_lanes`.
     fn div_f64(
         &mut self,
         op: DivOp,
@@ -1131,17 +1146,70 @@ impl<'a> Lowering<'a> {
                 (self.f64_lanes_to_pair(r), ok)
             }
         };
+        let fast_mask = (op == DivOp::Scale).then(|| self.splat(0));
+        self.fast_or_lanes(ok, (fast_lo, fast_hi, fast_mask), op.into(), x, mask_in, lane_bits)
+    }
+
+    /// `v_ldexp_f64` on one chunk (source as low and high dwords, its modifiers applied; `n`
+    /// the exponents): the result's low and high dwords. A chunk whose lanes are all zeros or
+    /// normal numbers that stay normal (exponent field in 1..=2046 before and after) is
+    /// scaled here by adding to the exponent field, exactly what the interpreter's rounding
+    /// gives; any other goes to its per-lane function.
+    fn ldexp_f64(&mut self, lo: Value, hi: Value, n: Value, lane_bits: Value) -> (Value, Value) {
+        let by = self.b.ins().iconst(I32, 20);
+        let e = self.b.ins().ushr(hi, by);
+        let field = self.splat(0x7ff);
+        let e = self.b.ins().band(e, field);
+        // (An exponent near i32::MAX wraps the sum negative: out of range, as it should be.)
+        let scaled = self.b.ins().iadd(e, n);
+        let (one, top) = (self.splat(1), self.splat(2046));
+        let mut normal = None;
+        for v in [e, scaled] {
+            let a = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, v, one);
+            let b = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, v, top);
+            let both = self.b.ins().band(a, b);
+            normal = Some(match normal {
+                Some(so_far) => self.b.ins().band(so_far, both),
+                None => both,
+            });
+        }
+        let magnitude = self.splat(0x7fff_ffff);
+        let magnitude = self.b.ins().band(hi, magnitude);
+        let bits = self.b.ins().bor(magnitude, lo);
+        let zero = self.splat(0);
+        let zero = self.b.ins().icmp(IntCC::Equal, bits, zero);
+        let ok = self.b.ins().bor(normal.expect("two checks"), zero);
+        let step = self.b.ins().ishl(n, by);
+        let moved = self.b.ins().iadd(hi, step);
+        let fast_hi = self.b.ins().bitselect(zero, hi, moved);
+        let none = self.splat(0);
+        let x = [(lo, hi), (n, none), (none, none)];
+        let (lo, hi, _) = self.fast_or_lanes(ok, (lo, fast_hi, None), LaneFn::Ldexp, x, None, lane_bits);
+        (lo, hi)
+    }
+
+    /// Where every lane of `ok` is set, the `fast` results (low and high dwords, and a lane
+    /// mask if `op` makes one); otherwise the four lanes through the interpreter's per-lane
+    /// function `op` (`super::f64_lanes`), sources `x` as low and high dwords and `mask_in`
+    /// as its mask bits.
+    fn fast_or_lanes(
+        &mut self,
+        ok: Value,
+        fast: (Value, Value, Option<Value>),
+        op: LaneFn,
+        x: [(Value, Value); 3],
+        mask_in: Option<Value>,
+        lane_bits: Value,
+    ) -> (Value, Value, Option<Value>) {
         let all = self.b.ins().vall_true(ok);
         let (slow, merge) = (self.b.create_block(), self.b.create_block());
-        let results = if op == DivOp::Scale { 3 } else { 2 };
+        let results = if fast.2.is_some() { 3 } else { 2 };
         for _ in 0..results {
             self.b.append_block_param(merge, I32X4);
         }
-        let mut fast: Vec<BlockArg> = vec![fast_lo.into(), fast_hi.into()];
-        if op == DivOp::Scale {
-            fast.push(self.splat(0).into());
-        }
-        self.b.ins().brif(all, merge, &fast, slow, &[]);
+        let mut fast_args: Vec<BlockArg> = vec![fast.0.into(), fast.1.into()];
+        fast_args.extend(fast.2.map(BlockArg::from));
+        self.b.ins().brif(all, merge, &fast_args, slow, &[]);
         self.b.switch_to_block(slow);
         self.b.seal_block(slow);
         // [a0..a3, b0..b3, c0..c3, mask bits]; the results come back in the first four words.
@@ -1156,7 +1224,7 @@ impl<'a> Lowering<'a> {
             None => self.b.ins().iconst(I64, 0),
         };
         self.b.ins().stack_store(I64, bits, slot, 96);
-        let (sig, helper) = self.div_helper.expect("the helper's signature");
+        let (sig, helper) = self.lanes_helper.expect("the helper's signature");
         let helper = self.b.ins().iconst(I64, helper as i64);
         let code = self.b.ins().iconst(I64, op as i64);
         let mode = self.b.ins().iconst(I64, self.env.mode as i64);
@@ -1165,7 +1233,7 @@ impl<'a> Lowering<'a> {
         let r = [0, 16].map(|at| self.b.ins().stack_load(I64, I64X2, slot, at));
         let (lo, hi) = self.f64_lanes_to_pair(r);
         let mut out: Vec<BlockArg> = vec![lo.into(), hi.into()];
-        if op == DivOp::Scale {
+        if fast.2.is_some() {
             let bits = self.b.ins().stack_load(I64, I64, slot, 96);
             let zero = self.b.ins().iconst(I64, 0);
             out.push(self.mask_vector(bits, zero, lane_bits).into());
