@@ -77,3 +77,40 @@ fn hip_for_gfx942_runs_on_the_mi300x() {
         }
     }
 }
+
+/// The CPU share the waiting thread of `wait_sleeps` used, with `active` set as
+/// `ROCJITSU_ACTIVE_WAIT`.
+fn wait_cpu_fraction(stack: Stack, active: Option<&str>) -> f64 {
+    let exe = stack.hip_program("wait_sleeps", "gfx90a", &[]);
+    let mut cmd = stack.rocjitsu();
+    cmd.env_remove("ROCJITSU_ACTIVE_WAIT");
+    if let Some(a) = active {
+        cmd.env("ROCJITSU_ACTIVE_WAIT", a);
+    }
+    cmd.arg("--").arg(&exe).arg("300000");
+    let o = stack.run(cmd, DEADLINE);
+    o.assert_passes("wait_sleeps", &["lcg"]);
+    let value =
+        |key: &str| -> f64 { field_value(&o.stdout, key).unwrap_or_else(|| panic!("no {key} line:\n{}", o.stdout)) };
+    // The kernel must have kept the waiter waiting for a while for the share to mean much.
+    assert!(value("wait_seconds") > 0.05, "{}", o.stdout);
+    value("wait_cpu_fraction")
+}
+
+fn field_value(text: &str, key: &str) -> Option<f64> {
+    text.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
+}
+
+/// HIP waits actively by default (and ROCm 6.x gives such waits busy-wait signals, which
+/// spin whatever the wait state): under the simulator the waiting thread sleeps instead,
+/// with ROCm 5.2 and 6.4 alike, and `ROCJITSU_ACTIVE_WAIT=1` keeps HIP's spinning (which
+/// shows the measure sees it).
+#[test]
+fn a_blocking_copy_sleeps_while_the_kernel_runs() {
+    for stack in [Stack::Host, Stack::Sid] {
+        let sleeping = wait_cpu_fraction(stack, None);
+        assert!(sleeping < 0.2, "{}: the waiting thread used {sleeping} of a core", stack.name());
+    }
+    let spinning = wait_cpu_fraction(Stack::Sid, Some("1"));
+    assert!(spinning > 0.3, "with ROCJITSU_ACTIVE_WAIT=1 the waiter used only {spinning} of a core");
+}

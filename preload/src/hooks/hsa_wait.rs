@@ -13,6 +13,12 @@
 //! These are exported under HSA's names, so the application's calls into
 //! libhsa-runtime64 (through the PLT) reach them first; they forward to the next
 //! definition with `dlsym(RTLD_NEXT)`.
+//!
+//! A wait state alone is not enough: ROCR makes a signal whose only consumers are GPUs a
+//! busy-wait signal, which spins in every wait, blocked ones included. HIP 6.x creates its
+//! completion signals so while it waits actively (its default), so `hsa_signal_create` and
+//! `hsa_amd_signal_create` here ask for signals any agent may consume ([`sleepable`]),
+//! which ROCR makes interrupt signals that a waiter sleeps on.
 
 use libc::{c_char, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -142,4 +148,122 @@ pub unsafe extern "C" fn hsa_amd_signal_wait_any(
         |t, h| i64::from(unsafe { real(count, signals, conditions, values, t, h, satisfying_value) }),
     );
     index as u32
+}
+
+/// `HSA_AMD_SIGNAL_AMD_GPU_ONLY`: only GPUs consume the signal (ROCR makes it busy-wait).
+const GPU_ONLY: u64 = 1;
+const HSA_STATUS_SUCCESS: u32 = 0;
+
+/// Creates a signal the host can sleep on: HIP 6.x creates its completion signals with the
+/// GPU as their only consumer when it waits actively (its default), and ROCR makes those
+/// busy-wait signals, which spin in every wait whatever its wait state: a `hipMemcpy` after
+/// a long kernel kept a host core busy for the kernel's whole run. Consumers are a hint
+/// (HSA: with none given, any agent may consume the signal), so `create(0, none, attributes
+/// without GPU_ONLY)` is asked first, which gives an interrupt signal; if that fails (for
+/// instance no KFD event is left), `original()` is.
+fn sleepable(num_consumers: u32, attributes: u64, create: impl Fn(u32, u64) -> u32, original: impl Fn() -> u32) -> u32 {
+    if keep_active_waits() || (num_consumers == 0 && attributes & GPU_ONLY == 0) {
+        return original();
+    }
+    match create(0, attributes & !GPU_ONLY) {
+        HSA_STATUS_SUCCESS => HSA_STATUS_SUCCESS,
+        _ => original(),
+    }
+}
+
+/// `hsa_signal_create` whose signal the host can sleep on ([`sleepable`]).
+///
+/// # Safety
+/// The caller upholds HSA's contract for this function.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_signal_create(
+    initial: i64,
+    num_consumers: u32,
+    consumers: *const u64,
+    signal: *mut u64,
+) -> u32 {
+    static SLOT: AtomicUsize = AtomicUsize::new(0);
+    let p = next(&SLOT, b"hsa_signal_create\0");
+    type Create = unsafe extern "C" fn(i64, u32, *const u64, *mut u64) -> u32;
+    // SAFETY: `p` is libhsa-runtime64's hsa_signal_create, of this C signature
+    // (`hsa_agent_t` and `hsa_signal_t` are structs of one u64).
+    let real: Create = unsafe { std::mem::transmute(p) };
+    sleepable(
+        num_consumers,
+        0,
+        // SAFETY: forwarded contract; no consumer list is read when there are none.
+        |n, _| unsafe { real(initial, n, std::ptr::null(), signal) },
+        // SAFETY: forwarded contract.
+        || unsafe { real(initial, num_consumers, consumers, signal) },
+    )
+}
+
+/// `hsa_amd_signal_create` whose signal the host can sleep on ([`sleepable`]).
+///
+/// # Safety
+/// The caller upholds HSA's contract for this function.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_signal_create(
+    initial: i64,
+    num_consumers: u32,
+    consumers: *const u64,
+    attributes: u64,
+    signal: *mut u64,
+) -> u32 {
+    static SLOT: AtomicUsize = AtomicUsize::new(0);
+    let p = next(&SLOT, b"hsa_amd_signal_create\0");
+    type Create = unsafe extern "C" fn(i64, u32, *const u64, u64, *mut u64) -> u32;
+    // SAFETY: `p` is libhsa-runtime64's hsa_amd_signal_create, of this C signature.
+    let real: Create = unsafe { std::mem::transmute(p) };
+    sleepable(
+        num_consumers,
+        attributes,
+        // SAFETY: forwarded contract; no consumer list is read when there are none.
+        |n, a| unsafe { real(initial, n, std::ptr::null(), a, signal) },
+        // SAFETY: forwarded contract.
+        || unsafe { real(initial, num_consumers, consumers, attributes, signal) },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// What `sleepable` asked for: `Some((consumers, attributes))` for the changed request,
+    /// `None` for the original.
+    fn requests(num_consumers: u32, attributes: u64, changed_result: u32) -> Vec<Option<(u32, u64)>> {
+        let asked = RefCell::new(Vec::new());
+        sleepable(
+            num_consumers,
+            attributes,
+            |n, a| {
+                asked.borrow_mut().push(Some((n, a)));
+                changed_result
+            },
+            || {
+                asked.borrow_mut().push(None);
+                HSA_STATUS_SUCCESS
+            },
+        );
+        asked.into_inner()
+    }
+
+    #[test]
+    fn a_gpu_only_signal_is_asked_for_as_one_any_agent_may_consume() {
+        // Consumers given: none asked instead (attributes kept, bar GPU_ONLY).
+        assert_eq!(requests(1, 0, HSA_STATUS_SUCCESS), [Some((0, 0))]);
+        assert_eq!(requests(2, 2, HSA_STATUS_SUCCESS), [Some((0, 2))]);
+        // GPU_ONLY without consumers: cleared; the IPC attribute (2) stays.
+        assert_eq!(requests(0, GPU_ONLY | 2, HSA_STATUS_SUCCESS), [Some((0, 2))]);
+        // Already a signal the host may wait on: the original request.
+        assert_eq!(requests(0, 0, HSA_STATUS_SUCCESS), [None]);
+        assert_eq!(requests(0, 2, HSA_STATUS_SUCCESS), [None]);
+    }
+
+    #[test]
+    fn a_failed_changed_request_falls_back_to_the_original() {
+        const OUT_OF_RESOURCES: u32 = 0x1008;
+        assert_eq!(requests(1, GPU_ONLY, OUT_OF_RESOURCES), [Some((0, 0)), None]);
+    }
 }
