@@ -99,26 +99,53 @@ fn rsq64(x: f64) -> f64 {
     if !y.is_finite() || y == 0.0 || !x.is_finite() || x < 0.0 {
         return y;
     }
-    // Scale to avoid overflow/underflow in the residual.
-    let k = (x.log2().floor() as i32) & !1;
-    let xs = x * 2f64.powi(-k);
-    let ys = y * 2f64.powi(k / 2);
-    let resid = |c: f64| {
-        let p = c * c; // rounded
-        let pe = c.mul_add(c, -p); // exact error of c*c
-                                   // 1 - (p + pe) * xs, to first order
-        (-p).mul_add(xs, 1.0) - pe * xs
+    // The common case: every value below is normal without scaling, and `y` is so close
+    // that neither neighbour can be closer. A neighbour `y(1 + d)` is at least 2^-53 away
+    // relatively, so its residual `r - 2d - ...` is at least 1.25 * 2^-53 when `y`'s is
+    // below 0.75 * 2^-53 (the computed residuals err by about 2^-105): the search below
+    // would keep `y` too.
+    const SAFE: std::ops::RangeInclusive<f64> = f64::from_bits((1023 - 500) << 52)..=f64::from_bits((1023 + 500) << 52);
+    if SAFE.contains(&x) && residual(y, x).abs() < 0.75 * f64::EPSILON / 2.0 {
+        return y;
+    }
+    // Scale by an even power of two to avoid overflow/underflow in the residual. For a
+    // normal `x` that is its exponent field's (rounded down to even): `x` scales into
+    // [1, 4) and every value below stays normal, where scaling by powers of two is exact,
+    // so the choice is the same as at any other even scale (a logarithm cost ten times the
+    // rest of the function: rocRAND's normal distributions spend their time here).
+    let k = if x >= f64::MIN_POSITIVE {
+        (((x.to_bits() >> 52) as i32) - 1023) & !1
+    } else {
+        (x.log2().floor() as i32) & !1
     };
+    let xs = x * pow2(-k);
+    let ys = y * pow2(k / 2);
     let mut best = ys;
-    let mut best_r = resid(ys).abs();
+    let mut best_r = residual(ys, xs).abs();
     for c in [ys.next_down(), ys.next_up()] {
-        let r = resid(c).abs();
+        let r = residual(c, xs).abs();
         if r < best_r {
             best = c;
             best_r = r;
         }
     }
-    best * 2f64.powi(-(k / 2))
+    best * pow2(-(k / 2))
+}
+
+/// `1 - c²x`, with `c²` exact (its rounding error from a fused operation), to first order.
+fn residual(c: f64, x: f64) -> f64 {
+    let p = c * c; // rounded
+    let pe = c.mul_add(c, -p); // exact error of c*c
+    (-p).mul_add(x, 1.0) - pe * x
+}
+
+/// `2^n`, exactly: a normal power of two for `n` in -1022..=1023, else `2f64.powi(n)`.
+fn pow2(n: i32) -> f64 {
+    if (-1022..=1023).contains(&n) {
+        f64::from_bits(((n + 1023) as u64) << 52)
+    } else {
+        2f64.powi(n)
+    }
 }
 
 fn log2(x: f64) -> f64 {
@@ -178,5 +205,69 @@ mod tests {
         assert_eq!(t32(4.0f32.to_bits(), e, rsq), 0.5f32.to_bits());
         let r = f64::from_bits(t64(3f64.to_bits(), e, rsq64));
         assert!((r - 1.0 / 3f64.sqrt()).abs() <= f64::EPSILON);
+    }
+
+    /// `rsq64` as it was written before its scale came from the exponent field: a
+    /// logarithm and `powi`.
+    fn rsq64_by_logarithm(x: f64) -> f64 {
+        let y = rsq(x);
+        if !y.is_finite() || y == 0.0 || !x.is_finite() || x < 0.0 {
+            return y;
+        }
+        let k = (x.log2().floor() as i32) & !1;
+        let xs = x * 2f64.powi(-k);
+        let ys = y * 2f64.powi(k / 2);
+        let resid = |c: f64| {
+            let p = c * c;
+            let pe = c.mul_add(c, -p);
+            (-p).mul_add(xs, 1.0) - pe * xs
+        };
+        let mut best = ys;
+        let mut best_r = resid(ys).abs();
+        for c in [ys.next_down(), ys.next_up()] {
+            let r = resid(c).abs();
+            if r < best_r {
+                best = c;
+                best_r = r;
+            }
+        }
+        best * 2f64.powi(-(k / 2))
+    }
+
+    /// The early answer and the scale from the exponent field give the old answers bit for bit: at and
+    /// around every power of two (where a rounded logarithm reaches the next integer), for
+    /// denormals, the extremes, and random values. Except just below 2^1024, where the
+    /// logarithm rounds to 1024 and `2f64.powi(-1024)` (computed as `1 / 2^1024`) was 0: the
+    /// old function then ignored `x`; the new one gives the correctly rounded 2^-512.
+    #[test]
+    fn rsq64_fast_paths_match_the_search_scaled_by_logarithm() {
+        assert_eq!(rsq64(f64::MAX), f64::from_bits((1023 - 512) << 52));
+        let mut xs: Vec<f64> = Vec::new();
+        for e in 0..2047u64 {
+            let p = f64::from_bits(e << 52);
+            xs.extend([
+                p,
+                p.next_down(),
+                p.next_up(),
+                p.next_down().next_down(),
+                f64::from_bits(e << 52 | 0x000f_ffff_ffff_ffff),
+            ]);
+        }
+        xs.extend([f64::MIN_POSITIVE, f64::MAX, 5e-324, 1e-310, 3.0, 0.1, 0.0, -0.0, -1.0, f64::INFINITY, f64::NAN]);
+        let mut state = 0x1234_5678_9abc_def0u64;
+        for _ in 0..200_000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            xs.push(f64::from_bits(state >> 1));
+            // And values of ordinary size, where the check without scaling decides.
+            xs.push(f64::from_bits((1020 + (state >> 60)) << 52 | (state >> 8) & 0x000f_ffff_ffff_ffff));
+        }
+        for x in xs.into_iter().filter(|x| x.log2().is_nan() || x.log2() < 1024.0) {
+            let (new, old) = (rsq64(x), rsq64_by_logarithm(x));
+            assert!(
+                new.to_bits() == old.to_bits() || (new.is_nan() && old.is_nan()),
+                "{x:e} ({:#x}): {new:e} vs {old:e}",
+                x.to_bits()
+            );
+        }
     }
 }
