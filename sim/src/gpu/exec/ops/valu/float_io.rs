@@ -205,12 +205,31 @@ pub fn op64<const N: usize>(
         *x = src64(w, inst, i)?;
     }
     let mut out = [0u64; LANES];
-    for (l, o) in out.iter_mut().enumerate() {
+    for (l, o) in out.iter_mut().enumerate().filter(|(l, _)| mask >> l & 1 != 0) {
         *o = f(std::array::from_fn(|i| s[i][l]), env);
     }
     if float_out {
         post64(inst, env, &mut out);
     }
+    write64(w, inst, &out, mask)?;
+    Ok(Flow::Next)
+}
+
+/// A one-source 64-bit float op computed for all lanes at once by `f(sources, env, mask,
+/// out)` (for ops whose lanes the host can overlap or vectorise), as [`op64`] otherwise.
+/// Only the lanes of `mask` are written: `f` may leave the others out.
+#[inline]
+pub fn op64_wave(
+    w: &mut Wave,
+    inst: &Inst,
+    f: impl Fn(&[u64; LANES], Env, u64, &mut [u64; LANES]),
+) -> Result<Flow, ExecError> {
+    let env = Env::new(w.mode);
+    let mask = write_mask(w, inst);
+    let a = src64(w, inst, 0)?;
+    let mut out = [0u64; LANES];
+    f(&a, env, mask, &mut out);
+    post64(inst, env, &mut out);
     write64(w, inst, &out, mask)?;
     Ok(Flow::Next)
 }
@@ -224,7 +243,7 @@ pub fn op64_32(w: &mut Wave, inst: &Inst, f: impl Fn(u64, u32, Env) -> u64) -> R
     let a = src64(w, inst, 0)?;
     let b = src32(w, inst, 1)?;
     let mut out = [0u64; LANES];
-    for (l, o) in out.iter_mut().enumerate() {
+    for (l, o) in out.iter_mut().enumerate().filter(|(l, _)| mask >> l & 1 != 0) {
         *o = f(a[l], b[l], env);
     }
     post64(inst, env, &mut out);
@@ -240,7 +259,7 @@ pub fn op64_to32(w: &mut Wave, inst: &Inst, out_kind: Out, f: impl Fn(u64, Env) 
     let mask = write_mask(w, inst);
     let a = src64(w, inst, 0)?;
     let mut out = [0u32; LANES];
-    for (l, o) in out.iter_mut().enumerate() {
+    for (l, o) in out.iter_mut().enumerate().filter(|(l, _)| mask >> l & 1 != 0) {
         *o = f(a[l], env);
     }
     if out_kind == Out::F32 {
@@ -257,7 +276,7 @@ pub fn op32_to64(w: &mut Wave, inst: &Inst, f: impl Fn(u32, Env) -> u64) -> Resu
     let mask = write_mask(w, inst);
     let a = src32(w, inst, 0)?;
     let mut out = [0u64; LANES];
-    for (l, o) in out.iter_mut().enumerate() {
+    for (l, o) in out.iter_mut().enumerate().filter(|(l, _)| mask >> l & 1 != 0) {
         *o = f(a[l], env);
     }
     post64(inst, env, &mut out);

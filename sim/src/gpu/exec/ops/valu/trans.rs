@@ -9,9 +9,10 @@
 //! rounded (host division and square root).
 
 use super::float_fast::{try_fast, Flush};
-use super::float_io::{op32, op64, Out};
+use super::float_io::{op32, op64, op64_wave, Out};
 use super::fp::{self, Env, Rm, F16, F32, F64};
 use crate::gpu::exec::Handler;
+use crate::gpu::exec::LANES;
 use crate::isa::Op;
 
 /// The handler of `op`, if this module implements it.
@@ -42,7 +43,7 @@ pub fn handler(op: Op) -> Option<Handler> {
         Op::VSinF16 => |w, i, _| op32(w, i, Out::F16, |[a], e| t16(a, e, sin_rev)),
         Op::VCosF16 => |w, i, _| op32(w, i, Out::F16, |[a], e| t16(a, e, cos_rev)),
         Op::VRcpF64 => |w, i, _| op64(w, i, true, |[a], e| t64(a, e, rcp)),
-        Op::VRsqF64 => |w, i, _| op64(w, i, true, |[a], e| t64(a, e, rsq64)),
+        Op::VRsqF64 => |w, i, _| op64_wave(w, i, rsq64_lanes),
         Op::VSqrtF64 => |w, i, _| op64(w, i, true, |[a], e| t64(a, e, f64::sqrt)),
         _ => return None,
     };
@@ -99,14 +100,8 @@ fn rsq64(x: f64) -> f64 {
     if !y.is_finite() || y == 0.0 || !x.is_finite() || x < 0.0 {
         return y;
     }
-    // The common case: every value below is normal without scaling, and `y` is so close
-    // that neither neighbour can be closer. A neighbour `y(1 + d)` is at least 2^-53 away
-    // relatively, so its residual `r - 2d - ...` is at least 1.25 * 2^-53 when `y`'s is
-    // below 0.75 * 2^-53 (the computed residuals err by about 2^-105): the search below
-    // would keep `y` too.
-    const SAFE: std::ops::RangeInclusive<f64> = f64::from_bits((1023 - 500) << 52)..=f64::from_bits((1023 + 500) << 52);
-    if SAFE.contains(&x) && residual(y, x).abs() < 0.75 * f64::EPSILON / 2.0 {
-        return y;
+    if SAFE.contains(&x) {
+        return closest(y, x);
     }
     // Scale by an even power of two to avoid overflow/underflow in the residual. For a
     // normal `x` that is its exponent field's (rounded down to even): `x` scales into
@@ -118,18 +113,47 @@ fn rsq64(x: f64) -> f64 {
     } else {
         (x.log2().floor() as i32) & !1
     };
-    let xs = x * pow2(-k);
-    let ys = y * pow2(k / 2);
-    let mut best = ys;
-    let mut best_r = residual(ys, xs).abs();
-    for c in [ys.next_down(), ys.next_up()] {
-        let r = residual(c, xs).abs();
+    closest(y * pow2(k / 2), x * pow2(-k)) * pow2(-(k / 2))
+}
+
+/// Where `rsq64` needs no scaling: every value of its search is normal, so the search
+/// chooses as it would at any even scale.
+const SAFE: std::ops::RangeInclusive<f64> = f64::from_bits((1023 - 500) << 52)..=f64::from_bits((1023 + 500) << 52);
+
+/// Of `y` and its two neighbours, the one whose residual `1 - c²x` is smallest (the first
+/// of equals, `y` first).
+#[inline]
+fn closest(y: f64, x: f64) -> f64 {
+    let mut best = y;
+    let mut best_r = residual(y, x).abs();
+    for c in [y.next_down(), y.next_up()] {
+        let r = residual(c, x).abs();
         if r < best_r {
             best = c;
             best_r = r;
         }
     }
-    best * pow2(-(k / 2))
+    best
+}
+
+/// `v_rsq_f64` on a wave's lanes: the candidates `1/sqrt(x)` of all lanes first
+/// (independent square roots and divisions the host runs side by side, where one lane at a
+/// time waited for each), then each lane's search, or [`rsq64`] through [`t64`] where `x`
+/// is not [`SAFE`]: lane by lane what `t64(a, env, rsq64)` gives. A safe `x` is a positive
+/// normal number, which no MODE flushes, and so is its result. Lanes outside `mask` (not
+/// written) are left at 0: what inactive lanes hold is often far from safe.
+fn rsq64_lanes(a: &[u64; LANES], env: Env, mask: u64, out: &mut [u64; LANES]) {
+    let mut y = [0f64; LANES];
+    for (y, a) in y.iter_mut().zip(a) {
+        *y = 1.0 / f64::from_bits(*a).sqrt();
+    }
+    for (l, ((o, a), y)) in out.iter_mut().zip(a).zip(&y).enumerate() {
+        if mask >> l & 1 == 0 {
+            continue;
+        }
+        let x = f64::from_bits(*a);
+        *o = if SAFE.contains(&x) { closest(*y, x).to_bits() } else { t64(*a, env, rsq64) };
+    }
 }
 
 /// `1 - c²x`, with `c²` exact (its rounding error from a fused operation), to first order.
@@ -207,6 +231,47 @@ mod tests {
         assert!((r - 1.0 / 3f64.sqrt()).abs() <= f64::EPSILON);
     }
 
+    /// The whole-wave form answers every lane of the write mask as the per-lane function
+    /// does, in MODEs that keep and that flush f64 denormals: safe lanes, specials,
+    /// denormals, extremes.
+    #[test]
+    fn rsq64_lanes_match_the_per_lane_function() {
+        let mut state = 0x0bad_5eed_u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state
+        };
+        let edges = [
+            0u64,
+            1 << 63,
+            1,
+            0x000f_ffff_ffff_ffff,
+            0x7ff0_0000_0000_0000,
+            0xfff0_0000_0000_0000,
+            0x7ff4_0000_0000_1234,
+            0x7fef_ffff_ffff_ffff,
+            0x3ff0_0000_0000_0000,
+            0xbff0_0000_0000_0000,
+        ];
+        for mode in [0xf0u32, 0x30, 0xc0, 0xf3] {
+            let env = Env::new(mode);
+            for round in 0..2000 {
+                let a: [u64; LANES] = std::array::from_fn(|l| match (round + l) % 4 {
+                    0 => edges[(next() % edges.len() as u64) as usize],
+                    1 => next(),
+                    _ => (1000 + (next() >> 58)) << 52 | next() >> 12,
+                });
+                let mut out = [0u64; LANES];
+                let mask = if round % 3 == 0 { u64::MAX } else { next() };
+                rsq64_lanes(&a, env, mask, &mut out);
+                for l in 0..LANES {
+                    let want = if mask >> l & 1 != 0 { t64(a[l], env, rsq64) } else { 0 };
+                    assert_eq!(out[l], want, "mode {mode:#x}, lane {l}: {:#x}", a[l]);
+                }
+            }
+        }
+    }
+
     /// `rsq64` as it was written before its scale came from the exponent field: a
     /// logarithm and `powi`.
     fn rsq64_by_logarithm(x: f64) -> f64 {
@@ -234,7 +299,7 @@ mod tests {
         best * 2f64.powi(-(k / 2))
     }
 
-    /// The early answer and the scale from the exponent field give the old answers bit for bit: at and
+    /// The unscaled search of safe values and the scale from the exponent field give the old answers bit for bit: at and
     /// around every power of two (where a rounded logarithm reaches the next integer), for
     /// denormals, the extremes, and random values. Except just below 2^1024, where the
     /// logarithm rounds to 1024 and `2f64.powi(-1024)` (computed as `1 / 2^1024`) was 0: the
