@@ -470,27 +470,44 @@ fn division_helpers_at_the_bounds_of_the_fast_test_match_the_interpreter() {
         triples.push([f(1023), f(ed), f(en)]);
     }
     for (name, words) in [("v_div_scale_f64", SCALE), ("v_div_fixup_f64", FIXUP)] {
-        for group in triples.chunks(16) {
-            let run = |engine: Engine| {
-                let mut h = Harness::new();
-                h.set_engine(engine);
-                h.wave.mode = 0xf0;
-                h.wave.exec = u64::MAX;
-                h.wave.vcc = 0;
-                for lane in 0..64 {
-                    // One edge per chunk (lane 4k); the chunk's other lanes typical.
-                    let t = if lane % 4 == 0 { group.get(lane / 4).copied().unwrap_or(typical) } else { typical };
-                    for (i, v) in t.iter().enumerate() {
-                        h.wave.vgpr[2 * i][lane] = *v as u32;
-                        h.wave.vgpr[2 * i + 1][lane] = (*v >> 32) as u32;
-                    }
-                }
-                h.run(&words).expect("runs");
-                (h.wave.vgpr[6], h.wave.vgpr[7], h.wave.vcc)
-            };
-            let (interp, jit) = (run(Engine::Interp), run(Engine::Jit));
-            assert_eq!(interp, jit, "{name}, operands {group:#x?}");
-        }
+        let set = |h: &mut Harness, lane: usize, t: [u64; 3]| {
+            for (i, v) in t.iter().enumerate() {
+                h.wave.vgpr[2 * i][lane] = *v as u32;
+                h.wave.vgpr[2 * i + 1][lane] = (*v >> 32) as u32;
+            }
+        };
+        edges_in_fast_chunks(&words, &triples, typical, set, |h| h.wave.vcc, name);
+    }
+}
+
+/// Runs `words` on both engines with MODE 0xf0, a full EXEC and VCC 0, once per group of 16
+/// `edges`: lane 4k of each chunk gets the group's `k`th edge, every other lane `typical`
+/// (`set` puts a lane's operands in its registers); v[6:7] and what `more` reads must come
+/// out identical.
+fn edges_in_fast_chunks<T: Copy + std::fmt::Debug, M: PartialEq + std::fmt::Debug>(
+    words: &[u32],
+    edges: &[T],
+    typical: T,
+    set: impl Fn(&mut Harness, usize, T),
+    more: impl Fn(&Harness) -> M,
+    name: &str,
+) {
+    for group in edges.chunks(16) {
+        let run = |engine: Engine| {
+            let mut h = Harness::new();
+            h.set_engine(engine);
+            h.wave.mode = 0xf0;
+            h.wave.exec = u64::MAX;
+            h.wave.vcc = 0;
+            for lane in 0..64 {
+                let t = if lane % 4 == 0 { group.get(lane / 4).copied().unwrap_or(typical) } else { typical };
+                set(&mut h, lane, t);
+            }
+            h.run(words).expect("runs");
+            (h.wave.vgpr[6], h.wave.vgpr[7], more(&h))
+        };
+        let (interp, jit) = (run(Engine::Interp), run(Engine::Jit));
+        assert_eq!(interp, jit, "{name}, operands {group:#x?}");
     }
 }
 
@@ -525,26 +542,13 @@ fn ldexp_at_the_bounds_of_the_fast_test_matches_the_interpreter() {
             cases.push((a, n as u32));
         }
     }
-    for words in [PLAIN, MODIFIED] {
-        for group in cases.chunks(16) {
-            let run = |engine: Engine| {
-                let mut h = Harness::new();
-                h.set_engine(engine);
-                h.wave.mode = 0xf0;
-                h.wave.exec = u64::MAX;
-                for lane in 0..64 {
-                    // One edge per chunk (lane 4k); the chunk's other lanes typical.
-                    let (a, n) = if lane % 4 == 0 { group.get(lane / 4).copied().unwrap_or(typical) } else { typical };
-                    h.wave.vgpr[0][lane] = a as u32;
-                    h.wave.vgpr[1][lane] = (a >> 32) as u32;
-                    h.wave.vgpr[2][lane] = n;
-                }
-                h.run(&words).expect("runs");
-                (h.wave.vgpr[6], h.wave.vgpr[7])
-            };
-            let (interp, jit) = (run(Engine::Interp), run(Engine::Jit));
-            assert_eq!(interp, jit, "{words:#x?}, operands {group:#x?}");
-        }
+    for (name, words) in [("v_ldexp_f64", PLAIN), ("v_ldexp_f64 of -|a|", MODIFIED)] {
+        let set = |h: &mut Harness, lane: usize, (a, n): (u64, u32)| {
+            h.wave.vgpr[0][lane] = a as u32;
+            h.wave.vgpr[1][lane] = (a >> 32) as u32;
+            h.wave.vgpr[2][lane] = n;
+        };
+        edges_in_fast_chunks(&words, &cases, typical, set, |_| (), name);
     }
 }
 

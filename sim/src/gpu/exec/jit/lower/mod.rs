@@ -1096,22 +1096,9 @@ impl<'a> Lowering<'a> {
         mask_in: Option<Value>,
         lane_bits: Value,
     ) -> (Value, Value, Option<Value>) {
-        let exp = |me: &mut Self, hi: Value| {
-            let by = me.b.ins().iconst(I32, 20);
-            let e = me.b.ins().ushr(hi, by);
-            let field = me.splat(0x7ff);
-            me.b.ins().band(e, field)
-        };
-        // All ones where `lo <= v <= hi` (signed).
-        let within = |me: &mut Self, v: Value, lo: i32, hi: i32| {
-            let (l, h) = (me.splat(lo as u32), me.splat(hi as u32));
-            let a = me.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, v, l);
-            let b = me.b.ins().icmp(IntCC::SignedLessThanOrEqual, v, h);
-            me.b.ins().band(a, b)
-        };
         let ((fast_lo, fast_hi), ok) = match op {
             DivOp::Scale | DivOp::Fixup => {
-                let (e0, e1, e2) = (exp(self, x[0].1), exp(self, x[1].1), exp(self, x[2].1));
+                let [e0, e1, e2] = [0, 1, 2].map(|i| self.exponent_field(x[i].1));
                 let diff = self.b.ins().isub(e2, e1);
                 // The interpreter's fast-path bounds: e0 is source 0's or the estimate's
                 // field, e1 the denominator's, e2 the numerator's.
@@ -1119,14 +1106,7 @@ impl<'a> Lowering<'a> {
                     DivOp::Scale => float_div::SCALE64_FAST,
                     _ => float_div::FIXUP64_FAST,
                 };
-                let mut ok = None;
-                for (v, (lo, hi)) in [e0, e1, e2, diff].into_iter().zip(bounds) {
-                    let check = within(self, v, lo, hi);
-                    ok = Some(match ok {
-                        Some(so_far) => self.b.ins().band(so_far, check),
-                        None => check,
-                    });
-                }
+                let ok = self.all_within([e0, e1, e2, diff].into_iter().zip(bounds));
                 let result = if op == DivOp::Scale {
                     x[0]
                 } else {
@@ -1137,7 +1117,7 @@ impl<'a> Lowering<'a> {
                     let s = self.b.ins().band(dn, sign);
                     (x[0].0, self.b.ins().bor(q, s))
                 };
-                (result, ok.expect("four checks"))
+                (result, ok)
             }
             DivOp::Fmas => {
                 let [a, b, c] = x.map(|(lo, hi)| self.interleave(lo, hi));
@@ -1156,29 +1136,17 @@ impl<'a> Lowering<'a> {
     /// scaled here by adding to the exponent field, exactly what the interpreter's rounding
     /// gives; any other goes to its per-lane function.
     fn ldexp_f64(&mut self, lo: Value, hi: Value, n: Value, lane_bits: Value) -> (Value, Value) {
-        let by = self.b.ins().iconst(I32, 20);
-        let e = self.b.ins().ushr(hi, by);
-        let field = self.splat(0x7ff);
-        let e = self.b.ins().band(e, field);
+        let e = self.exponent_field(hi);
         // (An exponent near i32::MAX wraps the sum negative: out of range, as it should be.)
         let scaled = self.b.ins().iadd(e, n);
-        let (one, top) = (self.splat(1), self.splat(2046));
-        let mut normal = None;
-        for v in [e, scaled] {
-            let a = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, v, one);
-            let b = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, v, top);
-            let both = self.b.ins().band(a, b);
-            normal = Some(match normal {
-                Some(so_far) => self.b.ins().band(so_far, both),
-                None => both,
-            });
-        }
+        let normal = self.all_within([(e, (1, 2046)), (scaled, (1, 2046))]);
         let magnitude = self.splat(0x7fff_ffff);
         let magnitude = self.b.ins().band(hi, magnitude);
         let bits = self.b.ins().bor(magnitude, lo);
         let zero = self.splat(0);
         let zero = self.b.ins().icmp(IntCC::Equal, bits, zero);
-        let ok = self.b.ins().bor(normal.expect("two checks"), zero);
+        let ok = self.b.ins().bor(normal, zero);
+        let by = self.b.ins().iconst(I32, 20);
         let step = self.b.ins().ishl(n, by);
         let moved = self.b.ins().iadd(hi, step);
         let fast_hi = self.b.ins().bitselect(zero, hi, moved);
@@ -1186,6 +1154,31 @@ impl<'a> Lowering<'a> {
         let x = [(lo, hi), (n, none), (none, none)];
         let (lo, hi, _) = self.fast_or_lanes(ok, (lo, fast_hi, None), LaneFn::Ldexp, x, None, lane_bits);
         (lo, hi)
+    }
+
+    /// The 11-bit exponent fields of f64 lanes, from their high dwords.
+    fn exponent_field(&mut self, hi: Value) -> Value {
+        let by = self.b.ins().iconst(I32, 20);
+        let e = self.b.ins().ushr(hi, by);
+        let field = self.splat(0x7ff);
+        self.b.ins().band(e, field)
+    }
+
+    /// All ones in the lanes where every value `v` of `checks` is within its inclusive
+    /// signed bounds `(lo, hi)`.
+    fn all_within(&mut self, checks: impl IntoIterator<Item = (Value, (i32, i32))>) -> Value {
+        let mut all = None;
+        for (v, (lo, hi)) in checks {
+            let (l, h) = (self.splat(lo as u32), self.splat(hi as u32));
+            let a = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, v, l);
+            let b = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, v, h);
+            let both = self.b.ins().band(a, b);
+            all = Some(match all {
+                Some(so_far) => self.b.ins().band(so_far, both),
+                None => both,
+            });
+        }
+        all.expect("at least one check")
     }
 
     /// Where every lane of `ok` is set, the `fast` results (low and high dwords, and a lane
