@@ -42,3 +42,39 @@ fn a_counter_barrier_across_every_resident_workgroup_completes() {
         assert!(got.iter().all(|&v| v == groups as i32), "{workers} workers, {groups} groups: {got:?}");
     }
 }
+
+#[test]
+fn every_workgroup_runs_once_when_short_ones_run_in_batches() {
+    // Workers run short workgroups one after another in one turn, and give back the rest of
+    // such a batch when one of them waits (here for the last workgroup, which a batch taken
+    // early does not hold): each must still run exactly once, and every waiter be released.
+    // A lost or repeated workgroup can also leave the dispatch unfinished: a watchdog turns
+    // that into a failure.
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let m = Machine::new(sim::config::default_config());
+        for workers in [1usize, 2] {
+            let s = m.kernel_runner_with_workers(workers).unwrap();
+            let co = s.load_code_object(&code_object()).unwrap();
+            for (groups, every) in [(1u32, 0u64), (7, 0), (1000, 0), (20_000, 0), (7, 3), (1000, 13), (20_000, 997)] {
+                let runs = s.upload(&vec![0i32; groups as usize]).unwrap();
+                let flag = s.upload(&[0i32]).unwrap();
+                let out = s.alloc(u64::from(groups) * 4).unwrap();
+                let args = kernargs(&[runs, flag, out, u64::from(groups) | BOUND << 32, every]);
+                s.dispatch(co.kernel("count_runs").unwrap(), [groups * 64, 1, 1], [64, 1, 1], &args).unwrap();
+                let runs: Vec<i32> = s.read_vec(runs, groups as usize).unwrap();
+                let once = runs.iter().filter(|&&r| r == 1).count();
+                let what = format!("{workers} workers, {groups} groups, every {every}");
+                assert_eq!(once, groups as usize, "{what}: runs {runs:?}");
+                let out: Vec<i32> = s.read_vec(out, groups as usize).unwrap();
+                assert!(out.iter().all(|&v| v == 1), "{what}: {out:?}");
+            }
+        }
+        done.send(()).unwrap();
+    });
+    match finished.recv_timeout(std::time::Duration::from_secs(300)) {
+        Ok(()) => {}
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("a check failed (above)"),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("a dispatch did not finish in 300 s"),
+    }
+}

@@ -17,6 +17,14 @@ pub trait Context: Send + Sync + std::fmt::Debug {
     fn pid(&self) -> u32;
     /// A snapshot of the GPU address space, for the accesses of one packet, copy or wave.
     fn vm(&self) -> Arc<GpuVm>;
+    /// The current snapshot if it is not `kept` (`None`: `kept` is still current). A worker
+    /// keeps its snapshot from turn to turn and asks this each turn: taking a new reference
+    /// each time ([`Self::vm`]) writes the snapshot's shared reference count, a cache line
+    /// every worker of a dispatch then takes in turn, once per workgroup.
+    fn vm_since(&self, kept: Option<&Arc<GpuVm>>) -> Option<Arc<GpuVm>> {
+        let current = self.vm();
+        (!kept.is_some_and(|k| Arc::ptr_eq(k, &current))).then_some(current)
+    }
     /// The GPUs of the machine, by index.
     fn gpus(&self) -> &[Device];
     /// The live queues of this process on GPU `gpu`.

@@ -129,10 +129,10 @@ impl Harness {
     /// ([`Self::set_engine`], `ROCJITSU_ENGINE=jit`), every run it takes is translated and
     /// run as host code, the rest interpreted.
     pub fn run(&mut self, words: &[u32]) -> Result<(), ExecError> {
-        let vm = self.process.vm();
-        let mem = self.tlb.wave_mem(&vm);
-        let result = self.run_with(words, &mem);
-        self.tlb.keep(&vm, &mem);
+        let mut tlb = std::mem::take(&mut self.tlb);
+        let process = self.process.clone();
+        let result = tlb.with_wave_mem(|kept| process.vm_since(kept), |_, mem| self.run_with(words, mem));
+        self.tlb = tlb;
         result
     }
 

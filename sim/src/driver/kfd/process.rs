@@ -631,6 +631,15 @@ impl Context for KfdProcess {
         KfdProcess::vm(self)
     }
 
+    fn vm_since(&self, kept: Option<&Arc<GpuVm>>) -> Option<Arc<GpuVm>> {
+        // `load` borrows the current snapshot without touching its reference count.
+        let current = self.vm.load();
+        match kept {
+            Some(k) if Arc::ptr_eq(k, &current) => None,
+            _ => Some(arc_swap::Guard::into_inner(current)),
+        }
+    }
+
     fn gpus(&self) -> &[Device] {
         &self.gpus
     }

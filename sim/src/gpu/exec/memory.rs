@@ -14,6 +14,7 @@ use crate::gpu::memory::{GpuFault, GpuVm};
 use bytemuck::Pod;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::Arc;
 
 /// The gfx9 flat apertures (the driver reports them in GET_PROCESS_APERTURES): FLAT
 /// addresses in these 4 GiB windows reach LDS and private memory instead of the GPU VM.
@@ -110,40 +111,52 @@ impl Mapping {
 #[derive(Clone, Copy)]
 pub struct TlbEntries([Mapping; TLB_ENTRIES], usize, [Mapping; SITES]);
 
-/// A worker's translation cache across turns: workgroups of a kernel touch the same buffers,
-/// and a small workgroup's turn (a vector add's four waves) would otherwise start every turn
-/// with misses, each a search of the address space's map. The entries hold for one snapshot
-/// of the address space only: they are kept with a weak reference to it, which also keeps its
-/// address from being reused by a later snapshot, and without keeping its memory mapped.
+impl TlbEntries {
+    const EMPTY: TlbEntries = TlbEntries([EMPTY; TLB_ENTRIES], 0, [EMPTY; SITES]);
+}
+
+/// A worker's snapshot of the address space of its last turn, with the translation cache
+/// made for it: workgroups of a kernel touch the same buffers, and a small workgroup's turn (a
+/// vector add's four waves) would otherwise start with misses, each a search of the address
+/// space's map. The entries hold for that snapshot only.
+///
+/// The snapshot is kept (a strong reference) from turn to turn and compared with the
+/// process's current one at the start of each (`Context::vm_since`): taking and dropping a
+/// reference every turn writes the snapshot's reference count, a cache line that every
+/// worker of the dispatch then takes in turn, once per workgroup. A worker lets go
+/// ([`Self::release`]) when it finds nothing to run, so an idle worker keeps no process's
+/// memory mapped.
 #[derive(Default)]
-pub struct TlbKeeper(Option<(std::sync::Weak<GpuVm>, TlbEntries)>);
+pub struct TlbKeeper(Option<(Arc<GpuVm>, TlbEntries)>);
 
 impl TlbKeeper {
-    /// A translation cache for `vm`: the kept one if it was made for this snapshot.
-    pub fn wave_mem<'a>(&self, vm: &'a std::sync::Arc<GpuVm>) -> WaveMem<'a> {
-        let mem = WaveMem::new(vm);
-        if let Some((kept, entries)) = &self.0 {
-            if std::sync::Weak::ptr_eq(kept, &std::sync::Arc::downgrade(vm)) {
-                for (cell, e) in mem.tlb.iter().zip(entries.0) {
-                    cell.set(e);
-                }
-                mem.next.set(entries.1);
-                for (cell, e) in mem.sites.iter().zip(entries.2) {
-                    cell.set(e);
-                }
-            }
+    /// Runs `f` with the current snapshot and a translation cache for it: the kept entries
+    /// if the kept snapshot is still current, empty ones otherwise. `current` answers as
+    /// `Context::vm_since` does: the current snapshot, or `None` if it is the kept one.
+    pub fn with_wave_mem<R>(
+        &mut self,
+        current: impl FnOnce(Option<&Arc<GpuVm>>) -> Option<Arc<GpuVm>>,
+        f: impl FnOnce(&Arc<GpuVm>, &WaveMem<'_>) -> R,
+    ) -> R {
+        if let Some(vm) = current(self.0.as_ref().map(|(vm, _)| vm)) {
+            self.0 = Some((vm, TlbEntries::EMPTY));
         }
-        mem
+        let (vm, entries) = self.0.as_mut().expect("a snapshot is kept");
+        let mem = WaveMem::new(vm);
+        mem.restore(entries);
+        let r = f(vm, &mem);
+        *entries = mem.entries();
+        r
     }
 
-    /// Keeps `mem`'s entries (made for `vm`) for the next turn.
-    pub fn keep(&mut self, vm: &std::sync::Arc<GpuVm>, mem: &WaveMem<'_>) {
-        let entries = TlbEntries(
-            std::array::from_fn(|i| mem.tlb[i].get()),
-            mem.next.get(),
-            std::array::from_fn(|i| mem.sites[i].get()),
-        );
-        self.0 = Some((std::sync::Arc::downgrade(vm), entries));
+    /// Whether a snapshot is kept.
+    pub fn holds(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Lets go of the kept snapshot and its entries.
+    pub fn release(&mut self) {
+        self.0 = None;
     }
 }
 
@@ -159,6 +172,26 @@ impl<'a> WaveMem<'a> {
 
     pub fn vm(&self) -> &'a GpuVm {
         self.vm
+    }
+
+    /// Takes the translation cache `entries` (made for the same snapshot).
+    fn restore(&self, entries: &TlbEntries) {
+        for (cell, e) in self.tlb.iter().zip(entries.0) {
+            cell.set(e);
+        }
+        self.next.set(entries.1);
+        for (cell, e) in self.sites.iter().zip(entries.2) {
+            cell.set(e);
+        }
+    }
+
+    /// The translation cache, to keep for the next turn on the same snapshot.
+    fn entries(&self) -> TlbEntries {
+        TlbEntries(
+            std::array::from_fn(|i| self.tlb[i].get()),
+            self.next.get(),
+            std::array::from_fn(|i| self.sites[i].get()),
+        )
     }
 
     /// Host address of `[va, va + len)`.
@@ -635,20 +668,29 @@ mod tests {
         let host = buf.as_ptr() as usize;
         let mut vm = GpuVm::new();
         vm.map(VmRange { start: 0x10000, len: 4096, host, writable: true, handle: 1 }).unwrap();
-        let first = std::sync::Arc::new(vm.clone());
+        let first = Arc::new(vm.clone());
+        // As `Context::vm_since` answers while `current` is the process's snapshot.
+        let since = |current: &Arc<GpuVm>| {
+            let current = current.clone();
+            move |kept: Option<&Arc<GpuVm>>| (!kept.is_some_and(|k| Arc::ptr_eq(k, &current))).then_some(current)
+        };
         let mut keeper = TlbKeeper::default();
-        {
-            let m = keeper.wave_mem(&first);
-            assert_eq!(m.translate(0x10008, 4, false).unwrap(), host + 8);
-            keeper.keep(&first, &m);
-        }
-        assert_eq!(keeper.wave_mem(&first).tlb[0].get().start, 0x10000, "the entry is back for its snapshot");
+        keeper.with_wave_mem(since(&first), |_, m| assert_eq!(m.translate(0x10008, 4, false).unwrap(), host + 8));
+        keeper.with_wave_mem(since(&first), |vm, m| {
+            assert!(Arc::ptr_eq(vm, &first), "the kept snapshot");
+            assert_eq!(m.tlb[0].get().start, 0x10000, "the entry is back for its snapshot");
+        });
         // A new snapshot where the range moved: the kept entry must not answer.
         vm.unmap(0x10000);
         vm.map(VmRange { start: 0x10000, len: 4096, host: host + 4096, writable: true, handle: 2 }).unwrap();
-        let second = std::sync::Arc::new(vm);
-        let m = keeper.wave_mem(&second);
-        assert_eq!(m.translate(0x10008, 4, false).unwrap(), host + 4096 + 8);
+        let second = Arc::new(vm);
+        keeper.with_wave_mem(since(&second), |vm, m| {
+            assert!(Arc::ptr_eq(vm, &second), "the current snapshot replaces the kept one");
+            assert_eq!(m.translate(0x10008, 4, false).unwrap(), host + 4096 + 8);
+        });
+        assert_eq!(Arc::strong_count(&first), 1, "the old snapshot is let go");
+        keeper.release();
+        assert_eq!(Arc::strong_count(&second), 1, "an idle worker keeps no snapshot");
         drop(buf);
     }
 

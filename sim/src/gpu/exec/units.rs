@@ -22,6 +22,11 @@
 //! otherwise the resident workgroup that waited longest runs. A workgroup is never pre-empted in the middle of a
 //! turn, so a turn is the unit of both fairness and latency.
 //!
+//! A turn of a new workgroup may carry a batch of the next ones, run one after another in
+//! its place while each finishes within its turn and all together within one turn's
+//! instructions: a vector add's workgroup ends in a hundred instructions, less than taking
+//! and giving back a turn costs. What a batch does not start goes back to be admitted first.
+//!
 //! Threads: `workers - 1` pool threads per GPU, plus whoever calls
 //! [`ComputeUnits::help`] — the command processor's thread between visits of its queues —
 //! so a one-workgroup kernel runs without waking anyone.
@@ -61,6 +66,9 @@ const VGPRS_PER_SIMD: u32 = 512;
 
 /// Decode caches a worker keeps, one per recent dispatch (several dispatches take turns).
 const CODE_CACHES: usize = 4;
+
+/// Most workgroups a turn may run one after another ([`Units::take`]).
+const MAX_BATCH: u64 = 64;
 
 /// Recycled workgroup states kept for reuse.
 const SPARE_STATES: usize = 64;
@@ -166,20 +174,20 @@ struct Resident {
 /// A dispatch whose workgroups are being admitted or run.
 struct Running {
     serial: u64,
-    info: Arc<DispatchInfo>,
+    refs: DispatchRefs,
     ticket: Arc<DispatchTicket>,
-    queue: Option<Arc<Queue>>,
     cost: GroupCost,
     /// Consecutive turns per round-robin visit.
     weight: u32,
     total: u64,
     admitted: u64,
+    /// Indices that a batch took and gave back unstarted (its turn ended early), lowest
+    /// last: they are admitted before new ones.
+    returned: Vec<u64>,
     finished: u64,
     parked: VecDeque<Resident>,
     on_workers: usize,
     failure: Option<GroupError>,
-    /// Set when a workgroup failed: the others end at their next round.
-    failed: Arc<AtomicBool>,
     /// Wave-instructions its workgroups retired, and when it was submitted: for the debug
     /// line each dispatch logs when it ends.
     retired: u64,
@@ -190,33 +198,52 @@ struct Running {
 
 impl Running {
     fn should_stop(&self) -> bool {
-        stop_requested(&self.failed, &self.info, self.queue.as_deref())
+        self.refs.should_stop()
     }
 
     fn has_work(&self) -> bool {
-        !self.should_stop() && (self.admitted < self.total || !self.parked.is_empty())
+        !self.should_stop() && (self.admitted < self.total || !self.returned.is_empty() || !self.parked.is_empty())
     }
 
     /// Which process the dispatch belongs to (the address of its context).
     fn process_key(&self) -> usize {
-        Arc::as_ptr(&self.info.process) as *const () as usize
+        Arc::as_ptr(&self.refs.info.process) as *const () as usize
     }
 }
 
-fn stop_requested(failed: &AtomicBool, info: &DispatchInfo, queue: Option<&Queue>) -> bool {
-    failed.load(Ordering::Relaxed) || info.process.closing() || queue.is_some_and(Queue::destroyed)
+/// What every turn of a dispatch needs of it. A worker keeps the last turn's for the next
+/// turn of the same dispatch (see [`Units::take`]): cloning them for every turn writes
+/// their reference counts, cache lines that every worker of the dispatch then takes in
+/// turn, once per workgroup.
+#[derive(Clone)]
+struct DispatchRefs {
+    serial: u64,
+    info: Arc<DispatchInfo>,
+    /// Set when a workgroup failed: the others end at their next round.
+    failed: Arc<AtomicBool>,
+    queue: Option<Arc<Queue>>,
+}
+
+impl DispatchRefs {
+    fn should_stop(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+            || self.info.process.closing()
+            || self.queue.as_deref().is_some_and(Queue::destroyed)
+    }
 }
 
 /// One workgroup's turn, taken out of the shared state to run without the lock.
 struct Turn {
-    serial: u64,
-    info: Arc<DispatchInfo>,
-    failed: Arc<AtomicBool>,
-    queue: Option<Arc<Queue>>,
+    refs: DispatchRefs,
     cu: usize,
     state: GroupState,
     /// Not started yet: its waves are set up at the start of the turn.
     fresh: bool,
+    /// More workgroups, not started, that the turn runs in the same place one after another
+    /// while each finishes within its turn (see [`Units::take`]).
+    batch: std::ops::Range<u64>,
+    /// How many workgroups of the batch finished before the one in `state`.
+    batch_finished: u64,
 }
 
 /// A dispatch that ended, to be reported once the lock is released.
@@ -243,16 +270,19 @@ struct Units {
     spare: Vec<GroupState>,
     idle_workers: usize,
     serial: u64,
+    /// Host threads that run turns (the pool and one helper).
+    workers: u64,
 }
 
 impl Units {
-    /// The next turn, if anything can run.
-    fn pick(&mut self, ended: &mut Vec<Ended>) -> Option<Turn> {
+    /// The next turn, if anything can run. `kept` is the worker's references to the
+    /// dispatch of its last turn, used again if the turn is of the same dispatch.
+    fn pick(&mut self, ended: &mut Vec<Ended>, kept: &mut Option<DispatchRefs>) -> Option<Turn> {
         self.retire_stopped(ended);
         if let Some((serial, left)) = self.current {
             if left > 0 {
                 if let Some(i) = self.running.iter().position(|r| r.serial == serial) {
-                    if let Some(turn) = self.take(i) {
+                    if let Some(turn) = self.take(i, kept) {
                         self.current = Some((serial, left - 1));
                         return Some(turn);
                     }
@@ -260,40 +290,59 @@ impl Units {
             }
         }
         if self.running.len() == 1 {
-            let turn = self.take(0)?;
-            self.current = Some((turn.serial, self.running[0].weight - 1));
+            let turn = self.take(0, kept)?;
+            self.current = Some((turn.refs.serial, self.running[0].weight - 1));
             return Some(turn);
         }
         let keys: Vec<(usize, u64)> = self.running.iter().map(|r| (r.process_key(), r.serial)).collect();
         self.last_of_process.retain(|(p, _)| keys.iter().any(|(k, _)| k == p));
         for i in turn_order(&keys, self.last_process, &self.last_of_process) {
-            let Some(turn) = self.take(i) else { continue };
+            let Some(turn) = self.take(i, kept) else { continue };
             let process = keys[i].0;
             self.last_process = process;
             match self.last_of_process.iter_mut().find(|(p, _)| *p == process) {
-                Some(entry) => entry.1 = turn.serial,
-                None => self.last_of_process.push((process, turn.serial)),
+                Some(entry) => entry.1 = turn.refs.serial,
+                None => self.last_of_process.push((process, turn.refs.serial)),
             }
-            self.current = Some((turn.serial, self.running[i].weight - 1));
+            self.current = Some((turn.refs.serial, self.running[i].weight - 1));
             return Some(turn);
         }
         None
     }
 
     /// A turn from dispatch `i`: a new workgroup if one fits, else the longest-waiting
-    /// resident one.
-    fn take(&mut self, i: usize) -> Option<Turn> {
+    /// resident one. Its references to the dispatch are `kept`'s if they are this
+    /// dispatch's, else new ones.
+    ///
+    /// A new workgroup comes with a batch of the next ones while the dispatch has many more
+    /// than the workers: the turn runs them in its workgroup's place, one after another, as
+    /// long as each finishes within its turn. A vector add's workgroup is a hundred
+    /// instructions, and a turn for each cost more in taking and giving back than running
+    /// it (the lock, and the shared state's cache lines moving between the workers' cores).
+    /// One at a time they are resident one at a time, so they take one place on a CU. What
+    /// the turn does not start it gives back ([`Self::finish`]), to be admitted first.
+    fn take(&mut self, i: usize, kept: &mut Option<DispatchRefs>) -> Option<Turn> {
+        let workers = self.workers;
         let Units { cus, running, spare, .. } = self;
         let r = &mut running[i];
         if r.should_stop() {
             return None;
         }
-        let placed = if r.admitted < r.total { cus.place(r.cost) } else { None };
+        let placed = if r.admitted < r.total || !r.returned.is_empty() { cus.place(r.cost) } else { None };
+        let mut batch = 0..0;
         let (cu, state, fresh) = match placed {
             Some(cu) => {
                 let mut state = spare.pop().unwrap_or_default();
-                state.index = r.admitted;
-                r.admitted += 1;
+                state.index = match r.returned.pop() {
+                    Some(index) => index,
+                    None => {
+                        r.admitted += 1;
+                        let more = batch_len(r.total - r.admitted, workers);
+                        batch = r.admitted..r.admitted + more;
+                        r.admitted += more;
+                        r.admitted - more - 1
+                    }
+                };
                 (cu, state, true)
             }
             None => {
@@ -302,27 +351,28 @@ impl Units {
             }
         };
         r.on_workers += 1;
-        Some(Turn {
-            serial: r.serial,
-            info: r.info.clone(),
-            failed: r.failed.clone(),
-            queue: r.queue.clone(),
-            cu,
-            state,
-            fresh,
-        })
+        let refs = match kept.take() {
+            Some(refs) if refs.serial == r.serial => refs,
+            _ => r.refs.clone(),
+        };
+        Some(Turn { refs, cu, state, fresh, batch, batch_finished: 0 })
     }
 
-    /// Takes back a turn that ran.
-    fn finish(&mut self, turn: Turn, result: Result<TurnEnd, GroupError>, ended: &mut Vec<Ended>) {
-        let Some(i) = self.running.iter().position(|r| r.serial == turn.serial) else { return };
+    /// Takes back a turn that ran; its references to the dispatch, for the worker to keep.
+    fn finish(&mut self, turn: Turn, result: Result<TurnEnd, GroupError>, ended: &mut Vec<Ended>) -> DispatchRefs {
+        let Turn { refs, cu, mut state, batch, batch_finished, .. } = turn;
+        let Some(i) = self.running.iter().position(|r| r.serial == refs.serial) else { return refs };
         let Units { cus, running, spare, .. } = self;
         let r = &mut running[i];
         r.on_workers -= 1;
-        let mut turn = turn;
-        r.retired += turn.state.take_retired();
-        if r.info.count_instructions {
-            r.counts.add(&turn.state.take_counts());
+        r.finished += batch_finished;
+        if !batch.is_empty() {
+            r.returned.extend(batch);
+            r.returned.sort_unstable_by(|a, b| b.cmp(a));
+        }
+        r.retired += state.take_retired();
+        if r.refs.info.count_instructions {
+            r.counts.add(&state.take_counts());
         }
         let keep = match result {
             Ok(TurnEnd::Finished) => {
@@ -331,20 +381,21 @@ impl Units {
             }
             Ok(TurnEnd::Paused) => !r.should_stop(),
             Err(e) => {
-                r.failed.store(true, Ordering::Relaxed);
+                r.refs.failed.store(true, Ordering::Relaxed);
                 r.failure.get_or_insert(e);
                 false
             }
         };
         if keep {
-            r.parked.push_back(Resident { cu: turn.cu, state: turn.state });
+            r.parked.push_back(Resident { cu, state });
         } else {
-            cus.release(turn.cu, r.cost);
+            cus.release(cu, r.cost);
             if spare.len() < SPARE_STATES {
-                spare.push(turn.state);
+                spare.push(state);
             }
         }
         self.retire_if_over(i, ended);
+        refs
     }
 
     /// Ends every stopped dispatch that no worker runs.
@@ -375,18 +426,26 @@ impl Units {
             Some(GroupError::Failed(f)) => Err(failure_to_error(f)),
         };
         let took = r.submitted.elapsed();
-        log_end(&r.info, r.retired, took, &outcome);
-        let record = (r.info.count_instructions || r.info.trace).then(|| {
+        let info = &r.refs.info;
+        log_end(info, r.retired, took, &outcome);
+        let record = (info.count_instructions || info.trace).then(|| {
             let record = DispatchRecord { workgroups: r.finished, counts: r.counts, host_time: took };
-            (r.info.clone(), record, r.submitted)
+            (info.clone(), record, r.submitted)
         });
-        ended.push(Ended { ticket: r.ticket, queue: r.queue, outcome, record });
+        ended.push(Ended { ticket: r.ticket, queue: r.refs.queue, outcome, record });
         true
     }
 
     fn has_work(&self) -> bool {
         self.running.iter().any(Running::has_work)
     }
+}
+
+/// The workgroups a new workgroup's turn takes after it ([`Units::take`]), with `left` not
+/// yet admitted: enough that a turn is not mostly taking and giving back, few enough that
+/// every worker keeps getting some (the batches get smaller towards the end).
+fn batch_len(left: u64, workers: u64) -> u64 {
+    (left / (4 * workers)).min(MAX_BATCH)
 }
 
 /// The order in which to try the running dispatches, given as (process, serial) in
@@ -417,33 +476,46 @@ fn turn_order(keys: &[(usize, u64)], last_process: usize, last_of_process: &[(us
 /// never outlives its dispatch's serial number.
 struct WorkerCaches {
     caches: Vec<(u64, CodeCache)>,
-    /// The translation cache of the worker's last turn.
+    /// The address-space snapshot and translation cache of the worker's last turn.
     tlb: TlbKeeper,
+    /// The references to the dispatch of the worker's last turn.
+    refs: Option<DispatchRefs>,
 }
 
 impl WorkerCaches {
     fn new() -> Self {
-        WorkerCaches { caches: Vec::with_capacity(CODE_CACHES), tlb: TlbKeeper::default() }
+        WorkerCaches { caches: Vec::with_capacity(CODE_CACHES), tlb: TlbKeeper::default(), refs: None }
     }
 
-    fn for_dispatch(&mut self, serial: u64, target: Target) -> &mut CodeCache {
-        if let Some(i) = self.caches.iter().position(|(s, _)| *s == serial) {
-            if i != 0 {
-                let c = self.caches.remove(i);
-                self.caches.insert(0, c);
-            }
-        } else {
-            let mut entry = if self.caches.len() == CODE_CACHES {
-                self.caches.pop().expect("full")
-            } else {
-                (serial, CodeCache::new(target))
-            };
-            entry.0 = serial;
-            entry.1.clear(target);
-            self.caches.insert(0, entry);
-        }
-        &mut self.caches[0].1
+    /// Whether the worker holds on to a dispatch or an address space.
+    fn holds(&self) -> bool {
+        self.refs.is_some() || self.tlb.holds()
     }
+
+    /// Lets go of the last turn's dispatch and address space (the worker has nothing to
+    /// run: what it kept must not keep a finished dispatch's process or freed memory
+    /// alive).
+    fn release(&mut self) {
+        self.refs = None;
+        self.tlb.release();
+    }
+}
+
+/// The decode cache of dispatch `serial` among a worker's `caches` (most recent first).
+fn code_cache_for(caches: &mut Vec<(u64, CodeCache)>, serial: u64, target: Target) -> &mut CodeCache {
+    if let Some(i) = caches.iter().position(|(s, _)| *s == serial) {
+        if i != 0 {
+            let c = caches.remove(i);
+            caches.insert(0, c);
+        }
+    } else {
+        let mut entry =
+            if caches.len() == CODE_CACHES { caches.pop().expect("full") } else { (serial, CodeCache::new(target)) };
+        entry.0 = serial;
+        entry.1.clear(target);
+        caches.insert(0, entry);
+    }
+    &mut caches[0].1
 }
 
 /// The compute units of one GPU and the host threads that run their workgroups.
@@ -480,6 +552,7 @@ impl ComputeUnits {
                 spare: Vec::new(),
                 idle_workers: 0,
                 serial: 0,
+                workers: workers.max(1) as u64,
             }),
             work: Condvar::new(),
             pool_size: workers.max(1) - 1,
@@ -509,17 +582,16 @@ impl ComputeUnits {
         units.running.push(Running {
             serial,
             cost: GroupCost::of(&info),
-            info: Arc::new(info),
+            refs: DispatchRefs { serial, info: Arc::new(info), failed: Arc::new(AtomicBool::new(false)), queue },
             ticket,
-            queue,
             weight: 1 + priority.min(15) / 4,
             total,
             admitted: 0,
+            returned: Vec::new(),
             finished: 0,
             parked: VecDeque::new(),
             on_workers: 0,
             failure: None,
-            failed: Arc::new(AtomicBool::new(false)),
             retired: 0,
             submitted: std::time::Instant::now(),
             counts: InstCounts::default(),
@@ -545,22 +617,40 @@ impl ComputeUnits {
         self.one_turn(&mut caches, HELP_ROUNDS)
     }
 
+    /// Runs turns of `rounds` rounds on the calling thread until they have retired as many
+    /// instructions as one such turn of the first workgroup may: a workgroup of a vector
+    /// add ends in a hundred, and a thread that helps between visits of its queues would
+    /// otherwise visit them (and take the lock twice) per hundred instructions. Whether
+    /// there was a turn to run.
     fn one_turn(&self, caches: &mut WorkerCaches, rounds: usize) -> bool {
         let mut ended = Vec::new();
-        let turn = self.lock().pick(&mut ended);
+        let turn = self.lock().pick(&mut ended, &mut caches.refs);
         report(ended);
-        let Some(mut turn) = turn else { return false };
-        let result = play(&mut turn, caches, rounds);
-        let mut ended = Vec::new();
-        {
-            let mut units = self.lock();
-            units.finish(turn, result, &mut ended);
-            if units.idle_workers > 0 && units.has_work() {
-                self.work.notify_one();
+        let Some(mut turn) = turn else {
+            caches.release();
+            return false;
+        };
+        let budget = workgroup::turn_instructions(rounds, turn.state.waves.len().max(1));
+        let mut retired = 0;
+        loop {
+            let result = play(&mut turn, caches, rounds);
+            retired += turn.state.retired();
+            let mut ended = Vec::new();
+            let next = {
+                let mut units = self.lock();
+                caches.refs = Some(units.finish(turn, result, &mut ended));
+                let next = if retired < budget { units.pick(&mut ended, &mut caches.refs) } else { None };
+                if units.idle_workers > 0 && units.has_work() {
+                    self.work.notify_one();
+                }
+                next
+            };
+            report(ended);
+            match next {
+                Some(t) => turn = t,
+                None => return true,
             }
         }
-        report(ended);
-        true
     }
 
     fn start_pool(self: &Arc<Self>) {
@@ -591,7 +681,7 @@ impl ComputeUnits {
             let turn = {
                 let mut units = self.lock();
                 if let Some((turn, result)) = done.take() {
-                    units.finish(turn, result, &mut ended);
+                    caches.refs = Some(units.finish(turn, result, &mut ended));
                 }
                 loop {
                     if self.shutdown.load(Ordering::Acquire) {
@@ -599,13 +689,15 @@ impl ComputeUnits {
                         report(ended);
                         return;
                     }
-                    if let Some(t) = units.pick(&mut ended) {
+                    if let Some(t) = units.pick(&mut ended, &mut caches.refs) {
                         break t;
                     }
-                    if !ended.is_empty() {
-                        // Report before sleeping: someone waits for these.
+                    if !ended.is_empty() || caches.holds() {
+                        // Report before sleeping: someone waits for these. And let go of
+                        // the last turn's dispatch and memory outside the lock.
                         drop(units);
                         report(std::mem::take(&mut ended));
+                        caches.release();
                         units = self.lock();
                         continue;
                     }
@@ -637,27 +729,39 @@ impl ComputeUnits {
 
 /// Runs one turn of a workgroup.
 fn play(turn: &mut Turn, caches: &mut WorkerCaches, rounds: usize) -> Result<TurnEnd, GroupError> {
-    let info = &*turn.info;
-    if turn.fresh {
-        info.init_workgroup(turn.state.index, &mut turn.state);
-        turn.fresh = false;
+    let Turn { refs, state, fresh, batch, batch_finished, .. } = turn;
+    let info = &*refs.info;
+    if *fresh {
+        info.init_workgroup(state.index, state);
+        *fresh = false;
     }
-    // A fresh snapshot each turn: a long-running workgroup sees memory mapped since.
-    let vm = info.process.vm();
-    let mem = caches.tlb.wave_mem(&vm);
-    let code = caches.for_dispatch(turn.serial, info.target);
-    let (failed, queue) = (&turn.failed, turn.queue.as_deref());
-    let started = info.trace.then(Instant::now);
-    let result = workgroup::run_turn(info, code, &mut turn.state, &mem, rounds, || stop_requested(failed, info, queue));
-    caches.tlb.keep(&vm, &mem);
-    if let (Some(started), Some(trace)) = (started, info.process.trace()) {
-        let worker: Arc<str> = std::thread::current().name().unwrap_or("unnamed").into();
-        let ko = info.packet.kernel_object;
-        let name = trace.kernel_name(ko, || kernel_names::kernel_name(&*vm, ko));
-        let detail = Detail::Workgroup { dispatch_id: info.dispatch_id, index: turn.state.index };
-        trace.record(Track::Worker(worker), name, started, Instant::now(), detail);
-    }
-    result
+    let code = code_cache_for(&mut caches.caches, refs.serial, info.target);
+    // The workgroups of a batch run while each finishes and together they stay within what
+    // one turn of the first may run.
+    let budget = workgroup::turn_instructions(rounds, state.waves.len().max(1));
+    // The current snapshot each turn: a long-running workgroup sees memory mapped since.
+    caches.tlb.with_wave_mem(
+        |kept| info.process.vm_since(kept),
+        |vm, mem| loop {
+            let started = info.trace.then(Instant::now);
+            let result = workgroup::run_turn(info, code, state, mem, rounds, || refs.should_stop());
+            if let (Some(started), Some(trace)) = (started, info.process.trace()) {
+                let worker: Arc<str> = std::thread::current().name().unwrap_or("unnamed").into();
+                let ko = info.packet.kernel_object;
+                let name = trace.kernel_name(ko, || kernel_names::kernel_name(&**vm, ko));
+                let detail = Detail::Workgroup { dispatch_id: info.dispatch_id, index: state.index };
+                trace.record(Track::Worker(worker), name, started, Instant::now(), detail);
+            }
+            // What is left of the batch otherwise goes back unstarted.
+            let go_on = matches!(result, Ok(TurnEnd::Finished)) && state.retired() < budget && !refs.should_stop();
+            if !go_on {
+                return result;
+            }
+            let Some(next) = batch.next() else { return result };
+            *batch_finished += 1;
+            info.init_workgroup(next, state);
+        },
+    )
 }
 
 /// One debug line per dispatch (`ROCJITSU_LOG=sim=debug`): which kernel, its shape, and what
@@ -780,13 +884,13 @@ mod tests {
 
     #[test]
     fn decode_caches_are_per_dispatch_and_bounded() {
-        let mut c = WorkerCaches::new();
+        let mut c = Vec::new();
         for serial in 1..=6 {
-            c.for_dispatch(serial, Target::Gfx90a);
+            code_cache_for(&mut c, serial, Target::Gfx90a);
         }
-        let serials: Vec<u64> = c.caches.iter().map(|(s, _)| *s).collect();
+        let serials: Vec<u64> = c.iter().map(|(s, _)| *s).collect();
         assert_eq!(serials, vec![6, 5, 4, 3]);
-        c.for_dispatch(4, Target::Gfx90a);
-        assert_eq!(c.caches[0].0, 4);
+        code_cache_for(&mut c, 4, Target::Gfx90a);
+        assert_eq!(c[0].0, 4);
     }
 }

@@ -9,16 +9,35 @@ use super::jit::{Block, Engine, Ran};
 use super::memory::{PrivateMem, WaveMem};
 use super::{itrace, vector_modes, Ctx, ExecError, Flow, Wave, WaveStatus};
 use crate::gpu::stats::{op_table, InstClass, InstCounts, Traffic};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Wave-instructions retired by every dispatch of this process so far (for benchmarks:
-/// read it before and after a run). Workers add their count once per workgroup, so
-/// counting costs nothing per instruction.
-static RETIRED: AtomicU64 = AtomicU64::new(0);
+/// read it before and after a run). Workers add their count once per turn, so counting
+/// costs nothing per instruction; and each thread adds to its own shard, as one counter
+/// shared by all would move between their cores on every turn (a vector add's turn is a
+/// hundred instructions).
+static RETIRED: [RetiredShard; RETIRED_SHARDS] = [const { RetiredShard(AtomicU64::new(0)) }; RETIRED_SHARDS];
+const RETIRED_SHARDS: usize = 16;
+
+/// One counter on a cache line (two: the adjacent-line prefetcher pairs them) of its own.
+#[repr(align(128))]
+struct RetiredShard(AtomicU64);
+
+/// Shards handed to threads so far.
+static SHARDS_GIVEN: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static MY_SHARD: usize = SHARDS_GIVEN.fetch_add(1, Ordering::Relaxed) % RETIRED_SHARDS;
+}
+
+fn add_retired(n: u64) {
+    let shard = MY_SHARD.with(|s| *s);
+    RETIRED[shard].0.fetch_add(n, Ordering::Relaxed);
+}
 
 /// Wave-instructions retired so far by this process's simulated GPUs.
 pub fn instructions_retired() -> u64 {
-    RETIRED.load(Ordering::Relaxed)
+    RETIRED.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
 }
 
 /// Instructions a wave runs before the next wave of its group gets a turn
@@ -75,6 +94,11 @@ impl GroupState {
             retired: 0,
             counts: InstCounts::default(),
         }
+    }
+
+    /// The wave-instructions retired since [`Self::take_retired`] was last called.
+    pub fn retired(&self) -> u64 {
+        self.retired
     }
 
     /// The wave-instructions retired since the last call.
@@ -136,9 +160,14 @@ pub fn run_turn(
     } else {
         run_rounds(info, code, waves, private, lds, mem, rounds, stop, &mut retired, &mut NoCounting)
     };
-    RETIRED.fetch_add(retired, Ordering::Relaxed);
+    add_retired(retired);
     group.retired += retired;
     result
+}
+
+/// The wave-instructions a turn of `rounds` rounds of a workgroup of `waves` waves may run.
+pub fn turn_instructions(rounds: usize, waves: usize) -> u64 {
+    rounds as u64 * QUANTUM as u64 * waves as u64
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -157,7 +186,7 @@ fn run_rounds(
     // The turn's length is counted in instructions, `rounds` quanta per wave: a round that a
     // barrier ends early (every few dozen instructions in barrier-bound kernels) would
     // otherwise end the turn, and the worker would switch workgroups, after a few hundred.
-    let budget = rounds as u64 * QUANTUM as u64 * waves.len() as u64;
+    let budget = turn_instructions(rounds, waves.len());
     let start = *retired;
     while *retired - start < budget {
         let mut running = 0;

@@ -21,6 +21,7 @@ use crate::gpu::exec::{Ctx, LANES};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64};
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Where translated code finds its sites' mappings: `ctx.mem.sites`.
 const CTX_MEM: i32 = std::mem::offset_of!(Ctx<'static>, mem) as i32;
@@ -30,6 +31,20 @@ const SITE_START: i32 = std::mem::offset_of!(Mapping, start) as i32;
 const SITE_END: i32 = std::mem::offset_of!(Mapping, end) as i32;
 const SITE_HOST: i32 = std::mem::offset_of!(Mapping, host) as i32;
 const SITE_WRITABLE: i32 = std::mem::offset_of!(Mapping, writable) as i32;
+
+/// Sites handed out so far in this process.
+static SITES_GIVEN: AtomicUsize = AtomicUsize::new(0);
+
+/// The site of the next compiled access: numbered across all translations of the process,
+/// not from 0 in each. A wave's runs share its `WaveMem::sites`, so numbering each run from
+/// 0 made the runs of one kernel evict each other's mappings (a saxpy wave's kernel-argument
+/// loads in its first run and its array accesses in its second took the same three sites,
+/// and six of its eight accesses asked `span_host` every time). A kernel's hot runs are
+/// translated one after another, so its sites are consecutive and do not collide while it
+/// has at most [`SITES`] of them.
+fn next_site() -> usize {
+    SITES_GIVEN.fetch_add(1, Ordering::Relaxed) % SITES
+}
 
 /// Simulated GPU memory: checked before the access, and shared with other threads (plain
 /// accesses, as the interpreter's).
@@ -301,10 +316,7 @@ impl Lowering<'_> {
     /// `span_host`, which keeps the mapping for next time.
     fn span(&mut self, f: &Frame, start: Value, len: Value, flags: i64, fast: Block, slow: Block) {
         let (store, global) = (flags & 1 != 0, flags & 6 == 0);
-        let site = global.then(|| {
-            self.sites += 1;
-            (self.sites - 1) % SITES
-        });
+        let site = global.then(next_site);
         let ask = self.b.create_block();
         if let Some(site) = site {
             let mem = self.b.ins().load(I64, scalar_mem(), f.ctx, CTX_MEM);

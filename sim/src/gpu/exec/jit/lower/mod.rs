@@ -170,8 +170,6 @@ struct Lowering<'a> {
     /// While a chunk's fast body is emitted: its float results' NaN lanes, noted instead of
     /// fixed up in place.
     nan_note: Option<NanNote>,
-    /// Compiled global accesses and scalar loads so far: the next one's site (`WaveMem::sites`).
-    sites: usize,
     /// The signature and address of [`super::f64_lanes`].
     lanes_helper: Option<(cranelift_codegen::ir::SigRef, u64)>,
 }
@@ -204,7 +202,7 @@ struct Chunk {
 
 impl<'a> Lowering<'a> {
     fn new(b: FunctionBuilder<'a>, env: Env) -> Self {
-        Lowering { b, env, nan_note: None, sites: 0, lanes_helper: None }
+        Lowering { b, env, nan_note: None, lanes_helper: None }
     }
 
     fn emit(
