@@ -232,6 +232,17 @@ fn ldexp_f64(r: &mut Rng) -> Vec<u32> {
     vec![0xd284_0000 | abs | vgpr_pair(r), pair_src(r) | exponent << 9 | neg]
 }
 
+/// A random `v_mad_u64_u32` (VOP3b): factors a VGPR, an SGPR (a lane-mask register among
+/// them, which earlier vector code of the run may have written) or an inline constant; the
+/// addend a register pair as [`pair_src`] picks it; the carry to VCC or an SGPR pair; now
+/// and then clamp (left to the interpreter's handler).
+fn mad_u64(r: &mut Rng) -> Vec<u32> {
+    let clamp = if r.below(8) == 0 { 1 << 15 } else { 0 };
+    let factor = |r: &mut Rng| if r.below(3) == 0 { uniform_src(r, false) } else { vgpr_src(r) };
+    let (a, b) = (factor(r), factor(r));
+    vec![0xd1e8_0000 | clamp | r.pick(&MASKS) << 8 | vgpr_pair(r), a | b << 9 | pair_src(r) << 18]
+}
+
 /// One random encoded instruction the translator takes on its own (words, with a literal
 /// if it has one): vector mostly, scalar sometimes.
 fn instruction(r: &mut Rng) -> Vec<u32> {
@@ -243,6 +254,7 @@ fn instruction(r: &mut Rng) -> Vec<u32> {
         1 => return pk_f32(r),
         2 => return f64_division(r),
         3 => return ldexp_f64(r),
+        4 => return mad_u64(r),
         _ => {}
     }
     loop {
@@ -361,7 +373,7 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     let (mut deferred, mut packed, mut double) = (0usize, 0usize, 0usize);
     let (mut double_compares, mut double_conversions, mut double_modified) = (0usize, 0usize, 0usize);
     let mut divisions = [0usize; 3];
-    let mut scalings = 0usize;
+    let (mut scalings, mut multiply_adds) = (0usize, 0usize);
     for case in 0..10_000 {
         let len = 1 + r.below(12) as usize;
         let program = if case % 4 == 3 { a_loop(&mut r, len) } else { (0..len).map(|_| instruction(&mut r)).collect() };
@@ -410,6 +422,7 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
         }
         double_conversions += steps_where(&plan, |k| matches!(k, select::Kind::CvtF64 { .. }));
         scalings += steps_where(&plan, |k| matches!(k, select::Kind::LdexpF64 { .. }));
+        multiply_adds += steps_where(&plan, |k| k == select::Kind::MadU64U32);
         double_modified += steps_where(
             &plan,
             |k| matches!(k, select::Kind::F64 { abs, neg, .. } | select::Kind::CmpF64 { abs, neg, .. } if abs | neg != 0),
@@ -433,11 +446,12 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     assert!(double_modified > 100, "{double_modified} f64 steps with abs or neg");
     assert!(divisions.iter().all(|n| *n > 300), "f64 division helpers (scale, fmas, fixup): {divisions:?}");
     assert!(scalings > 100, "{scalings} v_ldexp_f64 steps");
+    assert!(multiply_adds > 100, "{multiply_adds} v_mad_u64_u32 steps");
     eprintln!(
         "{programs} programs, {translated} instructions in translated runs, {mixed} mixed runs, \
          {compiled_scalar} scalar instructions compiled ({deferred} moved past vector code), {packed} packed-f32 and {double} f64 steps, \
          {double_compares} f64 compares, {double_conversions} conversions to f64, {double_modified} f64 steps with abs or neg, \
-         {divisions:?} f64 division helpers (scale, fmas, fixup), {scalings} v_ldexp_f64"
+         {divisions:?} f64 division helpers (scale, fmas, fixup), {scalings} v_ldexp_f64, {multiply_adds} v_mad_u64_u32"
     );
 }
 

@@ -210,6 +210,11 @@ pub enum Kind {
         neg_lo: u8,
         neg_hi: u8,
     },
+    /// `v_mad_u64_u32` without clamp: two 32-bit factors and a 64-bit addend (a register
+    /// pair: a VGPR pair, an SGPR pair or a constant) into a VGPR pair, the carry out of
+    /// the sum to a lane mask. The address arithmetic of compiled code (`base + i * size`
+    /// with a 64-bit base), and HIP's fill kernels.
+    MadU64U32,
     /// A 64-bit shift (`v_lshlrev_b64`, `v_lshrrev_b64`, `v_ashrrev_i64`) of the VGPR pair
     /// at source 1 by a constant `amount` (already `& 63`), into a VGPR pair: address
     /// arithmetic.
@@ -1097,9 +1102,13 @@ fn on_pairs(kind: Kind) -> bool {
 fn step_vgprs(step: &Step) -> u16 {
     // Registers per operand: pairs for the 64-bit ops.
     let width = if on_pairs(step.kind) { 2 } else { 1 };
-    let dst_width = if matches!(step.kind, Kind::CvtF64 { .. }) { 2 } else { width };
-    // (`v_ldexp_f64`'s exponent is one dword.)
-    let src_width = |i: usize| if i == 1 && matches!(step.kind, Kind::LdexpF64 { .. }) { 1 } else { width };
+    let dst_width = if matches!(step.kind, Kind::CvtF64 { .. } | Kind::MadU64U32) { 2 } else { width };
+    // (`v_ldexp_f64`'s exponent is one dword; `v_mad_u64_u32`'s addend alone is a pair.)
+    let src_width = |i: usize| match step.kind {
+        Kind::LdexpF64 { .. } if i == 1 => 1,
+        Kind::MadU64U32 => 1 + (i == 2) as u16,
+        _ => width,
+    };
     let srcs = step.src.iter().enumerate().filter_map(|(i, s)| match s {
         Some(Src::Vgpr(n)) => Some(*n as u16 + src_width(i)),
         _ => None,
@@ -1151,6 +1160,7 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         Kind::CmpF64 { .. } if Env::new(mode).in64() => return cmp_f64_step(inst, kind, seg, written),
         Kind::DivF64(op) if Env::new(mode).host64() => return div_f64_step(inst, op, seg, written),
         Kind::LdexpF64 { .. } if Env::new(mode).host64() => return ldexp_f64_step(inst, seg, written),
+        Kind::MadU64U32 => return mad_u64_step(inst, seg, written),
         Kind::F64 { .. } | Kind::CmpF64 { .. } | Kind::DivF64(_) | Kind::LdexpF64 { .. } => return None,
         _ => {}
     }
@@ -1307,7 +1317,7 @@ fn f64_modifiers(inst: &Inst, arity: usize) -> Option<(u8, u8)> {
 
 /// The f64 constant of source `i` as the interpreter reads it (the pattern the operand's
 /// type gives it), as low and high dwords.
-fn f64_constant(inst: &Inst, i: usize) -> Option<[u32; 2]> {
+fn pair_constant(inst: &Inst, i: usize) -> Option<[u32; 2]> {
     let scratch = crate::gpu::exec::wave::Wave::new(0, 0);
     let k = scratch.read_scalar64(inst.src[i], inst.info().src[i].ty, inst.literal).ok()?;
     Some([k as u32, (k >> 32) as u32])
@@ -1321,7 +1331,7 @@ fn f64_step(inst: &Inst, kind: Kind, seg: &mut Segment, written: &[(MaskReg, u16
     // (`v_fmac_f64`'s third input is its destination, read by the lowering.)
     let arity = if acc { 2 } else { op.arity() };
     let (abs, neg) = f64_modifiers(inst, arity)?;
-    let src = pair_sources(inst, arity, seg, written, |i| f64_constant(inst, i))?;
+    let src = pair_sources(inst, arity, seg, written, |i| pair_constant(inst, i))?;
     Some(Step { kind: Kind::F64 { op, acc, abs, neg }, dst: Some(dst), src, mask_in: None, mask_out: None })
 }
 
@@ -1354,7 +1364,7 @@ fn div_f64_step(inst: &Inst, op: DivOp, seg: &mut Segment, written: &[(MaskReg, 
     if (op == DivOp::Scale && mask_out.is_none()) || seg.masks_in.len() + new_mask_in.is_some() as usize > MAX_MASKS {
         return None;
     }
-    let src = pair_sources(inst, 3, seg, written, |i| f64_constant(inst, i))?;
+    let src = pair_sources(inst, 3, seg, written, |i| pair_constant(inst, i))?;
     if let Some(reg) = new_mask_in {
         seg.masks_in.push(reg);
     }
@@ -1369,7 +1379,7 @@ fn ldexp_f64_step(inst: &Inst, seg: &mut Segment, written: &[(MaskReg, u16)]) ->
     let (abs, neg) = f64_modifiers(inst, 1)?;
     let exponent = dword_source(inst, 1, written)?;
     let mark = seg.uniforms.len();
-    let mut src = pair_sources(inst, 1, seg, written, |i| f64_constant(inst, i))?;
+    let mut src = pair_sources(inst, 1, seg, written, |i| pair_constant(inst, i))?;
     src[1] = Some(match exponent {
         Ok(n) => Src::Vgpr(n),
         Err(uniform) if seg.uniforms.len() < MAX_UNIFORMS => {
@@ -1385,6 +1395,38 @@ fn ldexp_f64_step(inst: &Inst, seg: &mut Segment, written: &[(MaskReg, u16)]) ->
     Some(Step { kind, dst: Some(dst), src, mask_in: None, mask_out: None })
 }
 
+/// The step of `v_mad_u64_u32` without modifiers: factors as [`dword_source`] reads them,
+/// the addend as [`pair_sources`] does, a VGPR pair out and the carry to a lane mask.
+fn mad_u64_step(inst: &Inst, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
+    if !plain(inst) {
+        return None;
+    }
+    let Operand::Vgpr(dst) = inst.dst[0] else { return None };
+    let mask_out = mask_out_slot(inst, seg).filter(|m| (*m as usize) < MAX_MASKS)?;
+    let factors = [0, 1].map(|i| dword_source(inst, i, written));
+    let mark = seg.uniforms.len();
+    let mut src = [None; 3];
+    for (i, factor) in factors.into_iter().enumerate() {
+        src[i] = Some(match factor? {
+            Ok(n) => Src::Vgpr(n),
+            Err(uniform) => {
+                seg.uniforms.push(uniform);
+                Src::Uniform((seg.uniforms.len() - 1) as u8)
+            }
+        });
+    }
+    let addend = match seg.uniforms.len() <= MAX_UNIFORMS {
+        true => pair_sources_at(inst, &[2], seg, written, |i| pair_constant(inst, i)),
+        false => None,
+    };
+    let Some(addend) = addend else {
+        seg.uniforms.truncate(mark);
+        return None;
+    };
+    src[2] = addend[2];
+    Some(Step { kind: Kind::MadU64U32, dst: Some(dst), src, mask_in: None, mask_out: Some(mask_out) })
+}
+
 /// The step of an f64 compare: two register pairs in, a lane mask out.
 fn cmp_f64_step(inst: &Inst, kind: Kind, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
     let Kind::CmpF64 { cond, .. } = kind else { return None };
@@ -1393,7 +1435,7 @@ fn cmp_f64_step(inst: &Inst, kind: Kind, seg: &mut Segment, written: &[(MaskReg,
     if mask_out as usize >= MAX_MASKS {
         return None;
     }
-    let src = pair_sources(inst, 2, seg, written, |i| f64_constant(inst, i))?;
+    let src = pair_sources(inst, 2, seg, written, |i| pair_constant(inst, i))?;
     Some(Step { kind: Kind::CmpF64 { cond, abs, neg }, dst: None, src, mask_in: None, mask_out: Some(mask_out) })
 }
 
@@ -1407,9 +1449,21 @@ fn pair_sources(
     written: &[(MaskReg, u16)],
     constant: impl Fn(usize) -> Option<[u32; 2]>,
 ) -> Option<[Option<Src>; 3]> {
+    pair_sources_at(inst, &[0, 1, 2][..arity], seg, written, constant)
+}
+
+/// [`pair_sources`] for the sources of `inst` at `indices` (the others `None`).
+fn pair_sources_at(
+    inst: &Inst,
+    indices: &[usize],
+    seg: &mut Segment,
+    written: &[(MaskReg, u16)],
+    constant: impl Fn(usize) -> Option<[u32; 2]>,
+) -> Option<[Option<Src>; 3]> {
     let mut uniforms = Vec::new();
     let mut src = [None; 3];
-    for (i, s) in src.iter_mut().enumerate().take(arity) {
+    for &i in indices {
+        let s = &mut src[i];
         let pair = match inst.src[i] {
             Operand::Vgpr(n) if n < u8::MAX => {
                 *s = Some(Src::Vgpr(n));
@@ -1548,6 +1602,7 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VCvtF32Ubyte3 => Kind::CvtF32Ubyte(3),
         // The amount is resolved from the instruction (`shift64_step`).
         Op::VLshlrevB64 => Kind::Shift64 { op: Shift64::Shl, amount: 0 },
+        Op::VMadU64U32 => Kind::MadU64U32,
         Op::VLshrrevB64 => Kind::Shift64 { op: Shift64::Shr, amount: 0 },
         Op::VAshrrevI64 => Kind::Shift64 { op: Shift64::Sar, amount: 0 },
         // The halves are resolved from the instruction (`pk_mov_step`).
@@ -1716,6 +1771,29 @@ mod tests {
         // f64 denormals flushed: the interpreter's handlers.
         let p = plan(&code, 0x30);
         assert!(segments(&p).iter().all(|s| s.steps.is_empty()), "{p:#?}");
+    }
+
+    #[test]
+    fn mad_u64_u32_is_a_step_with_dword_factors_and_a_pair_addend() {
+        // Encodings by llvm-mc-15 (gfx90a).
+        let code = insts(&[
+            &[0xd1e8_0604, 0x0408_0501], // v_mad_u64_u32 v[4:5], s[6:7], v1, s2, v[2:3]
+            &[0xd1e8_6a08, 0x021e_0202], // v_mad_u64_u32 v[8:9], vcc, s2, v1, 7
+            &[0xd1e8_8804, 0x002a_0300], // v_mad_u64_u32 v[4:5], s[8:9], v0, v1, s[10:11] clamp
+        ]);
+        let p = plan(&code, 0xf0);
+        assert_eq!(p.insts, 3);
+        let seg = segments(&p)[0];
+        let kinds: Vec<Kind> = seg.steps.iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, [Kind::MadU64U32, Kind::MadU64U32], "clamp is left to the interpreter");
+        assert_eq!(seg.steps[0].src, [Some(Src::Vgpr(1)), Some(Src::Uniform(0)), Some(Src::Vgpr(2))]);
+        // The constant addend is a pair of uniform dwords: 7 and its high dword, 0.
+        assert_eq!(seg.steps[1].src, [Some(Src::Uniform(1)), Some(Src::Vgpr(1)), Some(Src::Uniform(2))]);
+        assert_eq!(seg.uniforms, [Uniform::Sgpr(2), Uniform::Sgpr(2), Uniform::Const(7), Uniform::Const(0)]);
+        assert_eq!(seg.masks_out, [MaskReg::Sgpr(6), MaskReg::Vcc]);
+        assert_eq!([seg.steps[0].mask_out, seg.steps[1].mask_out], [Some(0), Some(1)]);
+        // The destination pair v[8:9] is the last register written.
+        assert_eq!(p.vgprs, 10);
     }
 
     #[test]

@@ -804,6 +804,13 @@ impl<'a> Lowering<'a> {
                 ch.regs.insert(dst + 1, (hi, true));
                 (Some(lo), None)
             }
+            Kind::MadU64U32 => {
+                let addend = step.src[2].expect("an addend");
+                let addend_hi = self.read(ch, next_dword(addend), uniforms);
+                let (lo, hi, carry) = self.mad_u64_u32(src[0], src[1], src[2], addend_hi);
+                ch.regs.insert(step.dst.expect("a destination") + 1, (hi, true));
+                (Some(lo), Some(carry))
+            }
             Kind::Shift64 { op, amount } => {
                 let Some(Src::Vgpr(s)) = step.src[1] else { unreachable!("a 64-bit shift of a VGPR pair") };
                 let hi = self.read(ch, Src::Vgpr(s + 1), uniforms);
@@ -1068,6 +1075,37 @@ impl<'a> Lowering<'a> {
             let v = self.b.ins().shuffle(lo, hi, order);
             self.b.ins().bitcast(F64X2, lanes(), v)
         })
+    }
+
+    /// `v_mad_u64_u32` on one chunk: `a * b + c` of 32-bit factors and a 64-bit addend (its
+    /// low and high dwords), as the result's low and high dwords and the carry out of the
+    /// sum (all ones in a lane where the 64-bit sum wrapped). Two 64-bit lanes per host
+    /// vector, lanes 0 and 1 then 2 and 3, as the f64 ops do.
+    fn mad_u64_u32(&mut self, a: Value, b: Value, c_lo: Value, c_hi: Value) -> (Value, Value, Value) {
+        let addend = self.interleave(c_lo, c_hi).map(|v| self.b.ins().bitcast(I64X2, lanes(), v));
+        let [sum01, sum23, carry01, carry23] = {
+            let mut out = [a; 4];
+            for (h, c) in addend.into_iter().enumerate() {
+                // The factors' lanes widened with zeros: Cranelift makes the product one
+                // `pmuludq` (32 x 32 -> 64 bits, exact).
+                let (wa, wb) = if h == 0 {
+                    (self.b.ins().uwiden_low(a), self.b.ins().uwiden_low(b))
+                } else {
+                    (self.b.ins().uwiden_high(a), self.b.ins().uwiden_high(b))
+                };
+                let product = self.b.ins().imul(wa, wb);
+                let sum = self.b.ins().iadd(product, c);
+                // The sum wrapped exactly where it is below the addend.
+                out[h] = sum;
+                out[2 + h] = self.b.ins().icmp(IntCC::UnsignedLessThan, sum, c);
+            }
+            out
+        };
+        let as_f64 = |me: &mut Self, v: Value| me.b.ins().bitcast(F64X2, lanes(), v);
+        let sums = [as_f64(self, sum01), as_f64(self, sum23)];
+        let (lo, hi) = self.f64_lanes_to_pair(sums);
+        let carry = self.low_dwords(carry01, carry23);
+        (lo, hi, carry)
     }
 
     /// Two f64 vectors (lanes 0 and 1, 2 and 3) as a register pair's low and high dwords.
