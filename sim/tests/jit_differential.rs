@@ -243,18 +243,6 @@ fn mad_u64(r: &mut Rng) -> Vec<u32> {
     vec![0xd1e8_0000 | clamp | r.pick(&MASKS) << 8 | vgpr_pair(r), a | b << 9 | pair_src(r) << 18]
 }
 
-/// A random `v_rsq_f64`: VOP1 of a register pair as [`pair_src`] picks it, or VOP3 with
-/// abs and neg now and then, and clamp (left to the interpreter's handler) rarely.
-fn rsq_f64(r: &mut Rng) -> Vec<u32> {
-    if r.below(2) == 0 {
-        return vec![0x7e00_4c00 | vgpr_pair(r) << 17 | pair_src(r)];
-    }
-    let abs = if r.below(3) == 0 { 1 << 8 } else { 0 };
-    let neg = if r.below(3) == 0 { 1 << 29 } else { 0 };
-    let clamp = if r.below(8) == 0 { 1 << 15 } else { 0 };
-    vec![0xd166_0000 | abs | clamp | vgpr_pair(r), pair_src(r) | neg]
-}
-
 /// One random encoded instruction the translator takes on its own (words, with a literal
 /// if it has one): vector mostly, scalar sometimes.
 fn instruction(r: &mut Rng) -> Vec<u32> {
@@ -267,7 +255,6 @@ fn instruction(r: &mut Rng) -> Vec<u32> {
         2 => return f64_division(r),
         3 => return ldexp_f64(r),
         4 => return mad_u64(r),
-        5 => return rsq_f64(r),
         _ => {}
     }
     loop {
@@ -386,7 +373,7 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     let (mut deferred, mut packed, mut double) = (0usize, 0usize, 0usize);
     let (mut double_compares, mut double_conversions, mut double_modified) = (0usize, 0usize, 0usize);
     let mut divisions = [0usize; 3];
-    let (mut scalings, mut multiply_adds, mut square_roots) = (0usize, 0usize, 0usize);
+    let (mut scalings, mut multiply_adds) = (0usize, 0usize);
     for case in 0..10_000 {
         let len = 1 + r.below(12) as usize;
         let program = if case % 4 == 3 { a_loop(&mut r, len) } else { (0..len).map(|_| instruction(&mut r)).collect() };
@@ -436,7 +423,6 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
         double_conversions += steps_where(&plan, |k| matches!(k, select::Kind::CvtF64 { .. }));
         scalings += steps_where(&plan, |k| matches!(k, select::Kind::LdexpF64 { .. }));
         multiply_adds += steps_where(&plan, |k| k == select::Kind::MadU64U32);
-        square_roots += steps_where(&plan, |k| matches!(k, select::Kind::RsqF64 { .. }));
         double_modified += steps_where(
             &plan,
             |k| matches!(k, select::Kind::F64 { abs, neg, .. } | select::Kind::CmpF64 { abs, neg, .. } if abs | neg != 0),
@@ -461,12 +447,11 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     assert!(divisions.iter().all(|n| *n > 300), "f64 division helpers (scale, fmas, fixup): {divisions:?}");
     assert!(scalings > 100, "{scalings} v_ldexp_f64 steps");
     assert!(multiply_adds > 100, "{multiply_adds} v_mad_u64_u32 steps");
-    assert!(square_roots > 100, "{square_roots} v_rsq_f64 steps");
     eprintln!(
         "{programs} programs, {translated} instructions in translated runs, {mixed} mixed runs, \
          {compiled_scalar} scalar instructions compiled ({deferred} moved past vector code), {packed} packed-f32 and {double} f64 steps, \
          {double_compares} f64 compares, {double_conversions} conversions to f64, {double_modified} f64 steps with abs or neg, \
-         {divisions:?} f64 division helpers (scale, fmas, fixup), {scalings} v_ldexp_f64, {multiply_adds} v_mad_u64_u32, {square_roots} v_rsq_f64"
+         {divisions:?} f64 division helpers (scale, fmas, fixup), {scalings} v_ldexp_f64, {multiply_adds} v_mad_u64_u32"
     );
 }
 
@@ -579,56 +564,6 @@ fn ldexp_at_the_bounds_of_the_fast_test_matches_the_interpreter() {
         };
         edges_in_fast_chunks(&words, &cases, typical, set, |_| (), name);
     }
-}
-
-/// `v_rsq_f64` at and around the bounds of the translated code's fast test (a positive
-/// number whose exponent field is in 523..=1522, [2^-500, 2^500)) and the specials it leaves
-/// to the interpreter (zeros, denormals, negative numbers, infinities, NaNs), each in a chunk
-/// whose other lanes pass it; and whole waves of random numbers in range, where the
-/// correctly rounded choice among `1/sqrt(x)` and its neighbours is made by the translated
-/// code itself.
-#[test]
-fn rsq_f64_at_the_bounds_of_the_fast_test_and_in_range_matches_the_interpreter() {
-    // Encodings by llvm-mc-15 (gfx90a).
-    const E32: [u32; 1] = [0x7e0c_4d00]; // v_rsq_f64_e32 v[6:7], v[0:1]
-    const MODIFIED: [u32; 2] = [0xd166_0106, 0x2000_0100]; // v_rsq_f64_e64 v[6:7], -|v[0:1]|
-    let f = |sign: u64, e: u64, m: u64| sign << 63 | e << 52 | m;
-    let typical = f(0, 1023, 0x8_1234_5678_9abc);
-    let mut cases: Vec<u64> = Vec::new();
-    for e in [0u64, 1, 521, 522, 523, 524, 1023, 1521, 1522, 1523, 1524, 2046, 2047] {
-        for m in [0, 1, 0x8_0000_0000_0000, 0xf_ffff_ffff_ffff] {
-            cases.extend([f(0, e, m), f(1, e, m)]);
-        }
-    }
-    cases.extend([0x7ff4_0000_0000_1234, 0xfff8_0000_0000_0000]);
-    for (name, words) in [("v_rsq_f64", &E32[..]), ("v_rsq_f64 of -|a|", &MODIFIED[..])] {
-        let set = |h: &mut Harness, lane: usize, a: u64| {
-            h.wave.vgpr[0][lane] = a as u32;
-            h.wave.vgpr[1][lane] = (a >> 32) as u32;
-        };
-        edges_in_fast_chunks(words, &cases, typical, set, |_| (), name);
-    }
-    // Whole waves in range (the fast test passes in every chunk).
-    for round in 0..200 {
-        let run = |engine: Engine| {
-            let mut h = Harness::new();
-            h.set_engine(engine);
-            h.wave.mode = 0xf0;
-            h.wave.exec = u64::MAX;
-            let mut r = Rng(round);
-            for lane in 0..64 {
-                let (e, m) = (523 + r.below(1000) as u64, (r.next() as u64) << 32 | r.next() as u64);
-                let a = f(0, e, m & 0xf_ffff_ffff_ffff);
-                h.wave.vgpr[0][lane] = a as u32;
-                h.wave.vgpr[1][lane] = (a >> 32) as u32;
-            }
-            h.run(&E32).expect("runs");
-            (h.wave.vgpr[6], h.wave.vgpr[7])
-        };
-        assert_eq!(run(Engine::Interp), run(Engine::Jit), "round {round}");
-    }
-    // The translator compiled them (a run it cannot compile is interpreted, and would pass).
-    assert_eq!(jit::stats().1, 0, "runs that failed to compile");
 }
 
 /// Address registers of the memory programs: pairs v[12:13] and v[14:15], the 32-bit offset

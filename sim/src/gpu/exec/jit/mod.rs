@@ -137,7 +137,7 @@ unsafe extern "C" fn interpret_step(
 
 /// The f64 operations whose fast test in translated code failed for some lane of a chunk
 /// (`op`, a [`select::LaneFn`] number): the division helpers (`v_div_scale_f64`,
-/// `v_div_fmas_f64`, `v_div_fixup_f64`), `v_ldexp_f64` and `v_rsq_f64`, on four lanes, by the
+/// `v_div_fmas_f64`, `v_div_fixup_f64`) and `v_ldexp_f64`, on four lanes, by the
 /// interpreter's own per-lane functions. `io` holds the sources' four lanes (`a`, `b`, `c`;
 /// `v_ldexp_f64`'s exponent in the low dword of `b`) and a lane-mask word (bit `l`: lane
 /// `l`'s VCC bit for `v_div_fmas_f64`); the results go to the first four words,
@@ -146,7 +146,7 @@ unsafe extern "C" fn interpret_step(
 /// # Safety
 /// `io` points to 13 words the caller owns for the call (a stack slot of the translated code).
 unsafe extern "C" fn f64_lanes(op: u64, mode: u64, io: *mut [u64; 13]) {
-    use crate::gpu::exec::ops::valu::{float, float_div, fp::Env, trans};
+    use crate::gpu::exec::ops::valu::{float, float_div, fp::Env};
     use select::LaneFn;
     // SAFETY: the caller's contract.
     let io = unsafe { &mut *io };
@@ -162,7 +162,6 @@ unsafe extern "C" fn f64_lanes(op: u64, mode: u64, io: *mut [u64; 13]) {
             }
             op if op == LaneFn::DivFmas as u64 => float_div::fmas64(a, b, c, io[12] >> l & 1 != 0, env),
             op if op == LaneFn::DivFixup as u64 => float_div::fixup64(a, b, c, env),
-            op if op == LaneFn::Rsq as u64 => trans::rsq64_lane(a, env),
             _ => float::ldexp64(a, b as u32 as i32, env),
         };
     }

@@ -177,15 +177,6 @@ pub enum Kind {
         abs: bool,
         neg: bool,
     },
-    /// `v_rsq_f64`: a register pair (its sign-bit modifiers applied) into a VGPR pair.
-    /// Taken where MODE keeps f64 denormals and rounds to nearest even; the translated code
-    /// makes the interpreter's correctly rounded choice itself (the candidate `1/sqrt(x)`
-    /// and its two neighbours, by their residuals) where every lane is in [2^-500, 2^500),
-    /// and hands the other chunks to the interpreter's per-lane function.
-    RsqF64 {
-        abs: bool,
-        neg: bool,
-    },
     /// `v_cvt_f64_u32` / `v_cvt_f64_i32`: a 32-bit source into a VGPR pair (exact).
     CvtF64 {
         signed: bool,
@@ -270,7 +261,6 @@ pub enum LaneFn {
     DivFmas = 1,
     DivFixup = 2,
     Ldexp = 3,
-    Rsq = 4,
 }
 
 impl From<DivOp> for LaneFn {
@@ -1106,7 +1096,6 @@ fn on_pairs(kind: Kind) -> bool {
             | Kind::CmpF64 { .. }
             | Kind::DivF64(_)
             | Kind::LdexpF64 { .. }
-            | Kind::RsqF64 { .. }
     )
 }
 
@@ -1141,7 +1130,6 @@ fn is_f32(k: Kind) -> bool {
             | Kind::CmpF64 { .. }
             | Kind::DivF64(_)
             | Kind::LdexpF64 { .. }
-            | Kind::RsqF64 { .. }
             | Kind::CvtF32U32
             | Kind::CvtF32I32
     )
@@ -1173,10 +1161,7 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         Kind::DivF64(op) if Env::new(mode).host64() => return div_f64_step(inst, op, seg, written),
         Kind::LdexpF64 { .. } if Env::new(mode).host64() => return ldexp_f64_step(inst, seg, written),
         Kind::MadU64U32 => return mad_u64_step(inst, seg, written),
-        Kind::RsqF64 { .. } if Env::new(mode).host64() => return rsq_f64_step(inst, seg, written),
-        Kind::F64 { .. } | Kind::CmpF64 { .. } | Kind::DivF64(_) | Kind::LdexpF64 { .. } | Kind::RsqF64 { .. } => {
-            return None
-        }
+        Kind::F64 { .. } | Kind::CmpF64 { .. } | Kind::DivF64(_) | Kind::LdexpF64 { .. } => return None,
         _ => {}
     }
     if !plain(inst) {
@@ -1442,16 +1427,6 @@ fn mad_u64_step(inst: &Inst, seg: &mut Segment, written: &[(MaskReg, u16)]) -> O
     Some(Step { kind: Kind::MadU64U32, dst: Some(dst), src, mask_in: None, mask_out: Some(mask_out) })
 }
 
-/// The step of `v_rsq_f64`: a register pair with its sign-bit modifiers in, a VGPR pair
-/// out.
-fn rsq_f64_step(inst: &Inst, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
-    let Operand::Vgpr(dst) = inst.dst[0] else { return None };
-    let (abs, neg) = f64_modifiers(inst, 1)?;
-    let src = pair_sources(inst, 1, seg, written, |i| pair_constant(inst, i))?;
-    let kind = Kind::RsqF64 { abs: abs & 1 != 0, neg: neg & 1 != 0 };
-    Some(Step { kind, dst: Some(dst), src, mask_in: None, mask_out: None })
-}
-
 /// The step of an f64 compare: two register pairs in, a lane mask out.
 fn cmp_f64_step(inst: &Inst, kind: Kind, seg: &mut Segment, written: &[(MaskReg, u16)]) -> Option<Step> {
     let Kind::CmpF64 { cond, .. } = kind else { return None };
@@ -1646,7 +1621,6 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VDivFmasF64 => Kind::DivF64(DivOp::Fmas),
         Op::VDivFixupF64 => Kind::DivF64(DivOp::Fixup),
         Op::VLdexpF64 => Kind::LdexpF64 { abs: false, neg: false },
-        Op::VRsqF64 => Kind::RsqF64 { abs: false, neg: false },
         Op::VCvtF64U32 => Kind::CvtF64 { signed: false },
         Op::VCvtF64I32 => Kind::CvtF64 { signed: true },
         _ => return compare(op.name()),
@@ -1795,29 +1769,6 @@ mod tests {
         // The exponent is one register: v255 is the last one read.
         assert_eq!(p.vgprs, 256);
         // f64 denormals flushed: the interpreter's handlers.
-        let p = plan(&code, 0x30);
-        assert!(segments(&p).iter().all(|s| s.steps.is_empty()), "{p:#?}");
-    }
-
-    #[test]
-    fn rsq_f64_is_a_step_on_register_pairs() {
-        // Encodings by llvm-mc-15 (gfx90a).
-        let code = insts(&[
-            &[0x7e08_4d02],              // v_rsq_f64_e32 v[4:5], v[2:3]
-            &[0xd166_0104, 0x2000_0102], // v_rsq_f64_e64 v[4:5], -|v[2:3]|
-            &[0x7e08_4c02],              // v_rsq_f64_e32 v[4:5], s[2:3]
-            &[0xd166_8004, 0x0000_0102], // v_rsq_f64_e64 v[4:5], v[2:3] clamp
-        ]);
-        let p = plan(&code, 0xf0);
-        assert_eq!(p.insts, 4);
-        let seg = segments(&p)[0];
-        let kinds: Vec<Kind> = seg.steps.iter().map(|s| s.kind).collect();
-        let plain = Kind::RsqF64 { abs: false, neg: false };
-        assert_eq!(kinds, [plain, Kind::RsqF64 { abs: true, neg: true }, plain], "clamp is left to the interpreter");
-        assert_eq!(seg.steps[2].src[0], Some(Src::Uniform(0)));
-        assert_eq!(seg.uniforms, [Uniform::Sgpr(2), Uniform::Sgpr(3)]);
-        assert_eq!(p.vgprs, 6);
-        // f64 denormals flushed: the interpreter's handler.
         let p = plan(&code, 0x30);
         assert!(segments(&p).iter().all(|s| s.steps.is_empty()), "{p:#?}");
     }

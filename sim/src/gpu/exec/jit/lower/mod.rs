@@ -804,14 +804,6 @@ impl<'a> Lowering<'a> {
                 ch.regs.insert(dst + 1, (hi, true));
                 (Some(lo), None)
             }
-            Kind::RsqF64 { abs, neg } => {
-                let pair = step.src[0].expect("a register pair");
-                let hi = self.read(ch, next_dword(pair), uniforms);
-                let hi = self.sign_modifiers(hi, abs, neg);
-                let (lo, hi) = self.rsq_f64(src[0], hi, lane_bits);
-                ch.regs.insert(step.dst.expect("a destination") + 1, (hi, true));
-                (Some(lo), None)
-            }
             Kind::MadU64U32 => {
                 let addend = step.src[2].expect("an addend");
                 let addend_hi = self.read(ch, next_dword(addend), uniforms);
@@ -1197,56 +1189,6 @@ impl<'a> Lowering<'a> {
         let none = self.splat(0);
         let x = [(lo, hi), (n, none), (none, none)];
         let (lo, hi, _) = self.fast_or_lanes(ok, (lo, fast_hi, None), LaneFn::Ldexp, x, None, lane_bits);
-        (lo, hi)
-    }
-
-    /// `v_rsq_f64` on one chunk (its source as low and high dwords, modifiers applied): the
-    /// interpreter's correctly rounded choice (`trans::rsq64`) where every lane is a positive
-    /// number in [2^-500, 2^500) — of `y = 1/sqrt(x)` and its two neighbours, the one whose
-    /// residual `1 - c²x` (from fused operations) is smallest, `y` first among equals, every
-    /// value of the search normal — and the interpreter's per-lane function for the other
-    /// chunks.
-    fn rsq_f64(&mut self, lo: Value, hi: Value, lane_bits: Value) -> (Value, Value) {
-        // The sign and exponent field together (an arithmetic shift): a negative lane is
-        // below the bounds.
-        let by = self.b.ins().iconst(I32, 20);
-        let top = self.b.ins().sshr(hi, by);
-        let ok = self.all_within([(top, (1023 - 500, 1023 + 499))]);
-        let x = self.interleave(lo, hi);
-        let one = self.b.ins().f64const(1.0);
-        let one = self.b.ins().splat(F64X2, one);
-        let unit = self.b.ins().iconst(I64, 1);
-        let unit = self.b.ins().splat(I64X2, unit);
-        let best = x.map(|x| {
-            let root = self.b.ins().sqrt(x);
-            let y = self.b.ins().fdiv(one, root);
-            let bits = self.b.ins().bitcast(I64X2, lanes(), y);
-            // A positive normal number's neighbours are one unit of its bits away.
-            let down = self.b.ins().isub(bits, unit);
-            let up = self.b.ins().iadd(bits, unit);
-            let residual = |me: &mut Self, c: Value| {
-                let c = me.b.ins().bitcast(F64X2, lanes(), c);
-                let p = me.b.ins().fmul(c, c);
-                let minus_p = me.b.ins().fneg(p);
-                let error = me.b.ins().fma(c, c, minus_p);
-                let r = me.b.ins().fma(minus_p, x, one);
-                let e = me.b.ins().fmul(error, x);
-                let r = me.b.ins().fsub(r, e);
-                me.b.ins().fabs(r)
-            };
-            let [r_y, r_down, r_up] = [bits, down, up].map(|c| residual(self, c));
-            let lower = self.b.ins().fcmp(FloatCC::LessThan, r_down, r_y);
-            let best = self.b.ins().bitselect(lower, down, bits);
-            let lower_f = self.b.ins().bitcast(F64X2, lanes(), lower);
-            let r_best = self.b.ins().bitselect(lower_f, r_down, r_y);
-            let higher = self.b.ins().fcmp(FloatCC::LessThan, r_up, r_best);
-            let best = self.b.ins().bitselect(higher, up, best);
-            self.b.ins().bitcast(F64X2, lanes(), best)
-        });
-        let (fast_lo, fast_hi) = self.f64_lanes_to_pair(best);
-        let none = self.splat(0);
-        let x = [(lo, hi), (none, none), (none, none)];
-        let (lo, hi, _) = self.fast_or_lanes(ok, (fast_lo, fast_hi, None), LaneFn::Rsq, x, None, lane_bits);
         (lo, hi)
     }
 

@@ -80,12 +80,6 @@ fn t64(a: u64, e: Env, f: fn(f64) -> f64) -> u64 {
     F64.flush(f(x).to_bits(), e.out64())
 }
 
-/// `v_rsq_f64` of one lane (its raw bits, modifiers applied), as the interpreter computes
-/// it: for translated code's chunks that it does not take itself.
-pub(crate) fn rsq64_lane(a: u64, env: Env) -> u64 {
-    t64(a, env, rsq64)
-}
-
 fn rcp(x: f64) -> f64 {
     1.0 / x
 }
