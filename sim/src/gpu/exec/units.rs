@@ -23,9 +23,10 @@
 //! turn, so a turn is the unit of both fairness and latency.
 //!
 //! A turn of a new workgroup may carry a batch of the next ones, run one after another in
-//! its place while each finishes within its turn and all together within one turn's
-//! instructions: a vector add's workgroup ends in a hundred instructions, less than taking
-//! and giving back a turn costs. What a batch does not start goes back to be admitted first.
+//! its place while each finishes within its turn and all together within an eighth of one
+//! turn's instructions: a vector add's workgroup ends in a hundred instructions, less than
+//! taking and giving back a turn costs. What a batch does not start goes back, as a range,
+//! to be admitted first (in batches again).
 //!
 //! Threads: `workers - 1` pool threads per GPU, plus whoever calls
 //! [`ComputeUnits::help`] — the command processor's thread between visits of its queues —
@@ -45,6 +46,7 @@ use crate::gpu::trace::{Detail, Track};
 use crate::isa::Target;
 use crate::threads::ThreadHook;
 use std::collections::VecDeque;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -69,6 +71,9 @@ const CODE_CACHES: usize = 4;
 
 /// Most workgroups a turn may run one after another ([`Units::take`]).
 const MAX_BATCH: u64 = 64;
+
+/// A batch's workgroups run together at most `1 / BATCH_SHARE` of a turn's instructions.
+const BATCH_SHARE: u64 = 8;
 
 /// Recycled workgroup states kept for reuse.
 const SPARE_STATES: usize = 64;
@@ -181,9 +186,9 @@ struct Running {
     weight: u32,
     total: u64,
     admitted: u64,
-    /// Indices that a batch took and gave back unstarted (its turn ended early), lowest
-    /// last: they are admitted before new ones.
-    returned: Vec<u64>,
+    /// Ranges of indices that batches took and gave back unstarted (their turns ended
+    /// early), the lowest last: they are admitted, in batches again, before new ones.
+    returned: Vec<Range<u64>>,
     finished: u64,
     parked: VecDeque<Resident>,
     on_workers: usize,
@@ -241,7 +246,7 @@ struct Turn {
     fresh: bool,
     /// More workgroups, not started, that the turn runs in the same place one after another
     /// while each finishes within its turn (see [`Units::take`]).
-    batch: std::ops::Range<u64>,
+    batch: Range<u64>,
     /// How many workgroups of the batch finished before the one in `state`.
     batch_finished: u64,
 }
@@ -320,7 +325,10 @@ impl Units {
     /// instructions, and a turn for each cost more in taking and giving back than running
     /// it (the lock, and the shared state's cache lines moving between the workers' cores).
     /// One at a time they are resident one at a time, so they take one place on a CU. What
-    /// the turn does not start it gives back ([`Self::finish`]), to be admitted first.
+    /// the turn does not start it gives back ([`Self::finish`]), to be admitted first, in
+    /// batches again (one at a time, given-back workgroups made the thread that helps
+    /// between queue visits, whose turns are short, hand most of its batches to the pool
+    /// as single workgroups: vector add 28 -> 38 ms).
     fn take(&mut self, i: usize, kept: &mut Option<DispatchRefs>) -> Option<Turn> {
         let workers = self.workers;
         let Units { cus, running, spare, .. } = self;
@@ -333,14 +341,23 @@ impl Units {
         let (cu, state, fresh) = match placed {
             Some(cu) => {
                 let mut state = spare.pop().unwrap_or_default();
+                let unadmitted = r.total - r.admitted;
                 state.index = match r.returned.pop() {
-                    Some(index) => index,
+                    Some(given_back) => {
+                        // The rest of the range (still the lowest) goes back after the batch.
+                        let left = given_back.end - given_back.start - 1;
+                        let more = batch_len(left + unadmitted, workers).min(left);
+                        batch = given_back.start + 1..given_back.start + 1 + more;
+                        if batch.end < given_back.end {
+                            r.returned.push(batch.end..given_back.end);
+                        }
+                        given_back.start
+                    }
                     None => {
-                        r.admitted += 1;
-                        let more = batch_len(r.total - r.admitted, workers);
-                        batch = r.admitted..r.admitted + more;
-                        r.admitted += more;
-                        r.admitted - more - 1
+                        let more = batch_len(unadmitted - 1, workers);
+                        batch = r.admitted + 1..r.admitted + 1 + more;
+                        r.admitted = batch.end;
+                        batch.start - 1
                     }
                 };
                 (cu, state, true)
@@ -367,8 +384,8 @@ impl Units {
         r.on_workers -= 1;
         r.finished += batch_finished;
         if !batch.is_empty() {
-            r.returned.extend(batch);
-            r.returned.sort_unstable_by(|a, b| b.cmp(a));
+            r.returned.push(batch);
+            r.returned.sort_unstable_by_key(|range| std::cmp::Reverse(range.start));
         }
         r.retired += state.take_retired();
         if r.refs.info.count_instructions {
@@ -736,9 +753,12 @@ fn play(turn: &mut Turn, caches: &mut WorkerCaches, rounds: usize) -> Result<Tur
         *fresh = false;
     }
     let code = code_cache_for(&mut caches.caches, refs.serial, info.target);
-    // The workgroups of a batch run while each finishes and together they stay within what
-    // one turn of the first may run.
-    let budget = workgroup::turn_instructions(rounds, state.waves.len().max(1));
+    // The workgroups of a batch run while each finishes and together they stay within an
+    // eighth of what one turn of the first may run: batches are for workgroups far shorter
+    // than a turn (a vector add's is 1/300 of one). Longer ones gain nothing from them and
+    // lose the other workers' help at the end of the grid (rocRAND's normal distributions
+    // ran 5 % slower with batches up to a whole turn).
+    let budget = workgroup::turn_instructions(rounds, state.waves.len().max(1)) / BATCH_SHARE;
     // The current snapshot each turn: a long-running workgroup sees memory mapped since.
     caches.tlb.with_wave_mem(
         |kept| info.process.vm_since(kept),
