@@ -11,6 +11,11 @@ use super::trace::TraceLog;
 use crate::config::Device;
 use std::sync::Arc;
 
+/// `current` unless it is `kept` (the answer of [`Context::vm_since`]).
+pub fn snapshot_since(kept: Option<&Arc<GpuVm>>, current: Arc<GpuVm>) -> Option<Arc<GpuVm>> {
+    (!kept.is_some_and(|k| Arc::ptr_eq(k, &current))).then_some(current)
+}
+
 /// One process's context on the GPUs.
 pub trait Context: Send + Sync + std::fmt::Debug {
     /// The process id (for log lines).
@@ -22,8 +27,7 @@ pub trait Context: Send + Sync + std::fmt::Debug {
     /// each time ([`Self::vm`]) writes the snapshot's shared reference count, a cache line
     /// every worker of a dispatch then takes in turn, once per workgroup.
     fn vm_since(&self, kept: Option<&Arc<GpuVm>>) -> Option<Arc<GpuVm>> {
-        let current = self.vm();
-        (!kept.is_some_and(|k| Arc::ptr_eq(k, &current))).then_some(current)
+        snapshot_since(kept, self.vm())
     }
     /// The GPUs of the machine, by index.
     fn gpus(&self) -> &[Device];

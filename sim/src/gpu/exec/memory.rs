@@ -672,7 +672,7 @@ mod tests {
         // As `Context::vm_since` answers while `current` is the process's snapshot.
         let since = |current: &Arc<GpuVm>| {
             let current = current.clone();
-            move |kept: Option<&Arc<GpuVm>>| (!kept.is_some_and(|k| Arc::ptr_eq(k, &current))).then_some(current)
+            move |kept: Option<&Arc<GpuVm>>| crate::gpu::context::snapshot_since(kept, current)
         };
         let mut keeper = TlbKeeper::default();
         keeper.with_wave_mem(since(&first), |_, m| assert_eq!(m.translate(0x10008, 4, false).unwrap(), host + 8));

@@ -1082,33 +1082,27 @@ impl<'a> Lowering<'a> {
     /// sum (all ones in a lane where the 64-bit sum wrapped). Two 64-bit lanes per host
     /// vector, lanes 0 and 1 then 2 and 3, as the f64 ops do.
     fn mad_u64_u32(&mut self, a: Value, b: Value, c_lo: Value, c_hi: Value) -> (Value, Value, Value) {
-        let addend = self.interleave(c_lo, c_hi).map(|v| self.b.ins().bitcast(I64X2, lanes(), v));
-        let [sum01, sum23, carry01, carry23] = {
-            let mut out = [a; 4];
-            for (h, c) in addend.into_iter().enumerate() {
-                // The factors' lanes widened with zeros: Cranelift makes the product one
-                // `pmuludq` (32 x 32 -> 64 bits, exact).
-                let (wa, wb) = if h == 0 {
-                    (self.b.ins().uwiden_low(a), self.b.ins().uwiden_low(b))
-                } else {
-                    (self.b.ins().uwiden_high(a), self.b.ins().uwiden_high(b))
-                };
-                let product = self.b.ins().imul(wa, wb);
-                let sum = self.b.ins().iadd(product, c);
-                // The sum wrapped exactly where it is below the addend.
-                out[h] = sum;
-                out[2 + h] = self.b.ins().icmp(IntCC::UnsignedLessThan, sum, c);
-            }
-            out
-        };
-        let as_f64 = |me: &mut Self, v: Value| me.b.ins().bitcast(F64X2, lanes(), v);
-        let sums = [as_f64(self, sum01), as_f64(self, sum23)];
-        let (lo, hi) = self.f64_lanes_to_pair(sums);
-        let carry = self.low_dwords(carry01, carry23);
-        (lo, hi, carry)
+        let addend = self.interleave(c_lo, c_hi);
+        let [(sum01, carry01), (sum23, carry23)] = [0, 1].map(|h| {
+            let c = self.b.ins().bitcast(I64X2, lanes(), addend[h]);
+            // The factors' lanes widened with zeros: Cranelift makes the product one
+            // `pmuludq` (32 x 32 -> 64 bits, exact).
+            let (wa, wb) = if h == 0 {
+                (self.b.ins().uwiden_low(a), self.b.ins().uwiden_low(b))
+            } else {
+                (self.b.ins().uwiden_high(a), self.b.ins().uwiden_high(b))
+            };
+            let product = self.b.ins().imul(wa, wb);
+            let sum = self.b.ins().iadd(product, c);
+            // The sum wrapped exactly where it is below the addend.
+            (sum, self.b.ins().icmp(IntCC::UnsignedLessThan, sum, c))
+        });
+        let (lo, hi) = self.f64_lanes_to_pair([sum01, sum23]);
+        (lo, hi, self.low_dwords(carry01, carry23))
     }
 
-    /// Two f64 vectors (lanes 0 and 1, 2 and 3) as a register pair's low and high dwords.
+    /// Two vectors of 64-bit lanes (lanes 0 and 1, 2 and 3; f64 or integer) as a register
+    /// pair's low and high dwords.
     fn f64_lanes_to_pair(&mut self, r: [Value; 2]) -> (Value, Value) {
         let [a, b] = r.map(|v| self.b.ins().bitcast(I8X16, lanes(), v));
         let [lo, hi] = [[0u8, 8, 16, 24], [4, 12, 20, 28]].map(|words| {
