@@ -52,6 +52,12 @@ fn host_mem() -> MemFlagsData {
     MemFlagsData::new().with_notrap()
 }
 
+/// `span`'s flag (beside `span_host`'s, and not passed on) for a vector access: a site hit also
+/// asks `prefetch_ahead` for the site's access after next. A wave's lanes cover a range that
+/// moves on by a stride in a loop; scalar loads (a few dwords, mostly the same ones: kernel
+/// arguments, descriptors) do not ask.
+const PREFETCH: i64 = 1 << 3;
+
 impl Lowering<'_> {
     /// A global or FLAT access: compiled where the wave's shape allows, else the handler of
     /// `entry` (at `offset` in the run).
@@ -112,7 +118,7 @@ impl Lowering<'_> {
         let flags = op.store as i64 | (op.flat as i64) << 1 | (lds as i64) << 2;
         let fast = self.b.create_block();
         let host = self.b.append_block_param(fast, I64);
-        self.span(f, start, len, flags, fast, slow);
+        self.span(f, start, len, flags | PREFETCH, fast, slow);
 
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
@@ -313,7 +319,8 @@ impl Lowering<'_> {
     /// the interpreter must take the access (`flags` as `jit::span_host` reads them). A global
     /// access or scalar load (neither FLAT, which may reach the LDS or private memory, nor
     /// LDS) has a site: the mapping the site kept is checked inline first, and a miss asks
-    /// `span_host`, which keeps the mapping for next time.
+    /// `span_host`, which keeps the mapping for next time. With [`PREFETCH`] a site hit also
+    /// calls `prefetch_ahead` for the site's access after next.
     fn span(&mut self, f: &Frame, start: Value, len: Value, flags: i64, fast: Block, slow: Block) {
         let (store, global) = (flags & 1 != 0, flags & 6 == 0);
         let site = global.then(next_site);
@@ -337,13 +344,24 @@ impl Lowering<'_> {
             }
             let offset = self.b.ins().isub(start, lo);
             let at_host = self.b.ins().iadd(host, offset);
-            self.b.ins().brif(hit, fast, &[at_host.into()], ask, &[]);
+            if flags & PREFETCH != 0 {
+                let hint = self.b.create_block();
+                self.b.ins().brif(hit, hint, &[], ask, &[]);
+                self.b.switch_to_block(hint);
+                self.b.seal_block(hint);
+                let site = self.b.ins().iconst(I64, site as i64);
+                let helper = self.b.ins().iconst(I64, f.helpers.prefetch as i64);
+                self.b.ins().call_indirect(f.prefetch_sig, helper, &[f.ctx, start, len, site]);
+                self.b.ins().jump(fast, &[at_host.into()]);
+            } else {
+                self.b.ins().brif(hit, fast, &[at_host.into()], ask, &[]);
+            }
         } else {
             self.b.ins().jump(ask, &[]);
         }
         self.b.switch_to_block(ask);
         self.b.seal_block(ask);
-        let flags = flags | site.map_or(0, |s| (s as i64 + 1) << 8);
+        let flags = flags & !PREFETCH | site.map_or(0, |s| (s as i64 + 1) << 8);
         let flags = self.b.ins().iconst(I64, flags);
         let helper = self.b.ins().iconst(I64, f.helpers.span as i64);
         let call = self.b.ins().call_indirect(f.span_sig, helper, &[f.ctx, start, len, flags]);

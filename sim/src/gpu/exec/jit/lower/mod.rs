@@ -60,6 +60,8 @@ pub struct Helpers {
     pub step: u64,
     /// [`super::span_host`].
     pub span: u64,
+    /// [`super::prefetch_ahead`].
+    pub prefetch: u64,
     /// [`super::f64_lanes`].
     pub f64_lanes: u64,
 }
@@ -91,6 +93,11 @@ pub fn compile(
         span_sig.params.push(AbiParam::new(I64));
     }
     span_sig.returns.push(AbiParam::new(I64));
+    // prefetch_ahead(ctx, start, len, site)
+    let mut prefetch_sig = module.make_signature();
+    for _ in 0..4 {
+        prefetch_sig.params.push(AbiParam::new(I64));
+    }
     // f64_lanes(op, mode, io)
     let mut lanes_sig = module.make_signature();
     for _ in 0..3 {
@@ -102,7 +109,7 @@ pub fn compile(
         Lowering::new(b, Env::new(mode)).emit(
             plan,
             module.target_config(),
-            [step_sig, span_sig, lanes_sig],
+            [step_sig, span_sig, prefetch_sig, lanes_sig],
             helpers,
             entries,
         );
@@ -157,6 +164,7 @@ struct Frame {
     pc: Value,
     step_sig: cranelift_codegen::ir::SigRef,
     span_sig: cranelift_codegen::ir::SigRef,
+    prefetch_sig: cranelift_codegen::ir::SigRef,
     helpers: Helpers,
     /// Returns 1: an interpreted instruction stopped the run.
     stopped: cranelift_codegen::ir::Block,
@@ -209,7 +217,7 @@ impl<'a> Lowering<'a> {
         mut self,
         plan: &Plan,
         target: cranelift_codegen::isa::TargetFrontendConfig,
-        [step_sig, span_sig, lanes_sig]: [Signature; 3],
+        [step_sig, span_sig, prefetch_sig, lanes_sig]: [Signature; 4],
         helpers: Helpers,
         entries: Entries<'_>,
     ) {
@@ -227,6 +235,7 @@ impl<'a> Lowering<'a> {
             pc: p[4],
             step_sig: self.b.import_signature(step_sig),
             span_sig: self.b.import_signature(span_sig),
+            prefetch_sig: self.b.import_signature(prefetch_sig),
             helpers,
             stopped: self.b.create_block(),
             // The run's start, where a branch back to it continues (`interpret_step` answers 2).
