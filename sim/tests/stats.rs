@@ -1,7 +1,8 @@
 //! Run statistics through the real dispatch path (embedding API, a KFD process with
 //! statistics on): exact instruction counts by class for straight-line kernels, computed here
 //! from `llvm-objdump-15`'s disassembly and the grid; memory traffic from what the kernels
-//! read and write; names from the code object's symbols.
+//! read and write; names from the code object's symbols. And the timeline's charge of
+//! translation time to the dispatch that made it.
 
 use sim::gpu::stats::StatsReport;
 use sim::runner::{CodeObject, KernelRunner};
@@ -147,4 +148,51 @@ fn without_statistics_nothing_is_kept() {
     let (_m, r, co) = setup(false);
     run_triple4(&r, &co, 64);
     assert!(r.process().stats_report().is_none());
+}
+
+#[test]
+fn the_timeline_charges_a_kernel_the_translation_of_its_own_code_once() {
+    let (_m, r, co) = setup(false);
+    r.process().enable_trace();
+    let n = 64 * 40u32;
+    let x = r.upload(&vec![1.5f32; n as usize]).unwrap();
+    let y = r.alloc(4 * n as u64).unwrap();
+    for _ in 0..4 {
+        r.dispatch(co.kernel("halve").unwrap(), [n, 1, 1], [64, 1, 1], &kernargs(&[x, y])).unwrap();
+    }
+    run_triple4(&r, &co, 128);
+    let y_back: Vec<f32> = r.read_vec(y, n as usize).unwrap();
+    assert!(y_back.iter().all(|&v| v == 0.75), "the kernel ran: {}", y_back[0]);
+    let doc: serde_json::Value = serde_json::from_slice(&r.process().trace_document("test").unwrap()).unwrap();
+    // (translation, duration) in microseconds per dispatch, in dispatch order.
+    let charged = |kernel: &str| -> Vec<(u64, f64)> {
+        let events = doc["traceEvents"].as_array().unwrap();
+        let mut v: Vec<_> = events
+            .iter()
+            .filter(|e| e["name"] == kernel && e["args"]["translation_us"].is_u64())
+            .map(|e| {
+                let translated = e["args"]["translation_us"].as_u64().unwrap();
+                (e["args"]["dispatch"].as_u64().unwrap(), (translated, e["dur"].as_f64().unwrap_or(0.0)))
+            })
+            .collect();
+        v.sort_by_key(|(id, _)| *id);
+        v.into_iter().map(|(_, d)| d).collect()
+    };
+    let (halve, triple4) = (charged("halve"), charged("triple4"));
+    assert_eq!((halve.len(), triple4.len()), (4, 1), "{doc}");
+    match sim::gpu::exec::jit::Engine::from_env() {
+        sim::gpu::exec::jit::Engine::Jit => {
+            // 40 waves reach each address more often than the translator's threshold, at the
+            // first dispatch; the later ones reuse the translations.
+            let (first, later) = halve.split_first().unwrap();
+            assert!(first.0 > 0 && first.0 as f64 <= first.1, "the first dispatch translated: {halve:?}");
+            assert!(later.iter().all(|d| d.0 == 0), "{halve:?}");
+            // triple4's two waves reach no address often enough, and none of halve's time is
+            // charged to it.
+            assert_eq!(triple4[0].0, 0);
+        }
+        sim::gpu::exec::jit::Engine::Interp => {
+            assert!(halve.iter().chain(&triple4).all(|d| d.0 == 0), "the interpreter translates nothing");
+        }
+    }
 }

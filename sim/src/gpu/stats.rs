@@ -211,6 +211,9 @@ pub struct DispatchRecord {
     pub workgroups: u64,
     pub counts: InstCounts,
     pub host_time: Duration,
+    /// The part of `host_time` the translator spent compiling the kernel's code (the timeline
+    /// shows it; dispatches counted for the statistics run the interpreter alone).
+    pub translation: Duration,
 }
 
 /// One process's statistics while it runs.
@@ -515,7 +518,8 @@ mod tests {
         let mut counts = InstCounts::default();
         counts.by_class[InstClass::Valu as usize] = 10;
         counts.bytes_read = 256;
-        let record = DispatchRecord { workgroups: 4, counts, host_time: Duration::from_millis(2) };
+        let record =
+            DispatchRecord { workgroups: 4, counts, host_time: Duration::from_millis(2), ..DispatchRecord::default() };
         let mut asked = 0;
         for ko in [0x2000, 0x1000, 0x2000] {
             stats.record_dispatch(

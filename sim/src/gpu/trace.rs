@@ -57,6 +57,9 @@ pub enum Detail {
         dispatch_id: u64,
         grid: [u32; 3],
         workgroup: [u32; 3],
+        /// Microseconds of the dispatch the translator spent compiling its kernel's code:
+        /// how much of a first dispatch is the price of translation.
+        translation_us: u64,
     },
     Workgroup {
         dispatch_id: u64,
@@ -148,8 +151,8 @@ impl TraceLog {
         }
         for e in &ring.events {
             let args = match &e.detail {
-                Detail::Dispatch { dispatch_id, grid, workgroup } => {
-                    json!({"dispatch": dispatch_id, "grid": grid, "workgroup": workgroup})
+                Detail::Dispatch { dispatch_id, grid, workgroup, translation_us } => {
+                    json!({"dispatch": dispatch_id, "grid": grid, "workgroup": workgroup, "translation_us": translation_us})
                 }
                 Detail::Workgroup { dispatch_id, index } => json!({"dispatch": dispatch_id, "workgroup": index}),
                 Detail::Copy { bytes } => json!({"bytes": bytes}),
@@ -194,7 +197,7 @@ mod tests {
         let t0 = log.epoch + Duration::from_micros(10);
         let t1 = t0 + Duration::from_micros(25);
         let name = log.kernel_name(0x1000, || "vadd".into());
-        let detail = Detail::Dispatch { dispatch_id: 3, grid: [256, 1, 1], workgroup: [64, 1, 1] };
+        let detail = Detail::Dispatch { dispatch_id: 3, grid: [256, 1, 1], workgroup: [64, 1, 1], translation_us: 7 };
         log.record(Track::Queue { gpu: 0, queue: 2 }, name, t0, t1, detail);
         log.record(Track::Ioctls, "CREATE_QUEUE".into(), t0, t0, Detail::Ioctl { result: 0, micros: 1 });
         log.record(Track::Sdma { gpu: 0, queue: 5 }, "copy".into(), t0, t1, Detail::Copy { bytes: 4096 });
@@ -209,6 +212,7 @@ mod tests {
             (Some("X"), Some(10.0), Some(25.0))
         );
         assert_eq!(vadd["args"]["grid"], json!([256, 1, 1]));
+        assert_eq!(vadd["args"]["translation_us"], json!(7));
         assert_eq!(thread_name(&vadd["tid"]), "GPU 0 queue 2");
         let ioctl = events.iter().find(|e| e["name"] == "CREATE_QUEUE").unwrap();
         assert_eq!((ioctl["ph"].as_str(), thread_name(&ioctl["tid"])), (Some("i"), json!("ioctls")));

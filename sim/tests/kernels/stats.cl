@@ -13,3 +13,11 @@ kernel void triple4(global const float4* x, global float4* y) {
     uint i = gid(64);
     y[i] = x[i] * 3.0f;
 }
+
+// Run by one test only: the translator's cache is process-wide (by code), so the test that
+// charges translation time to the kernel whose code was translated needs code that no other
+// test of the process has run.
+kernel void halve(global const float* x, global float* y) {
+    uint i = gid(64);
+    y[i] = x[i] * 0.5f;
+}

@@ -199,6 +199,8 @@ struct Running {
     submitted: std::time::Instant,
     /// Its workgroups' instruction counts, when the process keeps statistics.
     counts: InstCounts,
+    /// Host time its turns spent translating its code.
+    translation: std::time::Duration,
 }
 
 impl Running {
@@ -388,6 +390,8 @@ impl Units {
             r.returned.sort_unstable_by_key(|range| std::cmp::Reverse(range.start));
         }
         r.retired += state.take_retired();
+        // Taken after every turn (the turn ran on this thread), so none is left for another.
+        r.translation += crate::gpu::exec::jit::take_thread_translation_time();
         if r.refs.info.count_instructions {
             r.counts.add(&state.take_counts());
         }
@@ -444,9 +448,14 @@ impl Units {
         };
         let took = r.submitted.elapsed();
         let info = &r.refs.info;
-        log_end(info, r.retired, took, &outcome);
+        log_end(info, r.retired, took, r.translation, &outcome);
         let record = (info.count_instructions || info.trace).then(|| {
-            let record = DispatchRecord { workgroups: r.finished, counts: r.counts, host_time: took };
+            let record = DispatchRecord {
+                workgroups: r.finished,
+                counts: r.counts,
+                host_time: took,
+                translation: r.translation,
+            };
             (info.clone(), record, r.submitted)
         });
         ended.push(Ended { ticket: r.ticket, queue: r.refs.queue, outcome, record });
@@ -612,6 +621,7 @@ impl ComputeUnits {
             retired: 0,
             submitted: std::time::Instant::now(),
             counts: InstCounts::default(),
+            translation: std::time::Duration::ZERO,
         });
         // The caller's thread takes one workgroup when it helps; wake the pool for more.
         if total > 1 && units.idle_workers > 0 {
@@ -786,9 +796,15 @@ fn play(turn: &mut Turn, caches: &mut WorkerCaches, rounds: usize) -> Result<Tur
 
 /// One debug line per dispatch (`ROCJITSU_LOG=sim=debug`): which kernel, its shape, and what
 /// it cost, so a slow test points at its kernel.
-fn log_end(info: &DispatchInfo, retired: u64, took: Duration, outcome: &Result<(), DispatchError>) {
+fn log_end(
+    info: &DispatchInfo,
+    retired: u64,
+    took: Duration,
+    translation: Duration,
+    outcome: &Result<(), DispatchError>,
+) {
     tracing::debug!(
-        "dispatch {} kernel object {:#x} grid {:?} workgroup {:?}: {} wave-instructions in {:.3} s ({:.1} M/s){}",
+        "dispatch {} kernel object {:#x} grid {:?} workgroup {:?}: {} wave-instructions in {:.3} s ({:.1} M/s), {:.3} s of it translating{}",
         info.dispatch_id,
         info.packet.kernel_object,
         info.grid,
@@ -796,6 +812,7 @@ fn log_end(info: &DispatchInfo, retired: u64, took: Duration, outcome: &Result<(
         retired,
         took.as_secs_f64(),
         retired as f64 / took.as_secs_f64().max(1e-9) / 1e6,
+        translation.as_secs_f64(),
         match outcome {
             Ok(()) => String::new(),
             Err(e) => format!(", {e}"),
@@ -822,8 +839,12 @@ fn report(ended: Vec<Ended>) {
                     Some(q) => Track::Queue { gpu: q.gpu, queue: q.id },
                     None => Track::Queue { gpu: info.gpu, queue: u32::MAX },
                 };
-                let detail =
-                    Detail::Dispatch { dispatch_id: info.dispatch_id, grid: info.grid, workgroup: info.wg_size };
+                let detail = Detail::Dispatch {
+                    dispatch_id: info.dispatch_id,
+                    grid: info.grid,
+                    workgroup: info.wg_size,
+                    translation_us: record.translation.as_micros() as u64,
+                };
                 trace.record(track, trace.kernel_name(ko, read), *started, *started + record.host_time, detail);
             }
         }

@@ -362,6 +362,17 @@ pub fn stats() -> (usize, u32) {
     t.as_ref().map_or((0, 0), |t| (t.cache.values().filter(|b| b.is_some()).count(), t.failures))
 }
 
+thread_local! {
+    /// Time this thread spent translating since [`take_thread_translation_time`] last took it.
+    static TRANSLATING: std::cell::Cell<std::time::Duration> = const { std::cell::Cell::new(std::time::Duration::ZERO) };
+}
+
+/// The time this thread spent translating since the last call: a worker takes it at the end
+/// of each turn, so the statistics give each kernel the translations its own turns made.
+pub fn take_thread_translation_time() -> std::time::Duration {
+    TRANSLATING.with(|t| t.take())
+}
+
 /// Time spent translating so far, and the longest translation with its run's length.
 pub fn translation_time() -> (std::time::Duration, (std::time::Duration, usize)) {
     let t = TRANSLATOR.lock().unwrap_or_else(|e| e.into_inner());
@@ -435,6 +446,7 @@ pub fn translate(
     let compiled = lower::compile(&mut t.module, &plan, mode.unwrap_or(0), helpers, &entry_of);
     let took = started.elapsed();
     t.total += took;
+    TRANSLATING.with(|t| t.set(t.get() + took));
     if took > t.longest.0 {
         t.longest = (took, n);
     }
