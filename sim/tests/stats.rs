@@ -152,9 +152,12 @@ fn without_statistics_nothing_is_kept() {
 
 #[test]
 fn the_timeline_charges_a_kernel_the_translation_of_its_own_code_once() {
-    let (_m, r, co) = setup(false);
+    // Two workers, whatever the host: one of them runs at least half of the waves.
+    let (_m, r) = runner("mi210", Some(2));
+    let co = r.load_code_object(&code_object()).unwrap();
     r.process().enable_trace();
-    let n = 64 * 40u32;
+    // Enough waves that a worker reaches the code more often than the translator's threshold.
+    let n = 64 * 4 * sim::gpu::exec::jit::hot_threshold();
     let x = r.upload(&vec![1.5f32; n as usize]).unwrap();
     let y = r.alloc(4 * n as u64).unwrap();
     for _ in 0..4 {
@@ -182,8 +185,7 @@ fn the_timeline_charges_a_kernel_the_translation_of_its_own_code_once() {
     assert_eq!((halve.len(), triple4.len()), (4, 1), "{doc}");
     match sim::gpu::exec::jit::Engine::from_env() {
         sim::gpu::exec::jit::Engine::Jit => {
-            // 40 waves reach each address more often than the translator's threshold, at the
-            // first dispatch; the later ones reuse the translations.
+            // Translated at the first dispatch; the later ones reuse the translations.
             let (first, later) = halve.split_first().unwrap();
             assert!(first.0 > 0 && first.0 as f64 <= first.1, "the first dispatch translated: {halve:?}");
             assert!(later.iter().all(|d| d.0 == 0), "{halve:?}");

@@ -114,7 +114,7 @@ impl CodeCache {
         };
     }
 
-    /// The translated run starting at `pc`, once the address is hot ([`jit::HOT`] visits in
+    /// The translated run starting at `pc`, once the address is hot ([`jit::hot_threshold`] visits in
     /// this dispatch) and a run worth translating starts there; `None` to interpret.
     pub fn jit_block(&mut self, pc: u64, w: &Wave, mem: &WaveMem<'_>) -> Option<&Block> {
         self.translated(pc, w, mem, false)
@@ -139,19 +139,22 @@ impl CodeCache {
         }
         self.select_page(pc);
         let (page, slot) = (self.last, ((pc % PAGE) / 4) as usize);
-        let hot = if step { 1 } else { jit::HOT };
+        // Looked up in the process-wide cache at `look`, compiled if still absent at `hot`.
+        let (look, hot) = if step { (1, 1) } else { (jit::LOOKUP_AFTER, jit::hot_threshold()) };
         let table = if step { &mut self.jit_step } else { &mut self.jit };
         while table.len() <= page {
             table.push(vec![JitSlot::Cold(0); SLOTS].into_boxed_slice());
         }
         if let JitSlot::Cold(n) = &mut table[page][slot] {
             *n += 1;
-            if *n < hot {
+            let compile = *n >= hot;
+            if !compile && *n != look {
                 return None;
             }
-            let ready = match self.translate_at(pc, w.mode, mem, step) {
-                Some(b) => JitSlot::Ready(b),
-                None => JitSlot::Interpret,
+            let ready = match self.translate_at(pc, w.mode, mem, step, compile) {
+                jit::Cached::Ready(b) => JitSlot::Ready(b),
+                jit::Cached::Interpret => JitSlot::Interpret,
+                jit::Cached::Absent => return None,
             };
             let table = if step { &mut self.jit_step } else { &mut self.jit };
             table[page][slot] = ready;
@@ -164,15 +167,21 @@ impl CodeCache {
     }
 
     /// Decodes the translatable instructions from `pc` on (`step`: only up to the next that
-    /// reaches beyond the wave's registers after the first) and has the run translated.
-    fn translate_at(&mut self, pc: u64, mode: u32, mem: &WaveMem<'_>, step: bool) -> Option<Arc<Block>> {
+    /// reaches beyond the wave's registers after the first) and has the run translated
+    /// (`compile`) or looks it up.
+    fn translate_at(&mut self, pc: u64, mode: u32, mem: &WaveMem<'_>, step: bool, compile: bool) -> jit::Cached {
         let mut insts = select::candidates(|offset| self.fetch(pc + offset, mem).ok().map(|d| d.inst));
         if step {
             let next = insts.iter().skip(1).position(select::reaches_beyond_registers).map_or(insts.len(), |i| i + 1);
             insts.truncate(next);
         }
         let words = |bytes: u32| (0..bytes as u64 / 4).map(|i| mem.read::<u32>(pc + 4 * i).ok()).collect();
-        jit::translate(self.target, &insts, words, mode, jit::MIN_STEPS)
+        if compile {
+            jit::translate(self.target, &insts, words, mode, jit::MIN_STEPS)
+                .map_or(jit::Cached::Interpret, jit::Cached::Ready)
+        } else {
+            jit::lookup(self.target, &insts, words, mode, jit::MIN_STEPS)
+        }
     }
 
     fn decode_at(&self, pc: u64, mem: &WaveMem<'_>) -> Result<Decoded, ExecError> {

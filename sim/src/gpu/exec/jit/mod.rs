@@ -56,8 +56,36 @@ impl Engine {
 }
 
 /// Times a wave must reach an address within one dispatch (on one worker) before the run
-/// there is looked up or translated: code that runs once is not worth a cache lookup.
-pub const HOT: u32 = 16;
+/// there is looked up or translated, unless `ROCJITSU_JIT_HOT` sets it.
+///
+/// Why so many: a run costs 0.1-0.2 ms of compiling per instruction (3.4 ms for 25) and
+/// saves ~20 ns per instruction and visit, so it pays for itself after thousands of visits.
+/// At 16 visits, rocRAND's MTGP32 normal kernel spent 325 of its 334 ms translating code
+/// that ran a few hundred times (4 ms interpreted at 1024); a loop or a large grid reaches
+/// 1024 in well under a millisecond of interpreting.
+pub const DEFAULT_HOT: u32 = 1024;
+
+/// Visits after which an address's run is looked up in the process-wide cache (without
+/// compiling): code translated for an earlier dispatch or another client is used after as
+/// few visits as before the threshold rose, not after [`hot_threshold`] again in every
+/// dispatch (a short kernel dispatched many times would interpret most of each).
+pub const LOOKUP_AFTER: u32 = 16;
+
+/// The hot threshold in force: `ROCJITSU_JIT_HOT` (a positive number, read once per process;
+/// CI's test pass uses 16 so that its kernels' code is translated too) or [`DEFAULT_HOT`].
+pub fn hot_threshold() -> u32 {
+    static HOT: LazyLock<u32> = LazyLock::new(|| match std::env::var("ROCJITSU_JIT_HOT") {
+        Err(_) => DEFAULT_HOT,
+        Ok(v) => match v.parse::<u32>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                tracing::warn!("ROCJITSU_JIT_HOT={v:?} is not a positive number: using {DEFAULT_HOT}");
+                DEFAULT_HOT
+            }
+        },
+    });
+    *HOT
+}
 /// Runs with fewer compiled vector instructions than this stay with the interpreter (a
 /// call costs about what one interpreted instruction does).
 pub const MIN_STEPS: usize = 2;
@@ -379,6 +407,16 @@ pub fn translation_time() -> (std::time::Duration, (std::time::Duration, usize))
     t.as_ref().map_or(Default::default(), |t| (t.total, t.longest))
 }
 
+/// What the translation cache holds for a run ([`lookup`]).
+pub enum Cached {
+    /// Its translation.
+    Ready(Arc<Block>),
+    /// Nothing to translate: shorter than the minimum, unreadable, or it did not compile.
+    Interpret,
+    /// Not translated yet.
+    Absent,
+}
+
 /// The translation of the run `insts` (decoded from `words`, at the head of which it starts)
 /// under `mode`: from the cache, or compiled now. `None` if the run is shorter than
 /// `min_steps` ([`MIN_STEPS`] in kernels) or does not compile.
@@ -389,24 +427,54 @@ pub fn translate(
     mode: u32,
     min_steps: usize,
 ) -> Option<Arc<Block>> {
+    match translation(target, insts, words, mode, min_steps, true) {
+        Cached::Ready(b) => Some(b),
+        Cached::Interpret | Cached::Absent => None,
+    }
+}
+
+/// [`translate`] without compiling: what the process-wide cache holds for the run. A run
+/// that another dispatch (or client) made hot is used at once, while compiling a new one
+/// waits for [`hot_threshold`] visits.
+pub fn lookup(
+    target: Target,
+    insts: &[Inst],
+    words: impl Fn(u32) -> Option<Vec<u32>>,
+    mode: u32,
+    min_steps: usize,
+) -> Cached {
+    translation(target, insts, words, mode, min_steps, false)
+}
+
+fn translation(
+    target: Target,
+    insts: &[Inst],
+    words: impl Fn(u32) -> Option<Vec<u32>>,
+    mode: u32,
+    min_steps: usize,
+    compile: bool,
+) -> Cached {
     let plan = select::plan(insts, mode);
     if plan.vector_insts < min_steps.max(1) {
-        return None;
+        return Cached::Interpret;
     }
-    let words = words(plan.bytes)?;
+    let Some(words) = words(plan.bytes) else { return Cached::Interpret };
     let mode = plan.uses_f32.then_some(mode);
     let key = Key { target, mode, words };
     let mut guard = TRANSLATOR.lock().unwrap_or_else(|e| e.into_inner());
-    let t = guard.as_mut()?;
+    let Some(t) = guard.as_mut() else { return Cached::Interpret };
     if let Some(b) = t.cache.get(&key) {
-        return b.clone();
+        return b.clone().map_or(Cached::Interpret, Cached::Ready);
+    }
+    if !compile {
+        return Cached::Absent;
     }
     if t.cache.len() >= MAX_TRANSLATIONS {
         if t.cache.len() == MAX_TRANSLATIONS {
             tracing::warn!("{MAX_TRANSLATIONS} runs translated: interpreting new code from now on");
             t.cache.insert(key, None);
         }
-        return None;
+        return Cached::Interpret;
     }
     let n = plan.insts;
     let mut offset = 0;
@@ -470,5 +538,5 @@ pub fn translate(
         }
     };
     t.cache.insert(key, block.clone());
-    block
+    block.map_or(Cached::Interpret, Cached::Ready)
 }
