@@ -198,3 +198,54 @@ fn the_timeline_charges_a_kernel_the_translation_of_its_own_code_once() {
         }
     }
 }
+
+#[test]
+fn translated_loops_are_counted_as_the_interpreter_counts_them() {
+    let elf = code_object();
+    // Two workers, whatever the host; the timeline shows whether the loop was translated.
+    let (_m, r) = runner("mi210", Some(2));
+    r.process().enable_stats();
+    r.process().enable_trace();
+    let co = r.load_code_object(&elf).unwrap();
+    let (waves, items, passes) = (40u64, 64 * 40 - 24, 300u64);
+    let x: Vec<f32> = (0..items * passes).map(|v| (v % 7) as f32).collect();
+    let (x_gpu, y) = (r.upload(&x).unwrap(), r.alloc(4 * items).unwrap());
+    let args = kernargs(&[x_gpu, y, passes | items << 32]);
+    let run = || r.dispatch(co.kernel("strided_sum").unwrap(), [64 * waves as u32, 1, 1], [64, 1, 1], &args).unwrap();
+    run();
+    let first = report(&r).kernels[0].clone();
+    run();
+    let both = report(&r).kernels[0].clone();
+    // The CPU's sums (small integers: exact in f32 in any order).
+    let y_back: Vec<f32> = r.read_vec(y, items as usize).unwrap();
+    for (i, got) in y_back.iter().enumerate() {
+        let want: f32 = (0..passes).map(|k| x[(k * items) as usize + i]).sum();
+        assert_eq!(*got, want, "work-item {i}");
+    }
+    // Exact whatever ran them: one load per pass and lane on, one store, the kernel
+    // arguments' scalar loads once per wave.
+    let smem = scalar_load_bytes(&disassembly(&elf, "strided_sum"));
+    assert_eq!(first.by_class["VMEM"], waves * (passes + 1));
+    assert_eq!(first.bytes_read, 4 * items * passes + waves * smem);
+    assert_eq!(first.bytes_written, 4 * items);
+    assert_eq!(first.by_class.values().sum::<u64>(), first.wave_instructions);
+    // The first dispatch interprets until the loop is hot and compiles it, the second finds
+    // it translated: the counts may not tell.
+    assert_eq!(both.wave_instructions, 2 * first.wave_instructions);
+    for (class, n) in &first.by_class {
+        assert_eq!(both.by_class[class], 2 * n, "{class}");
+    }
+    assert_eq!((both.bytes_read, both.bytes_written), (2 * first.bytes_read, 2 * first.bytes_written));
+    let doc: serde_json::Value = serde_json::from_slice(&r.process().trace_document("test").unwrap()).unwrap();
+    let translated: u64 = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "strided_sum")
+        .filter_map(|e| e["args"]["translation_us"].as_u64())
+        .sum();
+    match sim::gpu::exec::jit::Engine::from_env() {
+        sim::gpu::exec::jit::Engine::Jit => assert!(translated > 0, "with statistics on, the loop was translated"),
+        sim::gpu::exec::jit::Engine::Interp => assert_eq!(translated, 0),
+    }
+}

@@ -4,8 +4,11 @@
 //!
 //! Counting is chosen per dispatch: a process without statistics runs the interpreter loop
 //! that has no counting code in it at all (see `workgroup::run_turn`), so statistics cost
-//! nothing unless asked for. With them, a wave-instruction costs one table look-up and one
-//! add; workgroups hand their counts over once per turn, dispatches once when they end.
+//! nothing unless asked for. With them, an interpreted wave-instruction costs one table
+//! look-up and one add, and a translated run one add per class (its counts by class for any
+//! number of its instructions are a table made at translation; its compiled accesses add the
+//! bytes they move as they run); workgroups hand their counts over once per turn, dispatches
+//! once when they end.
 
 use crate::isa::info::OP_COUNT;
 use crate::isa::{Op, OpClass};
@@ -128,8 +131,15 @@ impl Traffic {
         Traffic { read, write, per_lane }
     }
 
-    fn is_none(self) -> bool {
+    pub fn is_none(self) -> bool {
         self.read == 0 && self.write == 0
+    }
+
+    /// Bytes (read, written) by one instruction with `active_lanes` lanes on.
+    #[inline]
+    pub fn bytes(self, active_lanes: u32) -> (u64, u64) {
+        let n = if self.per_lane { active_lanes as u64 } else { 1 };
+        (self.read as u64 * n, self.write as u64 * n)
     }
 }
 
@@ -186,9 +196,9 @@ impl InstCounts {
         let (class, traffic) = table[op as usize];
         self.by_class[class as usize] += 1;
         if !traffic.is_none() {
-            let n = if traffic.per_lane { active_lanes as u64 } else { 1 };
-            self.bytes_read += traffic.read as u64 * n;
-            self.bytes_written += traffic.write as u64 * n;
+            let (read, written) = traffic.bytes(active_lanes);
+            self.bytes_read += read;
+            self.bytes_written += written;
         }
     }
 
@@ -211,8 +221,8 @@ pub struct DispatchRecord {
     pub workgroups: u64,
     pub counts: InstCounts,
     pub host_time: Duration,
-    /// The part of `host_time` the translator spent compiling the kernel's code (the timeline
-    /// shows it; dispatches counted for the statistics run the interpreter alone).
+    /// The part of `host_time` the translator spent compiling the kernel's code (the
+    /// timeline shows it).
     pub translation: Duration,
 }
 

@@ -149,7 +149,7 @@ impl Harness {
                 if let Some(block) = self.translated(&words[at..]).filter(|b| b.applies(&self.wave)) {
                     let mut ctx = Ctx { mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
                     // Loops inside the translated code too, within the step limit.
-                    let (ran, n) =
+                    let (ran, n, _) =
                         block.run(&mut self.wave, &mut ctx, 64 * block.insts()).map_err(|(error, ..)| error)?;
                     steps += n as usize - 1;
                     match ran {

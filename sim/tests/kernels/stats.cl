@@ -21,3 +21,15 @@ kernel void halve(global const float* x, global float* y) {
     uint i = gid(64);
     y[i] = x[i] * 0.5f;
 }
+
+// A loop of `n` passes, one load each (not unrolled), then one store; work-items from `items`
+// on are off (the last wave partly). Thousands of passes: its runs are translated at any
+// threshold, so the statistics count translated runs, with whole waves and with lanes off.
+kernel void strided_sum(global const float* x, global float* y, uint n, uint items) {
+    uint i = gid(64);
+    if (i >= items) return;
+    float acc = 0.0f;
+#pragma unroll 1
+    for (uint k = 0; k < n; k++) acc += x[k * items + i];
+    y[i] = acc;
+}

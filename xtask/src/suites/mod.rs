@@ -153,7 +153,28 @@ pub struct Summary {
 /// Wave-instructions of tests run alone, by (program, test).
 type Counts = std::collections::HashMap<(String, String), u64>;
 
+/// `cargo xtask suites --help`.
+const USAGE: &str = "usage: cargo xtask suites [NAME...] [--filter PATTERN] [--sample N] [--smoke] [--daemon]
+                          [--fresh] [--stall SECONDS] [--count-slowest]
+
+Runs the libraries' own test programs (Debian sid's, built for gfx90a) under rocjitsu on the
+MI210 config; results in target/suites/<local|daemon>/<suite>/ (results.jsonl: a run resumes
+from it; failures/: each failing test's output; table.md). docs/SUITES.md has the details.
+
+  NAME             a suite (all when none is named)
+  --filter P       gtest filter (a pattern of test names)
+  --sample N       at most N tests of each program's selection, spread evenly over it
+  --smoke          each suite's fixed subset (what CI runs)
+  --daemon         through rocjitsud instead of in each test process
+  --fresh          forget earlier results instead of resuming
+  --stall S        kill a program run that reports nothing for S seconds (default 1800)
+  --count-slowest  run the ten slowest tests again alone, counting their wave-instructions";
+
 pub fn run(args: &[String]) -> Result<()> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}\n\nsuites: {}", catalog::SUITES.iter().map(|s| s.name).collect::<Vec<_>>().join(", "));
+        return Ok(());
+    }
     let o = parse(args)?;
     let flavor = crate::rootfs::FLAVORS.iter().find(|f| f.name == "sid").expect("sid is a flavor");
     let root = crate::rootfs::ensure(flavor, &stack::roots_dir())?;

@@ -5,7 +5,7 @@
 
 use super::code::CodeCache;
 use super::dispatch::DispatchInfo;
-use super::jit::{Block, Engine, Ran};
+use super::jit::{Block, Engine, Moved, Ran};
 use super::memory::{PrivateMem, WaveMem};
 use super::{itrace, vector_modes, Ctx, ExecError, Flow, Wave, WaveStatus};
 use crate::gpu::stats::{op_table, InstClass, InstCounts, Traffic};
@@ -319,11 +319,14 @@ enum Stepped {
 /// counting it for the statistics, or tracing it (`ROCJITSU_ITRACE`). A type parameter rather
 /// than a flag, so that the loop without statistics or a trace has no code for them.
 trait Observe {
-    /// Whether translated runs may replace interpreted instructions: they are neither
-    /// counted by class nor traced one by one.
+    /// Whether translated runs may replace interpreted instructions (they are not traced one
+    /// by one; they are counted by [`Self::translated`]).
     const TRANSLATES: bool = false;
     /// Before the instruction runs.
     fn before(&mut self, op: crate::isa::Op, exec: u64);
+    /// After a translated run of `block` retired `retired` instructions that moved `moved`.
+    #[inline(always)]
+    fn translated(&mut self, _block: &Block, _retired: u64, _moved: Moved) {}
     /// After it ran (`pc` its address), whatever its outcome.
     #[inline(always)]
     fn after(&mut self, _w: &Wave, _inst: &crate::isa::Inst, _pc: u64) {}
@@ -358,9 +361,18 @@ struct Counter<'a> {
 }
 
 impl Observe for Counter<'_> {
+    const TRANSLATES: bool = true;
     #[inline(always)]
     fn before(&mut self, op: crate::isa::Op, exec: u64) {
         self.counts.count(self.table, op, exec.count_ones());
+    }
+
+    fn translated(&mut self, block: &Block, retired: u64, moved: Moved) {
+        for (total, n) in self.counts.by_class.iter_mut().zip(block.class_counts(retired)) {
+            *total += n;
+        }
+        self.counts.bytes_read += moved.read;
+        self.counts.bytes_written += moved.written;
     }
 }
 
@@ -382,7 +394,7 @@ fn step<O: Observe>(
             if let Some(block) = code.jit_block(w.pc, w, ctx.mem) {
                 match run_budget(block, quantum - done, done, shared_before) {
                     Some(budget) if block.applies(w) => {
-                        match run_translated(block, w, ctx, budget, retired, &mut done)? {
+                        match run_translated(block, w, ctx, budget, retired, &mut done, counter)? {
                             Some(stepped) => return Ok(stepped),
                             None => continue,
                         }
@@ -395,7 +407,7 @@ fn step<O: Observe>(
             if bounded_out {
                 if let Some(block) = code.jit_step_block(w.pc, w, ctx.mem).filter(|b| b.applies(w)) {
                     if let Some(budget) = run_budget(block, quantum - done, done, shared_before) {
-                        match run_translated(block, w, ctx, budget, retired, &mut done)? {
+                        match run_translated(block, w, ctx, budget, retired, &mut done, counter)? {
                             Some(stepped) => return Ok(stepped),
                             None => continue,
                         }
@@ -457,20 +469,23 @@ fn run_budget(block: &Block, left: usize, done: usize, shared_before: usize) -> 
 }
 
 /// Runs a translated run of `w` at its PC for at most `budget` instructions (counted in
-/// `retired` and `done`) and moves the PC on; `Some` when the wave's step ends there.
+/// `retired` and `done`, and shown to `observer`) and moves the PC on; `Some` when the
+/// wave's step ends there.
 #[inline]
-fn run_translated(
+fn run_translated<O: Observe>(
     block: &Block,
     w: &mut Wave,
     ctx: &mut Ctx<'_>,
     budget: usize,
     retired: &mut u64,
     done: &mut usize,
+    observer: &mut O,
 ) -> Result<Option<Stepped>, WaveFailure> {
-    let (ran, n) = block.run(w, ctx, budget as u64).map_err(|(error, pc, inst)| {
+    let (ran, n, moved) = block.run(w, ctx, budget as u64).map_err(|(error, pc, inst)| {
         w.pc = pc;
         WaveFailure { error, pc, inst }
     })?;
+    observer.translated(block, n, moved);
     *retired += n;
     *done += n as usize;
     Ok(match ran {

@@ -22,6 +22,7 @@ pub mod select;
 use super::vector_modes::MODE_BITS;
 use super::wave::{Lanes, Wave};
 use super::{ops, Ctx, ExecError, Flow, Handler};
+use crate::gpu::stats::{Traffic, CLASSES};
 use crate::isa::{Inst, Target};
 use cranelift_jit::{JITBuilder, JITModule};
 use select::Plan;
@@ -102,6 +103,17 @@ pub struct Entry {
     handler: Handler,
     /// Its index in the run.
     index: u32,
+    /// The memory it moves per active lane or per wave, for the statistics.
+    traffic: Traffic,
+}
+
+/// Bytes of memory a translated run's instructions moved, as the statistics count them
+/// ([`Traffic`]: vector accesses per active lane, scalar loads per wave): compiled accesses
+/// (whole waves) add their constant, [`interpret_step`] what the interpreted ones moved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Moved {
+    pub read: u64,
+    pub written: u64,
 }
 
 /// How a run stopped early, written by [`interpret_step`].
@@ -118,7 +130,14 @@ pub struct Exit {
     loops_left: u64,
     /// Times the run looped.
     loops: u64,
+    /// What its memory instructions moved so far.
+    moved: Moved,
 }
+
+/// Where translated code adds what its compiled accesses moved: `exit.moved`.
+pub(crate) const EXIT_MOVED_READ: i32 = (std::mem::offset_of!(Exit, moved) + std::mem::offset_of!(Moved, read)) as i32;
+pub(crate) const EXIT_MOVED_WRITTEN: i32 =
+    (std::mem::offset_of!(Exit, moved) + std::mem::offset_of!(Moved, written)) as i32;
 
 /// Runs one instruction of a translated run with the interpreter's handler. Called
 /// from translated code only (its address is compiled in). Returns 0 to go on, 1 when the
@@ -138,6 +157,12 @@ unsafe extern "C" fn interpret_step(
     // SAFETY: the caller's contract; `ctx` is the `Ctx` that `Block::run` passed as `c_void`.
     let (w, ctx, e, exit) = unsafe { (&mut *wave, &mut *(ctx as *mut Ctx<'_>), &*entry, &mut *exit) };
     w.pc = pc;
+    if !e.traffic.is_none() {
+        // Counted before it runs, with the lanes on then, as the interpreter's loop counts.
+        let (read, written) = e.traffic.bytes(w.exec.count_ones());
+        exit.moved.read += read;
+        exit.moved.written += written;
+    }
     // A panic must not unwind through translated code (its frames have no unwind tables, and
     // this function is `extern "C"`): a handler's panic, a simulator bug, becomes the wave's
     // failure, which ends its dispatch and is reported like a fault, as elsewhere.
@@ -273,6 +298,21 @@ pub struct Block {
     _entries: Box<[Entry]>,
     /// MODE at translation, when the run does f32 arithmetic (its flushing is compiled in).
     mode: Option<u32>,
+    /// Instructions by statistics class among the run's first `i`, for each `i` up to all.
+    class_prefix: Box<[[u32; CLASSES]]>,
+}
+
+/// [`Block::class_prefix`] of a run.
+fn class_prefix(insts: &[(Inst, u32)]) -> Box<[[u32; CLASSES]]> {
+    let table = crate::gpu::stats::op_table();
+    let mut counts = [0u32; CLASSES];
+    let mut prefix = Vec::with_capacity(insts.len() + 1);
+    prefix.push(counts);
+    for (inst, _) in insts {
+        counts[table[inst.op as usize].0 as usize] += 1;
+        prefix.push(counts);
+    }
+    prefix.into_boxed_slice()
 }
 
 // SAFETY: `func` points into executable memory of the process-wide `JITModule`, which is
@@ -297,6 +337,14 @@ impl Block {
         self.plan.insts as u64
     }
 
+    /// Instructions by statistics class among `retired` retired by [`Self::run`]: whole
+    /// passes (it loops back to its start) and then the run's first instructions.
+    pub fn class_counts(&self, retired: u64) -> [u64; CLASSES] {
+        let (passes, part) = (retired / self.insts(), (retired % self.insts()) as usize);
+        let (all, first) = (self.class_prefix[self.insts() as usize], self.class_prefix[part]);
+        std::array::from_fn(|c| passes * all[c] as u64 + first[c] as u64)
+    }
+
     /// Bytes of code the run covers.
     pub fn bytes(&self) -> u64 {
         self.plan.bytes as u64
@@ -317,10 +365,15 @@ impl Block {
     }
 
     /// Runs the block at `w.pc` (where `applies` holds), looping while it branches back to
-    /// its start and at most `budget` instructions have run. Returns how it ended and how many
-    /// instructions it retired, or the failure of one of its instructions with that
-    /// instruction's address. The caller moves the PC.
-    pub fn run(&self, w: &mut Wave, ctx: &mut Ctx<'_>, budget: u64) -> Result<(Ran, u64), (ExecError, u64, String)> {
+    /// its start and at most `budget` instructions have run. Returns how it ended, how many
+    /// instructions it retired and the memory they moved, or the failure of one of its
+    /// instructions with that instruction's address. The caller moves the PC.
+    pub fn run(
+        &self,
+        w: &mut Wave,
+        ctx: &mut Ctx<'_>,
+        budget: u64,
+    ) -> Result<(Ran, u64, Moved), (ExecError, u64, String)> {
         assert!(self.plan.vgprs as usize <= w.vgpr.len(), "Block::run without Block::applies");
         let pc = w.pc;
         let mut exit = Exit { loop_pc: pc, loops_left: budget / self.insts() - 1, ..Exit::default() };
@@ -335,13 +388,15 @@ impl Block {
         w.pc = pc;
         let looped = exit.loops * self.insts();
         if stopped == 0 {
-            return Ok((Ran::Through, looped + self.insts()));
+            return Ok((Ran::Through, looped + self.insts(), exit.moved));
         }
         let (inst, offset) = &self.insts[exit.index as usize];
         let at = pc + *offset as u64;
         match (exit.flow, exit.error) {
             (_, Some(error)) => Err((error, at, inst.to_string())),
-            (Some(flow), None) => Ok((Ran::Stopped { flow, pc: at, len: inst.len }, looped + exit.index as u64 + 1)),
+            (Some(flow), None) => {
+                Ok((Ran::Stopped { flow, pc: at, len: inst.len }, looped + exit.index as u64 + 1, exit.moved))
+            }
             (None, None) => unreachable!("interpret_step stops a run with a flow or an error"),
         }
     }
@@ -495,7 +550,8 @@ fn translation(
             | select::Item::ScalarLoad { index, .. }
             | select::Item::Branch { index, .. } => {
                 let inst = insts[*index as usize].0;
-                Some(Entry { inst, handler: ops::handler(inst.op), index: *index as u32 })
+                let traffic = crate::gpu::stats::op_table()[inst.op as usize].1;
+                Some(Entry { inst, handler: ops::handler(inst.op), index: *index as u32, traffic })
             }
             select::Item::Vector(_) | select::Item::Scalar(_) => None,
         })
@@ -528,7 +584,8 @@ fn translation(
                 plan.bytes,
                 took.as_micros()
             );
-            Some(Arc::new(Block { func, plan, insts, _entries: entries_vec, mode }))
+            let class_prefix = class_prefix(&insts);
+            Some(Arc::new(Block { func, plan, insts, _entries: entries_vec, mode, class_prefix }))
         }
         Err(e) => {
             t.failures += 1;
@@ -539,4 +596,33 @@ fn translation(
     };
     t.cache.insert(key, block.clone());
     block.map_or(Cached::Interpret, Cached::Ready)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::stats::InstClass;
+    use crate::isa::decode;
+
+    #[test]
+    fn a_run_counts_its_classes_by_whole_passes_and_then_its_first_instructions() {
+        // v_add_f32 v0, v1, v2; s_add_u32 s0, s1, s2; v_mul_f32 v3, v1, v2; v_sub_f32 v4, v1, v2;
+        // s_mul_i32 s3, s1, s2; v_max_f32 v5, v1, v2 (llvm-mc-15 -mcpu=gfx90a).
+        let words = [0x0200_0501u32, 0x8000_0201, 0x0a06_0501, 0x0408_0501, 0x9203_0201, 0x160a_0501];
+        let insts: Vec<Inst> = (0..words.len()).map(|i| decode(&words[i..], Target::Gfx90a).unwrap()).collect();
+        let block = translate(Target::Gfx90a, &insts, |bytes| Some(words[..bytes as usize / 4].to_vec()), 0, 1)
+            .expect("a translated run");
+        assert_eq!(block.insts(), 6);
+        let (s, v) = (InstClass::Salu as usize, InstClass::Valu as usize);
+        let at = |retired| {
+            let c = block.class_counts(retired);
+            (c[s], c[v], c.iter().sum::<u64>())
+        };
+        assert_eq!(at(0), (0, 0, 0));
+        assert_eq!(at(1), (0, 1, 1));
+        assert_eq!(at(2), (1, 1, 2));
+        assert_eq!(at(5), (2, 3, 5), "stopped at its fifth");
+        assert_eq!(at(6), (2, 4, 6), "one whole pass");
+        assert_eq!(at(6 * 3 + 2), (3 * 2 + 1, 3 * 4 + 1, 20), "three passes and two more");
+    }
 }

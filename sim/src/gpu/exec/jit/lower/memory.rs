@@ -16,6 +16,7 @@
 
 use super::{mem, scalar_mem, Frame, Lowering, CHUNKS, CHUNK_LANES, EXEC, SGPR, VGPR_BYTES};
 use crate::gpu::exec::jit::select::{MemAddr, MemOp, ScalarLoad};
+use crate::gpu::exec::jit::{EXIT_MOVED_READ, EXIT_MOVED_WRITTEN};
 use crate::gpu::exec::memory::{Mapping, WaveMem, SITES};
 use crate::gpu::exec::{Ctx, LANES};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -122,6 +123,11 @@ impl Lowering<'_> {
 
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
+        if !lds {
+            // The whole wave (EXEC is full here): what the statistics count for it.
+            let bytes = LANES as i64 * size;
+            self.count_moved(f, op.store, bytes);
+        }
         let one_address = self.b.create_block();
         let consecutive = self.b.create_block();
         self.b.ins().brif(same, one_address, &[], consecutive, &[]);
@@ -301,6 +307,7 @@ impl Lowering<'_> {
         self.span(f, addr, len, 0, fast, slow);
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
+        self.count_moved(f, false, 4 * op.dwords as i64);
         let values: Vec<Value> =
             (0..op.dwords as i32).map(|k| self.b.ins().load(I32, host_mem(), host, 4 * k)).collect();
         for (k, v) in values.into_iter().enumerate() {
@@ -367,6 +374,15 @@ impl Lowering<'_> {
         let call = self.b.ins().call_indirect(f.span_sig, helper, &[f.ctx, start, len, flags]);
         let host = self.b.inst_results(call)[0];
         self.b.ins().brif(host, fast, &[host.into()], slow, &[]);
+    }
+
+    /// Adds `bytes` to what the run's memory instructions moved (`Exit::moved`, for the
+    /// statistics): written by a store, read otherwise.
+    fn count_moved(&mut self, f: &Frame, store: bool, bytes: i64) {
+        let at = if store { EXIT_MOVED_WRITTEN } else { EXIT_MOVED_READ };
+        let n = self.b.ins().load(I64, scalar_mem(), f.exit, at);
+        let n = self.b.ins().iadd_imm_u(n, bytes);
+        self.b.ins().store(scalar_mem(), n, f.exit, at);
     }
 
     /// The low and high 32 bits of a 64-bit value.
