@@ -64,7 +64,14 @@ fn check(stack: Stack, mode: Mode) {
         .iter()
         .filter(|e| e["name"] == "first_on_a" && e["args"]["workgroup"].is_u64() && track_of(e).starts_with("worker "))
         .collect();
-    let mut groups: Vec<u64> = turns.iter().map(|e| e["args"]["workgroup"].as_u64().unwrap()).collect();
+    // A turn's event covers the batch it carried: `workgroups` from `workgroup` on.
+    let mut groups: Vec<u64> = turns
+        .iter()
+        .flat_map(|e| {
+            let first = e["args"]["workgroup"].as_u64().unwrap();
+            first..first + e["args"]["workgroups"].as_u64().unwrap()
+        })
+        .collect();
     groups.sort();
     groups.dedup();
     assert_eq!(groups, (0..64).collect::<Vec<_>>(), "workgroup turns of first_on_a");

@@ -61,9 +61,12 @@ pub enum Detail {
         /// how much of a first dispatch is the price of translation.
         translation_us: u64,
     },
+    /// A worker's turn: workgroup `index` and, when it carried a batch, the next ones
+    /// (`count` in all, one after another).
     Workgroup {
         dispatch_id: u64,
         index: u64,
+        count: u64,
     },
     Copy {
         bytes: u64,
@@ -154,7 +157,9 @@ impl TraceLog {
                 Detail::Dispatch { dispatch_id, grid, workgroup, translation_us } => {
                     json!({"dispatch": dispatch_id, "grid": grid, "workgroup": workgroup, "translation_us": translation_us})
                 }
-                Detail::Workgroup { dispatch_id, index } => json!({"dispatch": dispatch_id, "workgroup": index}),
+                Detail::Workgroup { dispatch_id, index, count } => {
+                    json!({"dispatch": dispatch_id, "workgroup": index, "workgroups": count})
+                }
                 Detail::Copy { bytes } => json!({"bytes": bytes}),
                 Detail::Ioctl { result, micros } => json!({"result": result, "took_us": micros}),
             };
@@ -201,6 +206,8 @@ mod tests {
         log.record(Track::Queue { gpu: 0, queue: 2 }, name, t0, t1, detail);
         log.record(Track::Ioctls, "CREATE_QUEUE".into(), t0, t0, Detail::Ioctl { result: 0, micros: 1 });
         log.record(Track::Sdma { gpu: 0, queue: 5 }, "copy".into(), t0, t1, Detail::Copy { bytes: 4096 });
+        let batch = Detail::Workgroup { dispatch_id: 3, index: 8, count: 4 };
+        log.record(Track::Worker("rocjitsu-cu0.1".into()), "vadd".into(), t0, t1, batch);
         let doc = parse(&log);
         let events = doc["traceEvents"].as_array().unwrap();
         let thread_name = |tid: &Value| {
@@ -213,6 +220,8 @@ mod tests {
         );
         assert_eq!(vadd["args"]["grid"], json!([256, 1, 1]));
         assert_eq!(vadd["args"]["translation_us"], json!(7));
+        let turn = events.iter().find(|e| e["name"] == "vadd" && e["args"]["workgroups"].is_u64()).unwrap();
+        assert_eq!((turn["args"]["workgroup"].as_u64(), turn["args"]["workgroups"].as_u64()), (Some(8), Some(4)));
         assert_eq!(thread_name(&vadd["tid"]), "GPU 0 queue 2");
         let ioctl = events.iter().find(|e| e["name"] == "CREATE_QUEUE").unwrap();
         assert_eq!((ioctl["ph"].as_str(), thread_name(&ioctl["tid"])), (Some("i"), json!("ioctls")));

@@ -772,24 +772,31 @@ fn play(turn: &mut Turn, caches: &mut WorkerCaches, rounds: usize) -> Result<Tur
     // The current snapshot each turn: a long-running workgroup sees memory mapped since.
     caches.tlb.with_wave_mem(
         |kept| info.process.vm_since(kept),
-        |vm, mem| loop {
-            let started = info.trace.then(Instant::now);
-            let result = workgroup::run_turn(info, code, state, mem, rounds, || refs.should_stop());
+        |vm, mem| {
+            let (started, first) = (info.trace.then(Instant::now), state.index);
+            let mut workgroups = 1;
+            let result = loop {
+                let result = workgroup::run_turn(info, code, state, mem, rounds, || refs.should_stop());
+                // What is left of the batch otherwise goes back unstarted.
+                let go_on = matches!(result, Ok(TurnEnd::Finished)) && state.retired() < budget && !refs.should_stop();
+                if !go_on {
+                    break result;
+                }
+                let Some(next) = batch.next() else { break result };
+                *batch_finished += 1;
+                info.init_workgroup(next, state);
+                workgroups += 1;
+            };
+            // One event for the turn and the batch it carried (consecutive workgroups): one per
+            // workgroup of a vector add's batches doubled its time with a timeline.
             if let (Some(started), Some(trace)) = (started, info.process.trace()) {
                 let worker: Arc<str> = std::thread::current().name().unwrap_or("unnamed").into();
                 let ko = info.packet.kernel_object;
                 let name = trace.kernel_name(ko, || kernel_names::kernel_name(&**vm, ko));
-                let detail = Detail::Workgroup { dispatch_id: info.dispatch_id, index: state.index };
+                let detail = Detail::Workgroup { dispatch_id: info.dispatch_id, index: first, count: workgroups };
                 trace.record(Track::Worker(worker), name, started, Instant::now(), detail);
             }
-            // What is left of the batch otherwise goes back unstarted.
-            let go_on = matches!(result, Ok(TurnEnd::Finished)) && state.retired() < budget && !refs.should_stop();
-            if !go_on {
-                return result;
-            }
-            let Some(next) = batch.next() else { return result };
-            *batch_finished += 1;
-            info.init_workgroup(next, state);
+            result
         },
     )
 }
