@@ -87,6 +87,23 @@ fn run_triple4(r: &KernelRunner, co: &CodeObject, items: u32) {
     r.dispatch(co.kernel("triple4").unwrap(), [items, 1, 1], [64, 1, 1], &kernargs(&[x4, y4])).unwrap();
 }
 
+/// (translation, duration) in microseconds of each dispatch of `kernel` in a timeline
+/// document, in dispatch order.
+fn translation_by_dispatch(doc: &serde_json::Value, kernel: &str) -> Vec<(u64, f64)> {
+    let mut v: Vec<_> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == kernel && e["args"]["translation_us"].is_u64())
+        .map(|e| {
+            let translated = e["args"]["translation_us"].as_u64().unwrap();
+            (e["args"]["dispatch"].as_u64().unwrap(), (translated, e["dur"].as_f64().unwrap_or(0.0)))
+        })
+        .collect();
+    v.sort_by_key(|(id, _)| *id);
+    v.into_iter().map(|(_, d)| d).collect()
+}
+
 fn report(r: &KernelRunner) -> StatsReport {
     r.process().stats_report().expect("statistics are on")
 }
@@ -167,20 +184,7 @@ fn the_timeline_charges_a_kernel_the_translation_of_its_own_code_once() {
     let y_back: Vec<f32> = r.read_vec(y, n as usize).unwrap();
     assert!(y_back.iter().all(|&v| v == 0.75), "the kernel ran: {}", y_back[0]);
     let doc: serde_json::Value = serde_json::from_slice(&r.process().trace_document("test").unwrap()).unwrap();
-    // (translation, duration) in microseconds per dispatch, in dispatch order.
-    let charged = |kernel: &str| -> Vec<(u64, f64)> {
-        let events = doc["traceEvents"].as_array().unwrap();
-        let mut v: Vec<_> = events
-            .iter()
-            .filter(|e| e["name"] == kernel && e["args"]["translation_us"].is_u64())
-            .map(|e| {
-                let translated = e["args"]["translation_us"].as_u64().unwrap();
-                (e["args"]["dispatch"].as_u64().unwrap(), (translated, e["dur"].as_f64().unwrap_or(0.0)))
-            })
-            .collect();
-        v.sort_by_key(|(id, _)| *id);
-        v.into_iter().map(|(_, d)| d).collect()
-    };
+    let charged = |kernel: &str| translation_by_dispatch(&doc, kernel);
     let (halve, triple4) = (charged("halve"), charged("triple4"));
     assert_eq!((halve.len(), triple4.len()), (4, 1), "{doc}");
     match sim::gpu::exec::jit::Engine::from_env() {
@@ -237,13 +241,7 @@ fn translated_loops_are_counted_as_the_interpreter_counts_them() {
     }
     assert_eq!((both.bytes_read, both.bytes_written), (2 * first.bytes_read, 2 * first.bytes_written));
     let doc: serde_json::Value = serde_json::from_slice(&r.process().trace_document("test").unwrap()).unwrap();
-    let translated: u64 = doc["traceEvents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["name"] == "strided_sum")
-        .filter_map(|e| e["args"]["translation_us"].as_u64())
-        .sum();
+    let translated: u64 = translation_by_dispatch(&doc, "strided_sum").iter().map(|d| d.0).sum();
     match sim::gpu::exec::jit::Engine::from_env() {
         sim::gpu::exec::jit::Engine::Jit => assert!(translated > 0, "with statistics on, the loop was translated"),
         sim::gpu::exec::jit::Engine::Interp => assert_eq!(translated, 0),

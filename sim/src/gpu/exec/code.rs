@@ -176,12 +176,7 @@ impl CodeCache {
             insts.truncate(next);
         }
         let words = |bytes: u32| (0..bytes as u64 / 4).map(|i| mem.read::<u32>(pc + 4 * i).ok()).collect();
-        if compile {
-            jit::translate(self.target, &insts, words, mode, jit::MIN_STEPS)
-                .map_or(jit::Cached::Interpret, jit::Cached::Ready)
-        } else {
-            jit::lookup(self.target, &insts, words, mode, jit::MIN_STEPS)
-        }
+        jit::cached(self.target, &insts, words, mode, jit::MIN_STEPS, compile)
     }
 
     fn decode_at(&self, pc: u64, mem: &WaveMem<'_>) -> Result<Decoded, ExecError> {

@@ -237,8 +237,7 @@ impl<'a> WaveMem<'a> {
         }
         let next = start.wrapping_add(step.wrapping_mul(2));
         let m = self.sites[site].get();
-        let end = next.checked_add(len)?;
-        (m.start <= next && end <= m.end).then(|| (m.host + (next - m.start)) as usize)
+        m.holds(next, len, false).then(|| (m.host + (next - m.start)) as usize)
     }
 
     /// The host address of `[va, va + len)` and the cached mapping that holds it.

@@ -774,7 +774,6 @@ fn play(turn: &mut Turn, caches: &mut WorkerCaches, rounds: usize) -> Result<Tur
         |kept| info.process.vm_since(kept),
         |vm, mem| {
             let (started, first) = (info.trace.then(Instant::now), state.index);
-            let mut workgroups = 1;
             let result = loop {
                 let result = workgroup::run_turn(info, code, state, mem, rounds, || refs.should_stop());
                 // What is left of the batch otherwise goes back unstarted.
@@ -785,7 +784,6 @@ fn play(turn: &mut Turn, caches: &mut WorkerCaches, rounds: usize) -> Result<Tur
                 let Some(next) = batch.next() else { break result };
                 *batch_finished += 1;
                 info.init_workgroup(next, state);
-                workgroups += 1;
             };
             // One event for the turn and the batch it carried (consecutive workgroups): one per
             // workgroup of a vector add's batches doubled its time with a timeline.
@@ -793,7 +791,9 @@ fn play(turn: &mut Turn, caches: &mut WorkerCaches, rounds: usize) -> Result<Tur
                 let worker: Arc<str> = std::thread::current().name().unwrap_or("unnamed").into();
                 let ko = info.packet.kernel_object;
                 let name = trace.kernel_name(ko, || kernel_names::kernel_name(&**vm, ko));
-                let detail = Detail::Workgroup { dispatch_id: info.dispatch_id, index: first, count: workgroups };
+                // A turn plays once: the batch's finished ones and the one in `state`.
+                let count = *batch_finished + 1;
+                let detail = Detail::Workgroup { dispatch_id: info.dispatch_id, index: first, count };
                 trace.record(Track::Worker(worker), name, started, Instant::now(), detail);
             }
             result

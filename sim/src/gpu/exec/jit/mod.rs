@@ -462,7 +462,7 @@ pub fn translation_time() -> (std::time::Duration, (std::time::Duration, usize))
     t.as_ref().map_or(Default::default(), |t| (t.total, t.longest))
 }
 
-/// What the translation cache holds for a run ([`lookup`]).
+/// What the translation cache holds for a run ([`cached`]), or compiled for it.
 pub enum Cached {
     /// Its translation.
     Ready(Arc<Block>),
@@ -482,26 +482,16 @@ pub fn translate(
     mode: u32,
     min_steps: usize,
 ) -> Option<Arc<Block>> {
-    match translation(target, insts, words, mode, min_steps, true) {
+    match cached(target, insts, words, mode, min_steps, true) {
         Cached::Ready(b) => Some(b),
         Cached::Interpret | Cached::Absent => None,
     }
 }
 
-/// [`translate`] without compiling: what the process-wide cache holds for the run. A run
-/// that another dispatch (or client) made hot is used at once, while compiling a new one
-/// waits for [`hot_threshold`] visits.
-pub fn lookup(
-    target: Target,
-    insts: &[Inst],
-    words: impl Fn(u32) -> Option<Vec<u32>>,
-    mode: u32,
-    min_steps: usize,
-) -> Cached {
-    translation(target, insts, words, mode, min_steps, false)
-}
-
-fn translation(
+/// [`translate`], but without `compile` only what the process-wide cache holds for the run
+/// ([`Cached::Absent`] if nothing): a run that another dispatch (or client) made hot is used
+/// at once, while compiling a new one waits for [`hot_threshold`] visits.
+pub fn cached(
     target: Target,
     insts: &[Inst],
     words: impl Fn(u32) -> Option<Vec<u32>>,
