@@ -645,7 +645,8 @@ fn scalar_load_instruction(r: &mut Rng) -> Vec<u32> {
 }
 
 /// One random `ds_read_b32..b128` or `ds_write_b32..b128` at v16 plus an offset (some
-/// lanes beyond the 64 KiB of LDS in some shapes).
+/// lanes beyond the 64 KiB of LDS in some shapes; lanes scattered, or one out of step, take
+/// the translated code's lane-by-lane path).
 fn lds_instruction(r: &mut Rng) -> Vec<u32> {
     let dwords = 1 + r.below(4);
     let store = r.below(2) == 0;
@@ -661,6 +662,8 @@ fn lds_instruction(r: &mut Rng) -> Vec<u32> {
     };
     let data = r.below(VGPRS - dwords + 1);
     let offset = if r.below(2) == 0 { 0 } else { 4 * r.below(64) };
+    // Sometimes a read into its own address register (`ds_read_b32 v12, v12 offset:4`).
+    let data = if !store && dwords == 1 && r.below(4) == 0 { VOFFSET } else { data };
     let (vdst, vdata) = if store { (0, data) } else { (data, 0) };
     vec![0xd800_0000 | op << 17 | offset, vdst << 24 | vdata << 8 | VOFFSET]
 }

@@ -150,7 +150,7 @@ impl Harness {
                     let mut ctx = Ctx { mem, lds: &mut self.lds, private: &mut self.private, dispatch: &self.info };
                     // Loops inside the translated code too, within the step limit.
                     let (ran, n, _) =
-                        block.run(&mut self.wave, &mut ctx, 64 * block.insts()).map_err(|(error, ..)| error)?;
+                        block.run(&mut self.wave, &mut ctx, 64 * block.insts(), None).map_err(|(error, ..)| error)?;
                     steps += n as usize - 1;
                     match ran {
                         Ran::Through => self.wave.pc += block.bytes(),
@@ -160,6 +160,7 @@ impl Harness {
                                 break;
                             }
                         }
+                        Ran::BeforeShared { .. } => unreachable!("a run without a bound on shared instructions"),
                     }
                     continue;
                 }

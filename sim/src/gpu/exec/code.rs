@@ -54,14 +54,11 @@ pub struct CodeCache {
     last: usize,
     /// The translator's slots of each page in `pages` (same index), made on first use.
     jit: Vec<Box<[JitSlot]>>,
-    /// The same for runs cut before their next shared instruction after the one they start
-    /// at ([`Self::jit_step_block`]).
-    jit_step: Vec<Box<[JitSlot]>>,
 }
 
 impl CodeCache {
     pub fn new(target: Target) -> Self {
-        CodeCache { target, pages: Vec::new(), last: 0, jit: Vec::new(), jit_step: Vec::new() }
+        CodeCache { target, pages: Vec::new(), last: 0, jit: Vec::new() }
     }
 
     /// Forgets everything (a new dispatch).
@@ -69,7 +66,6 @@ impl CodeCache {
         self.target = target;
         self.pages.clear();
         self.jit.clear();
-        self.jit_step.clear();
         self.last = 0;
     }
 
@@ -114,67 +110,42 @@ impl CodeCache {
         };
     }
 
-    /// The translated run starting at `pc`, once the address is hot ([`jit::hot_threshold`] visits in
-    /// this dispatch) and a run worth translating starts there; `None` to interpret.
+    /// The translated run starting at `pc`, once the address is hot ([`jit::hot_threshold`]
+    /// visits in this dispatch) and a run worth translating starts there; `None` to
+    /// interpret. A run that a process-wide cache already holds is used after
+    /// [`jit::LOOKUP_AFTER`] visits.
     pub fn jit_block(&mut self, pc: u64, w: &Wave, mem: &WaveMem<'_>) -> Option<&Block> {
-        self.translated(pc, w, mem, false)
-    }
-
-    /// The translated run from `pc` up to its next instruction that reaches beyond the wave's
-    /// registers (not included; the one at `pc` itself does not count), if one worth
-    /// translating starts there: at most one shared instruction, at `pc`. It is what a wave
-    /// kept in step with the others after a barrier runs where the whole run from `pc` may
-    /// not go ([`Self::jit_block`] found it hot): a stretch on its registers, or a shared
-    /// instruction and the stretch after it.
-    pub fn jit_step_block(&mut self, pc: u64, w: &Wave, mem: &WaveMem<'_>) -> Option<&Block> {
-        self.translated(pc, w, mem, true)
-    }
-
-    /// [`Self::jit_block`] (`step` false) or [`Self::jit_step_block`]: the slot of `pc` in
-    /// the table of whole runs or of step runs, translated when hot. A step run is asked for
-    /// only where the whole run was hot, so it is translated at once.
-    fn translated(&mut self, pc: u64, w: &Wave, mem: &WaveMem<'_>, step: bool) -> Option<&Block> {
         if !pc.is_multiple_of(4) {
             return None;
         }
         self.select_page(pc);
         let (page, slot) = (self.last, ((pc % PAGE) / 4) as usize);
-        // Looked up in the process-wide cache at `look`, compiled if still absent at `hot`.
-        let (look, hot) = if step { (1, 1) } else { (jit::LOOKUP_AFTER, jit::hot_threshold()) };
-        let table = if step { &mut self.jit_step } else { &mut self.jit };
-        while table.len() <= page {
-            table.push(vec![JitSlot::Cold(0); SLOTS].into_boxed_slice());
+        while self.jit.len() <= page {
+            self.jit.push(vec![JitSlot::Cold(0); SLOTS].into_boxed_slice());
         }
-        if let JitSlot::Cold(n) = &mut table[page][slot] {
+        if let JitSlot::Cold(n) = &mut self.jit[page][slot] {
             *n += 1;
-            let compile = *n >= hot;
-            if !compile && *n != look {
+            let compile = *n >= jit::hot_threshold();
+            if !compile && *n != jit::LOOKUP_AFTER {
                 return None;
             }
-            let ready = match self.translate_at(pc, w.mode, mem, step, compile) {
+            let ready = match self.translate_at(pc, w.mode, mem, compile) {
                 jit::Cached::Ready(b) => JitSlot::Ready(b),
                 jit::Cached::Interpret => JitSlot::Interpret,
                 jit::Cached::Absent => return None,
             };
-            let table = if step { &mut self.jit_step } else { &mut self.jit };
-            table[page][slot] = ready;
+            self.jit[page][slot] = ready;
         }
-        let table = if step { &self.jit_step } else { &self.jit };
-        match &table[page][slot] {
+        match &self.jit[page][slot] {
             JitSlot::Ready(b) => Some(b),
             _ => None,
         }
     }
 
-    /// Decodes the translatable instructions from `pc` on (`step`: only up to the next that
-    /// reaches beyond the wave's registers after the first) and has the run translated
+    /// Decodes the translatable instructions from `pc` on and has the run translated
     /// (`compile`) or looks it up.
-    fn translate_at(&mut self, pc: u64, mode: u32, mem: &WaveMem<'_>, step: bool, compile: bool) -> jit::Cached {
-        let mut insts = select::candidates(|offset| self.fetch(pc + offset, mem).ok().map(|d| d.inst));
-        if step {
-            let next = insts.iter().skip(1).position(select::reaches_beyond_registers).map_or(insts.len(), |i| i + 1);
-            insts.truncate(next);
-        }
+    fn translate_at(&mut self, pc: u64, mode: u32, mem: &WaveMem<'_>, compile: bool) -> jit::Cached {
+        let insts = select::candidates(|offset| self.fetch(pc + offset, mem).ok().map(|d| d.inst));
         let words = |bytes: u32| (0..bytes as u64 / 4).map(|i| mem.read::<u32>(pc + 4 * i).ok()).collect();
         jit::cached(self.target, &insts, words, mode, jit::MIN_STEPS, compile)
     }

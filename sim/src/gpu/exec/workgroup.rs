@@ -389,29 +389,27 @@ fn step<O: Observe>(
     let Reach { insts: quantum, shared_before } = reach;
     let mut done = 0;
     while done < quantum {
-        if translate && w.mode & vector_modes::MODE_BITS == 0 {
-            let mut bounded_out = false;
-            if let Some(block) = code.jit_block(w.pc, w, ctx.mem) {
-                match run_budget(block, quantum - done, done, shared_before) {
-                    Some(budget) if block.applies(w) => {
-                        match run_translated(block, w, ctx, budget, retired, &mut done, counter)? {
-                            Some(stepped) => return Ok(stepped),
-                            None => continue,
-                        }
-                    }
-                    Some(_) => {}
-                    None => bounded_out = true,
-                }
+        // Past the bound on shared instructions (a wave kept in step after a barrier), the
+        // step ends before the next one: asked first, as a translated run would not start
+        // there anyway.
+        if done >= shared_before {
+            let d = code.fetch(w.pc, ctx.mem).map_err(|error| WaveFailure { error, pc: w.pc, inst: String::new() })?;
+            if d.shared {
+                return Ok(Stepped::BeforeShared { insts: done });
             }
-            // Else the run cut after its first shared instruction.
-            if bounded_out {
-                if let Some(block) = code.jit_step_block(w.pc, w, ctx.mem).filter(|b| b.applies(w)) {
-                    if let Some(budget) = run_budget(block, quantum - done, done, shared_before) {
-                        match run_translated(block, w, ctx, budget, retired, &mut done, counter)? {
-                            Some(stepped) => return Ok(stepped),
-                            None => continue,
-                        }
-                    }
+        }
+        if translate && w.mode & vector_modes::MODE_BITS == 0 {
+            if let Some(block) = code.jit_block(w.pc, w, ctx.mem).filter(|b| b.applies(w)) {
+                // Where shared instructions are bounded, the run goes once, and only up to
+                // its first shared instruction at or past the bound.
+                let (budget, shared_limit) = if shared_before == usize::MAX {
+                    ((quantum - done).max(block.insts() as usize), None)
+                } else {
+                    (block.insts() as usize, Some(shared_before.saturating_sub(done) as u64))
+                };
+                match run_translated(block, w, ctx, budget, shared_limit, retired, &mut done, counter)? {
+                    Some(stepped) => return Ok(stepped),
+                    None => continue,
                 }
             }
         }
@@ -453,35 +451,23 @@ fn step<O: Observe>(
     Ok(Stepped::Ran)
 }
 
-/// The instructions a translated run may go for, `left` being what the step has left, or
-/// `None` if it may not go: where shared instructions are bounded (`done` ran so far, none
-/// at or past `shared_before`), a run goes only if its last one is within the bound, and
-/// once (a loop would repeat them).
-#[inline]
-fn run_budget(block: &Block, left: usize, done: usize, shared_before: usize) -> Option<usize> {
-    let whole = left.max(block.insts() as usize);
-    match block.last_shared() {
-        _ if shared_before == usize::MAX => Some(whole),
-        None => Some(whole),
-        Some(last) if done + last < shared_before => Some(block.insts() as usize),
-        Some(_) => None,
-    }
-}
-
 /// Runs a translated run of `w` at its PC for at most `budget` instructions (counted in
-/// `retired` and `done`, and shown to `observer`) and moves the PC on; `Some` when the
+/// `retired` and `done`, and shown to `observer`), with `shared_limit` once and up to its
+/// first shared instruction at or past that index, and moves the PC on; `Some` when the
 /// wave's step ends there.
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn run_translated<O: Observe>(
     block: &Block,
     w: &mut Wave,
     ctx: &mut Ctx<'_>,
     budget: usize,
+    shared_limit: Option<u64>,
     retired: &mut u64,
     done: &mut usize,
     observer: &mut O,
 ) -> Result<Option<Stepped>, WaveFailure> {
-    let (ran, n, moved) = block.run(w, ctx, budget as u64).map_err(|(error, pc, inst)| {
+    let (ran, n, moved) = block.run(w, ctx, budget as u64, shared_limit).map_err(|(error, pc, inst)| {
         w.pc = pc;
         WaveFailure { error, pc, inst }
     })?;
@@ -496,6 +482,10 @@ fn run_translated<O: Observe>(
         Ran::Stopped { flow, pc, len } => {
             w.pc = pc;
             follow(w, flow, len)
+        }
+        Ran::BeforeShared { pc } => {
+            w.pc = pc;
+            Some(Stepped::BeforeShared { insts: *done })
         }
     })
 }

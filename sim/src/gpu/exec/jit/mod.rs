@@ -87,8 +87,8 @@ pub fn hot_threshold() -> u32 {
     });
     *HOT
 }
-/// Runs with fewer compiled vector instructions than this stay with the interpreter (a
-/// call costs about what one interpreted instruction does).
+/// Runs with fewer compiled instructions than this stay with the interpreter (a call
+/// costs about what one interpreted instruction does).
 pub const MIN_STEPS: usize = 2;
 /// Translations kept at most per process: past it, new runs are interpreted (a daemon that
 /// serves many applications for weeks must not grow without bound; a kernel has tens of runs).
@@ -117,7 +117,6 @@ pub struct Moved {
 }
 
 /// How a run stopped early, written by [`interpret_step`].
-#[derive(Default)]
 pub struct Exit {
     /// The instruction's answer: a branch taken, a barrier, a wait, the end.
     flow: Option<Flow>,
@@ -132,10 +131,54 @@ pub struct Exit {
     loops: u64,
     /// What its memory instructions moved so far.
     moved: Moved,
+    /// The run's index from which on it must not run an instruction that reaches beyond the
+    /// wave's registers (`u64::MAX`: no bound): the translated code stops before the first
+    /// such one at or past it, and says so in `before_shared`. How a wave kept in step with
+    /// the others after a barrier runs up to its next shared instruction in one call.
+    shared_limit: u64,
+    /// Set (1) by the translated code when it stopped before a shared instruction
+    /// (`index`).
+    before_shared: u32,
+    /// Set (1) by the translated code when a compiled branch was taken elsewhere than
+    /// back to the run's start: the run stopped at `index` with a jump to `jump`.
+    jumped: u32,
+    jump: u64,
+    /// The workgroup's LDS for the call (`ctx.lds`), where compiled LDS accesses check their
+    /// range inline instead of asking `span_host`.
+    lds: *mut u8,
+    lds_len: u64,
+}
+
+impl Default for Exit {
+    fn default() -> Self {
+        Exit {
+            flow: None,
+            error: None,
+            index: 0,
+            loop_pc: 0,
+            loops_left: 0,
+            loops: 0,
+            moved: Moved::default(),
+            shared_limit: u64::MAX,
+            before_shared: 0,
+            jumped: 0,
+            jump: 0,
+            lds: std::ptr::null_mut(),
+            lds_len: 0,
+        }
+    }
 }
 
 /// Where translated code adds what its compiled accesses moved: `exit.moved`.
 pub(crate) const EXIT_MOVED_READ: i32 = (std::mem::offset_of!(Exit, moved) + std::mem::offset_of!(Moved, read)) as i32;
+/// Where translated code finds its bound on shared instructions and says it stopped there.
+pub(crate) const EXIT_SHARED_LIMIT: i32 = std::mem::offset_of!(Exit, shared_limit) as i32;
+pub(crate) const EXIT_BEFORE_SHARED: i32 = std::mem::offset_of!(Exit, before_shared) as i32;
+pub(crate) const EXIT_INDEX: i32 = std::mem::offset_of!(Exit, index) as i32;
+pub(crate) const EXIT_JUMPED: i32 = std::mem::offset_of!(Exit, jumped) as i32;
+pub(crate) const EXIT_JUMP: i32 = std::mem::offset_of!(Exit, jump) as i32;
+pub(crate) const EXIT_LDS: i32 = std::mem::offset_of!(Exit, lds) as i32;
+pub(crate) const EXIT_LDS_LEN: i32 = std::mem::offset_of!(Exit, lds_len) as i32;
 pub(crate) const EXIT_MOVED_WRITTEN: i32 =
     (std::mem::offset_of!(Exit, moved) + std::mem::offset_of!(Moved, written)) as i32;
 
@@ -329,6 +372,9 @@ pub enum Ran {
     Through,
     /// Its instruction at `pc` (`len` bytes long) answered `flow` (a branch taken, …).
     Stopped { flow: Flow, pc: u64, len: u8 },
+    /// It stopped before its instruction at `pc`, which reaches beyond the wave's registers,
+    /// at or past the bound it was given.
+    BeforeShared { pc: u64 },
 }
 
 impl Block {
@@ -350,12 +396,6 @@ impl Block {
         self.plan.bytes as u64
     }
 
-    /// The index in the run of its last instruction that reaches beyond the wave's
-    /// registers, if any.
-    pub fn last_shared(&self) -> Option<usize> {
-        self.plan.last_shared.map(usize::from)
-    }
-
     /// Whether the translation is valid for `w` as it is now: the MODE it was compiled for,
     /// no VGPR indexing, and every VGPR the run names allocated (else the interpreter runs
     /// it and reports the bad register).
@@ -365,18 +405,29 @@ impl Block {
     }
 
     /// Runs the block at `w.pc` (where `applies` holds), looping while it branches back to
-    /// its start and at most `budget` instructions have run. Returns how it ended, how many
-    /// instructions it retired and the memory they moved, or the failure of one of its
-    /// instructions with that instruction's address. The caller moves the PC.
+    /// its start and at most `budget` instructions have run; with `shared_limit`, once, and
+    /// only up to its first instruction at or past that index that reaches beyond the wave's
+    /// registers. Returns how it ended, how many instructions it retired and the memory they
+    /// moved, or the failure of one of its instructions with that instruction's address. The
+    /// caller moves the PC.
     pub fn run(
         &self,
         w: &mut Wave,
         ctx: &mut Ctx<'_>,
         budget: u64,
+        shared_limit: Option<u64>,
     ) -> Result<(Ran, u64, Moved), (ExecError, u64, String)> {
         assert!(self.plan.vgprs as usize <= w.vgpr.len(), "Block::run without Block::applies");
         let pc = w.pc;
-        let mut exit = Exit { loop_pc: pc, loops_left: budget / self.insts() - 1, ..Exit::default() };
+        let loops_left = if shared_limit.is_some() { 0 } else { budget / self.insts() - 1 };
+        let mut exit = Exit {
+            loop_pc: pc,
+            loops_left,
+            shared_limit: shared_limit.unwrap_or(u64::MAX),
+            lds: ctx.lds.as_mut_ptr(),
+            lds_len: ctx.lds.len() as u64,
+            ..Exit::default()
+        };
         let vgprs = w.vgpr.as_mut_ptr();
         let ctx = ctx as *mut Ctx<'_> as *mut c_void;
         // SAFETY: the function reads and writes 256-byte registers 0..plan.vgprs of the VGPR
@@ -392,6 +443,13 @@ impl Block {
         }
         let (inst, offset) = &self.insts[exit.index as usize];
         let at = pc + *offset as u64;
+        if exit.before_shared != 0 {
+            return Ok((Ran::BeforeShared { pc: at }, looped + exit.index as u64, exit.moved));
+        }
+        if exit.jumped != 0 {
+            let stopped = Ran::Stopped { flow: Flow::Jump(exit.jump), pc: at, len: inst.len };
+            return Ok((stopped, looped + exit.index as u64 + 1, exit.moved));
+        }
         match (exit.flow, exit.error) {
             (_, Some(error)) => Err((error, at, inst.to_string())),
             (Some(flow), None) => {
@@ -500,7 +558,7 @@ pub fn cached(
     compile: bool,
 ) -> Cached {
     let plan = select::plan(insts, mode);
-    if plan.vector_insts < min_steps.max(1) {
+    if plan.compiled_insts < min_steps.max(1) {
         return Cached::Interpret;
     }
     let Some(words) = words(plan.bytes) else { return Cached::Interpret };
@@ -537,13 +595,12 @@ pub fn cached(
         .filter_map(|item| match item {
             select::Item::Interpreted { index, .. }
             | select::Item::Memory { index, .. }
-            | select::Item::ScalarLoad { index, .. }
-            | select::Item::Branch { index, .. } => {
+            | select::Item::ScalarLoad { index, .. } => {
                 let inst = insts[*index as usize].0;
                 let traffic = crate::gpu::stats::op_table()[inst.op as usize].1;
                 Some(Entry { inst, handler: ops::handler(inst.op), index: *index as u32, traffic })
             }
-            select::Item::Vector(_) | select::Item::Scalar(_) => None,
+            select::Item::Vector(_) | select::Item::Scalar(_) | select::Item::Branch { .. } => None,
         })
         .collect();
     let entry_of = |index: u16| -> u64 {
@@ -593,6 +650,51 @@ mod tests {
     use super::*;
     use crate::gpu::stats::InstClass;
     use crate::isa::decode;
+
+    #[test]
+    fn a_run_bounded_on_shared_instructions_stops_before_the_first_at_or_past_its_bound() {
+        // v_add_u32 v1, 1, v1; ds_write_b32 v0, v1; v_add_u32 v1, 1, v1;
+        // ds_write_b32 v0, v1 offset:256; v_add_u32 v1, 1, v1; s_barrier; ds_read_b32 v2, v0
+        // (llvm-mc-15 -mcpu=gfx90a): shared at indices 1, 3, 5 and 6.
+        const ADD: u32 = 0x6802_0281;
+        let words =
+            [ADD, 0xd81a_0000, 0x0000_0100, ADD, 0xd81a_0100, 0x0000_0100, ADD, 0xbf8a_0000, 0xd86c_0000, 0x0200_0000];
+        let insts: Vec<Inst> =
+            select::candidates(|offset| decode(words.get(offset as usize / 4..)?, Target::Gfx90a).ok());
+        let block = translate(Target::Gfx90a, &insts, |bytes| Some(words[..bytes as usize / 4].to_vec()), 0, 1)
+            .expect("a translated run");
+        assert_eq!(block.plan.shared, [1, 3, 5, 6]);
+        // (bound, instructions retired, where it stopped, v1's increments, LDS dwords 0 and 64 written)
+        type Case = (Option<u64>, u64, u64, u32, [bool; 2]);
+        let cases: [Case; 6] = [
+            (Some(0), 1, 4, 1, [false, false]),
+            (Some(1), 1, 4, 1, [false, false]),
+            (Some(2), 3, 16, 2, [true, false]),
+            (Some(4), 5, 28, 3, [true, true]),
+            (Some(5), 5, 28, 3, [true, true]),
+            (None, 6, 28, 3, [true, true]),
+        ];
+        for (bound, retired, stop_at, adds, written) in cases {
+            let mut h = crate::testing::Harness::new();
+            for l in 0..64 {
+                h.wave.vgpr[0][l] = 4 * l as u32;
+                h.wave.vgpr[1][l] = 1000 + l as u32;
+            }
+            h.lds.fill(0xee);
+            let (ran, n, _) = h.with_ctx(|w, ctx| block.run(w, ctx, 64, bound)).expect("the run");
+            assert_eq!(n, retired, "bound {bound:?}");
+            match (ran, bound) {
+                (Ran::BeforeShared { pc }, Some(_)) => assert_eq!(pc, stop_at, "bound {bound:?}"),
+                (Ran::Stopped { flow: Flow::Barrier, pc, .. }, None) => assert_eq!(pc, stop_at),
+                _ => panic!("bound {bound:?}: the wrong ending"),
+            }
+            assert_eq!(h.wave.vgpr[1][5], 1005 + adds, "bound {bound:?}");
+            let dword = |at: usize| u32::from_le_bytes(h.lds[at..at + 4].try_into().unwrap());
+            let lane5 = [dword(20) == 1006, dword(256 + 20) == 1007];
+            assert_eq!(lane5, written, "bound {bound:?}");
+            assert!(h.wave.vgpr[2].iter().all(|&v| v == 0), "the read after the barrier never ran");
+        }
+    }
 
     #[test]
     fn a_run_counts_its_classes_by_whole_passes_and_then_its_first_instructions() {

@@ -348,13 +348,15 @@ pub enum Item {
     },
     /// A conditional or unconditional branch ending the run, its condition compiled: not
     /// taken, the run ends; taken back to the run's start (`back`), the code loops while the
-    /// caller's budget lasts; any other taken branch goes through the interpreter's handler
-    /// (`index`, `offset`), which answers the jump.
+    /// caller's budget lasts; any other taken branch stops the run with a jump to `target`
+    /// (bytes from the run's start, wrapping), as the handler of the instruction (`index`,
+    /// `offset`) answers it.
     Branch {
         cond: BranchCond,
         back: bool,
         index: u16,
         offset: u32,
+        target: u64,
     },
     /// A scalar load from global memory (`s_load_dword*`), compiled when its dwords lie in
     /// one mapping; the interpreter's handler otherwise (`index`, `offset`).
@@ -571,6 +573,10 @@ pub enum SKind {
     SubBorrow,
     /// `(a << n) + b`; SCC: the carry out of bit 31.
     ShlAdd(u8),
+    /// SCC only: whether bit `b & 31` of `a` is `set` (`s_bitcmp0/1_b32`).
+    BitCmp {
+        set: bool,
+    },
     /// `SCC ? a : b`; no SCC.
     Cselect,
     /// The destination gets EXEC; EXEC becomes `f(a, EXEC)`; SCC: EXEC is not zero.
@@ -651,6 +657,8 @@ pub fn scalar_op(inst: &Inst) -> Option<ScalarOp> {
         Op::SLshl3AddU32 => K::ShlAdd(3),
         Op::SLshl4AddU32 => K::ShlAdd(4),
         Op::SCselectB32 | Op::SCselectB64 => K::Cselect,
+        Op::SBitcmp0B32 => K::BitCmp { set: false },
+        Op::SBitcmp1B32 => K::BitCmp { set: true },
         Op::SAndSaveexecB64 => K::Saveexec(SaveexecOp::And),
         Op::SOrSaveexecB64 => K::Saveexec(SaveexecOp::Or),
         Op::SXorSaveexecB64 => K::Saveexec(SaveexecOp::Xor),
@@ -688,7 +696,7 @@ pub fn scalar_op(inst: &Inst) -> Option<ScalarOp> {
         _ => val(inst.src[1])?,
     };
     let dst = match (kind, inst.dst[0]) {
-        (K::Cmp { .. }, _) | (_, Operand::Null) => None,
+        (K::Cmp { .. } | K::BitCmp { .. }, _) | (_, Operand::Null) => None,
         (_, op) => Some(reg(op)?),
     };
     Some(ScalarOp { kind, wide, dst, a, b })
@@ -700,19 +708,21 @@ pub struct Plan {
     pub items: Vec<Item>,
     /// Instructions in the run.
     pub insts: usize,
-    /// Of them, compiled vector instructions, memory accesses included (a run of interpreted
-    /// instructions alone is not worth translating).
-    pub vector_insts: usize,
+    /// Of them, the compiled ones: vector instructions, memory accesses, scalar ALU ops and
+    /// branches (a run of interpreted instructions alone is not worth translating; a run of
+    /// compiled scalar code is: the `s_and_saveexec`/`s_cbranch_execz` around a branch of
+    /// the code, or a barrier's loop counter, cost a fetch and a dispatch each interpreted).
+    pub compiled_insts: usize,
     /// Total length in bytes of the run's instructions.
     pub bytes: u32,
     /// One more than the highest VGPR the run names.
     pub vgprs: u16,
     /// Whether a step is a float operation (the run depends on MODE's float controls).
     pub uses_f32: bool,
-    /// The index in the run of its last instruction that reaches memory, LDS or another
-    /// wave (anything but registers), if any: where waves must advance side by side, a run
-    /// may go whole only if that instruction comes before the other waves' next ones.
-    pub last_shared: Option<u16>,
+    /// The indices in the run of its instructions that reach memory, LDS or another wave
+    /// (anything but registers), in order: where waves must advance side by side, the
+    /// translated code can stop before any of them (`Exit::shared_limit`).
+    pub shared: Vec<u16>,
     /// Scalar ops run after the segment that follows them in the code ([`Deferred`]).
     pub deferred: u16,
 }
@@ -832,7 +842,7 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
                 }
                 p.uses_f32 |= is_f32(step.kind);
                 p.vgprs = p.vgprs.max(step_vgprs(&step));
-                p.vector_insts += 1;
+                p.compiled_insts += 1;
                 seg.steps.push(step);
                 deferred.moved = deferred.ops.len();
                 p.insts += 1;
@@ -853,6 +863,7 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
             Some(taken) => {
                 if let Some(op) = scalar_op(inst).filter(|_| !seg.steps.is_empty()) {
                     if deferred.push(inst, op) {
+                        p.compiled_insts += 1;
                         p.insts += 1;
                         p.bytes += inst.len as u32;
                         continue;
@@ -861,22 +872,25 @@ pub fn plan(insts: &[Inst], mode: u32) -> Plan {
                 close_segment(&mut p, &mut seg, &mut written, &mut deferred);
                 if let Some(op) = scalar_op(inst) {
                     p.items.push(Item::Scalar(op));
+                    p.compiled_insts += 1;
                 } else if let Some(cond) = branch_cond(inst.op) {
                     // Back to the run's start: the target is the run's address.
-                    let back = inst.branch_target(p.bytes as u64) == 0;
-                    p.items.push(Item::Branch { cond, back, index: p.insts as u16, offset: p.bytes });
+                    let target = inst.branch_target(p.bytes as u64);
+                    let back = target == 0;
+                    p.items.push(Item::Branch { cond, back, index: p.insts as u16, offset: p.bytes, target });
+                    p.compiled_insts += 1;
                 } else if let Some(op) = scalar_load(inst) {
                     p.items.push(Item::ScalarLoad { op, index: p.insts as u16, offset: p.bytes });
-                    p.last_shared = Some(p.insts as u16);
+                    p.shared.push(p.insts as u16);
                 } else if let Some(op) = mem_op(inst) {
                     p.items.push(Item::Memory { op, index: p.insts as u16, offset: p.bytes });
                     p.vgprs = p.vgprs.max(op.vgprs());
-                    p.vector_insts += 1;
-                    p.last_shared = Some(p.insts as u16);
+                    p.compiled_insts += 1;
+                    p.shared.push(p.insts as u16);
                 } else {
                     p.items.push(Item::Interpreted { index: p.insts as u16, offset: p.bytes });
                     if reaches_beyond_registers(inst) {
-                        p.last_shared = Some(p.insts as u16);
+                        p.shared.push(p.insts as u16);
                     }
                 }
                 p.insts += 1;
@@ -1908,7 +1922,7 @@ mod tests {
     #[test]
     fn scalar_code_is_handed_to_the_interpreter_and_f32_code_needs_round_to_nearest_even() {
         let p = plan(&insts(&[&FMA, &S_ADD, &FMA]), 0xf0);
-        assert_eq!((p.insts, p.vector_insts, p.items.len()), (3, 2, 2));
+        assert_eq!((p.insts, p.compiled_insts, p.items.len()), (3, 3, 2));
         // s_add_i32 is compiled in, after both FMAs (neither reads s3); s_getpc is not.
         assert_eq!(segments(&p)[0].steps.len(), 2);
         assert!(matches!(p.items[1], Item::Scalar(ScalarOp { kind: SKind::Add { signed: true }, .. })));
@@ -1921,7 +1935,7 @@ mod tests {
         // interpreter's handler runs the FMA inside the run, and the run does not depend on
         // MODE.
         let p = plan(&insts(&[&FMA, &ADD_S4]), 0xf3);
-        assert_eq!((p.insts, p.vector_insts), (2, 1));
+        assert_eq!((p.insts, p.compiled_insts), (2, 1));
         assert_eq!(p.items[0], Item::Interpreted { index: 0, offset: 0 });
         assert!(!p.uses_f32);
         // Integer code does not depend on MODE.
@@ -1933,7 +1947,7 @@ mod tests {
         const PK_MOV: [u32; 2] = [0xd3b3_4800, 0x1802_0902]; // v_pk_mov_b32 v[0:1], v[2:3], v[4:5] op_sel:[1,0]
         const PK_MOV_S: [u32; 2] = [0xd3b3_4000, 0x1802_0802]; // v_pk_mov_b32 v[0:1], s[2:3], v[4:5]
         let p = plan(&insts(&[&PK_MOV, &PK_MOV_S, &ADD_S4]), 0xf0);
-        assert_eq!((p.insts, p.vector_insts, p.vgprs), (3, 2, 6));
+        assert_eq!((p.insts, p.compiled_insts, p.vgprs), (3, 2, 6));
         let segs = segments(&p);
         assert_eq!(segs[0].steps[0].kind, Kind::PkMov { hi0: true, hi1: false });
         assert_eq!(segs[0].steps[0].src, [Some(Src::Vgpr(2)), Some(Src::Vgpr(4)), None]);
@@ -1947,7 +1961,7 @@ mod tests {
         const SETREG: [u32; 2] = [0xba00_0001, 0x0000_0003]; // s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 1), 3
         let p = plan(&insts(&[&FMA, &S_ADD, &BRANCH, &FMA]), 0xf0);
         assert_eq!(p.insts, 3);
-        assert_eq!(p.last_shared, None, "registers only");
+        assert!(p.shared.is_empty(), "registers only");
         assert_eq!(plan(&insts(&[&FMA, &ENDPGM, &FMA]), 0xf0).insts, 2);
         assert_eq!(plan(&insts(&[&FMA, &SETREG, &FMA]), 0xf0).insts, 1);
     }

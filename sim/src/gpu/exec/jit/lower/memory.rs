@@ -16,7 +16,7 @@
 
 use super::{mem, scalar_mem, Frame, Lowering, CHUNKS, CHUNK_LANES, EXEC, SGPR, VGPR_BYTES};
 use crate::gpu::exec::jit::select::{MemAddr, MemOp, ScalarLoad};
-use crate::gpu::exec::jit::{EXIT_MOVED_READ, EXIT_MOVED_WRITTEN};
+use crate::gpu::exec::jit::{EXIT_LDS, EXIT_LDS_LEN, EXIT_MOVED_READ, EXIT_MOVED_WRITTEN};
 use crate::gpu::exec::memory::{Mapping, WaveMem, SITES};
 use crate::gpu::exec::{Ctx, LANES};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -119,7 +119,11 @@ impl Lowering<'_> {
         let flags = op.store as i64 | (op.flat as i64) << 1 | (lds as i64) << 2;
         let fast = self.b.create_block();
         let host = self.b.append_block_param(fast, I64);
-        self.span(f, start, len, flags | PREFETCH, fast, slow);
+        if lds {
+            self.lds_span(f, start, len, fast, slow);
+        } else {
+            self.span(f, start, len, flags | PREFETCH, fast, slow);
+        }
 
         self.b.switch_to_block(fast);
         self.b.seal_block(fast);
@@ -146,10 +150,125 @@ impl Lowering<'_> {
 
         self.b.switch_to_block(slow);
         self.b.seal_block(slow);
+        if lds {
+            // Any other shape of LDS access: lane by lane, unless a lane is out of range.
+            let interpreted = self.b.create_block();
+            self.lds_lanes(f, op, exec, done, interpreted);
+            self.b.switch_to_block(interpreted);
+            self.b.seal_block(interpreted);
+        }
         self.interpret(f, entry, offset);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         self.b.seal_block(done);
+    }
+
+    /// Jumps to `fast` with the host address of the LDS bytes `[start, start + len)`, or to
+    /// `slow` if they are not all inside the workgroup's allocation: checked inline against
+    /// the exit record's copy of the LDS bounds (`start` is at most 2^32 + 2^16, `len` small:
+    /// no wrap).
+    fn lds_span(&mut self, f: &Frame, start: Value, len: Value, fast: Block, slow: Block) {
+        let lds = self.b.ins().load(I64, scalar_mem(), f.exit, EXIT_LDS);
+        let lds_len = self.b.ins().load(I64, scalar_mem(), f.exit, EXIT_LDS_LEN);
+        let end = self.b.ins().iadd(start, len);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, lds_len);
+        let host = self.b.ins().iadd(lds, start);
+        self.b.ins().brif(inside, fast, &[host.into()], slow, &[]);
+    }
+
+    /// An LDS access of any lanes and addresses (as the interpreter does it: lane `l` at
+    /// `vaddr[l] + offset`, wrapping at 32 bits), when every lane in `exec` lies inside the
+    /// allocation; else on to `interpreted` (which reads 0 and drops writes byte by byte)
+    /// before anything moved. The range check takes the highest offset of a lane on, four
+    /// lanes at a time; the data moves lane by lane: all 64 in order with EXEC full, else
+    /// only the lanes on, found one by one (one lane advancing an MT19937 state costs one
+    /// step, not 64). A read whose data register is its address register is safe: each
+    /// lane's address is read before its data is written, and no lane reads another's.
+    fn lds_lanes(&mut self, f: &Frame, op: &MemOp, exec: Value, done: Block, interpreted: Block) {
+        let MemAddr::Lds(vaddr) = op.addr else { unreachable!("an LDS access") };
+        let size = 4 * op.dwords as i64;
+        let addr_at = vaddr as i32 * VGPR_BYTES;
+        // The highest offset of a lane on (lanes off count as 0).
+        let offset = self.b.ins().iconst(I32, op.offset);
+        let offset = self.b.ins().splat(I32X4, offset);
+        let lane_bits = self.vconst([1, 2, 4, 8]);
+        let mut highest: Option<Value> = None;
+        for c in 0..CHUNKS as i32 {
+            let a = self.b.ins().load(I32X4, mem(), f.vgpr, addr_at + 16 * c);
+            let a = self.b.ins().iadd(a, offset);
+            let bits = self.b.ins().ushr_imm_u(exec, 4 * c as i64);
+            let bits = self.b.ins().ireduce(I32, bits);
+            let bits = self.b.ins().splat(I32X4, bits);
+            let bits = self.b.ins().band(bits, lane_bits);
+            let on = self.b.ins().icmp(IntCC::Equal, bits, lane_bits);
+            let a = self.b.ins().band(a, on);
+            highest = Some(match highest {
+                Some(h) => self.b.ins().umax(h, a),
+                None => a,
+            });
+        }
+        let highest = highest.expect("sixteen chunks");
+        let lanes: Vec<Value> = (0..4).map(|i| self.b.ins().extractlane(highest, i)).collect();
+        let top = lanes.into_iter().reduce(|a, b| self.b.ins().umax(a, b)).expect("four lanes");
+        let top = self.b.ins().uextend(I64, top);
+        let len = self.b.ins().iadd_imm_u(top, size);
+        let zero = self.b.ins().iconst(I64, 0);
+        let moving = self.b.create_block();
+        let base = self.b.append_block_param(moving, I64);
+        self.lds_span(f, zero, len, moving, interpreted);
+        self.b.switch_to_block(moving);
+        self.b.seal_block(moving);
+        // Lane `lane`'s data, moved.
+        let move_lane = |me: &mut Self, lane: Value| {
+            let slot = me.b.ins().ishl_imm_u(lane, 2);
+            let slot = me.b.ins().iadd(f.vgpr, slot);
+            let a = me.b.ins().load(I32, mem(), slot, addr_at);
+            let a = me.b.ins().iadd_imm_u(a, op.offset);
+            let a = me.b.ins().uextend(I64, a);
+            let host = me.b.ins().iadd(base, a);
+            for k in 0..op.dwords {
+                let reg = (op.data + k) as i32 * VGPR_BYTES;
+                if op.store {
+                    let v = me.b.ins().load(I32, mem(), slot, reg);
+                    me.b.ins().store(host_mem(), v, host, 4 * k as i32);
+                } else {
+                    let v = me.b.ins().load(I32, host_mem(), host, 4 * k as i32);
+                    me.b.ins().store(mem(), v, slot, reg);
+                }
+            }
+        };
+        let (all, some) = (self.b.create_block(), self.b.create_block());
+        let full = self.b.ins().icmp_imm_s(IntCC::Equal, exec, -1);
+        self.b.ins().brif(full, all, &[], some, &[]);
+        // EXEC full: lanes 0 to 63.
+        self.b.switch_to_block(all);
+        self.b.seal_block(all);
+        let each = self.b.create_block();
+        let lane = self.b.append_block_param(each, I64);
+        let zero = self.b.ins().iconst(I64, 0);
+        self.b.ins().jump(each, &[zero.into()]);
+        self.b.switch_to_block(each);
+        move_lane(self, lane);
+        let next = self.b.ins().iadd_imm_u(lane, 1);
+        let more = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, next, LANES as i64);
+        self.b.ins().brif(more, each, &[next.into()], done, &[]);
+        self.b.seal_block(each);
+        // Else the lanes on, lowest first.
+        self.b.switch_to_block(some);
+        self.b.seal_block(some);
+        let (next_on, lane_on) = (self.b.create_block(), self.b.create_block());
+        let m = self.b.append_block_param(next_on, I64);
+        self.b.ins().jump(next_on, &[exec.into()]);
+        self.b.switch_to_block(next_on);
+        self.b.ins().brif(m, lane_on, &[], done, &[]);
+        self.b.switch_to_block(lane_on);
+        self.b.seal_block(lane_on);
+        let lane = self.b.ins().ctz(m);
+        move_lane(self, lane);
+        let rest = self.b.ins().iadd_imm_s(m, -1);
+        let rest = self.b.ins().band(m, rest);
+        self.b.ins().jump(next_on, &[rest.into()]);
+        self.b.seal_block(next_on);
     }
 
     /// Whether every lane's address is lane 0's plus `l * d`, with no carry out of the low

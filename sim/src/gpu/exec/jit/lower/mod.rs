@@ -28,6 +28,7 @@ use super::select::{
     Bin, BranchCond, CarryOp, Cond, DivOp, FloatOp, Item, Kind, LaneFn, MaskReg, MaskSrc, Plan, SKind, SReg, SVal,
     SaveexecOp, ScalarOp, Segment, Shift64, Src, Tri, Uniform,
 };
+use super::{EXIT_BEFORE_SHARED, EXIT_INDEX, EXIT_JUMP, EXIT_JUMPED, EXIT_SHARED_LIMIT};
 use crate::gpu::exec::ops::valu::{float_div, fp::Env};
 use crate::gpu::exec::wave::Wave;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -127,6 +128,15 @@ pub fn compile(
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| e.to_string())?;
     Ok(module.get_finalized_function(id))
+}
+
+/// The index of `item`'s instruction if it reaches beyond the wave's registers.
+fn shared_index(plan: &Plan, item: &Item) -> Option<u16> {
+    let index = match item {
+        Item::Interpreted { index, .. } | Item::Memory { index, .. } | Item::ScalarLoad { index, .. } => *index,
+        Item::Vector(_) | Item::Scalar(_) | Item::Branch { .. } => return None,
+    };
+    plan.shared.contains(&index).then_some(index)
 }
 
 /// Where the scalar state lives in a [`Wave`].
@@ -243,14 +253,19 @@ impl<'a> Lowering<'a> {
         };
         self.b.ins().jump(f.top, &[]);
         self.b.switch_to_block(f.top);
+        // Stops before a shared instruction (its index the parameter) at or past the bound.
+        let before_shared = self.b.create_block();
         for item in &plan.items {
+            if let Some(index) = shared_index(plan, item) {
+                self.bound_shared(&f, index, before_shared);
+            }
             match item {
                 Item::Vector(seg) => self.segment(seg, f.wave, f.vgpr),
                 Item::Scalar(op) => self.scalar(op, f.wave),
                 Item::Interpreted { index, offset } => self.interpret(&f, entries(*index), *offset),
                 Item::Memory { op, index, offset } => self.memory(&f, op, entries(*index), *offset),
                 Item::ScalarLoad { op, index, offset } => self.scalar_load(&f, op, entries(*index), *offset),
-                Item::Branch { cond, back, index, offset } => self.branch(&f, *cond, *back, entries(*index), *offset),
+                Item::Branch { cond, back, index, target, .. } => self.branch(&f, *cond, *back, *index, *target),
             }
         }
         let zero = self.b.ins().iconst(I32, 0);
@@ -260,7 +275,26 @@ impl<'a> Lowering<'a> {
         self.b.seal_block(f.stopped);
         let one = self.b.ins().iconst(I32, 1);
         self.b.ins().return_(&[one]);
+        let index = self.b.append_block_param(before_shared, I32);
+        self.b.switch_to_block(before_shared);
+        self.b.seal_block(before_shared);
+        self.b.ins().store(scalar_mem(), index, f.exit, EXIT_INDEX);
+        let one = self.b.ins().iconst(I32, 1);
+        self.b.ins().store(scalar_mem(), one, f.exit, EXIT_BEFORE_SHARED);
+        self.b.ins().return_(&[one]);
         self.b.finalize(target);
+    }
+
+    /// Goes to `before_shared` (with `index`) instead of on when the shared instruction at
+    /// `index` is at or past the exit record's bound.
+    fn bound_shared(&mut self, f: &Frame, index: u16, before_shared: cranelift_codegen::ir::Block) {
+        let limit = self.b.ins().load(I64, scalar_mem(), f.exit, EXIT_SHARED_LIMIT);
+        let stop = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, limit, index as i64);
+        let at = self.b.ins().iconst(I32, index as i64);
+        let go_on = self.b.create_block();
+        self.b.ins().brif(stop, before_shared, &[at.into()], go_on, &[]);
+        self.b.switch_to_block(go_on);
+        self.b.seal_block(go_on);
     }
 
     /// The interpreter's handler for the instruction of `entry` (at `offset` in the run),
@@ -283,10 +317,11 @@ impl<'a> Lowering<'a> {
         self.b.seal_block(next);
     }
 
-    /// A branch at the end of the run: not taken, the run ends; taken back to the start with
-    /// budget left, the code loops (counted in the exit record as `interpret_step` counts);
-    /// otherwise the handler answers the jump.
-    fn branch(&mut self, f: &Frame, cond: BranchCond, back: bool, entry: u64, offset: u32) {
+    /// A branch at the end of the run (its instruction the run's `index`th): not taken, the
+    /// run ends; taken back to the start with budget left, the code loops (counted in the
+    /// exit record as `interpret_step` counts); otherwise the run stops with a jump to
+    /// `target` (bytes from the run's start), as the handler would answer.
+    fn branch(&mut self, f: &Frame, cond: BranchCond, back: bool, index: u16, target: u64) {
         let reg = |me: &mut Self, ty, at| me.b.ins().load(ty, scalar_mem(), f.wave, at);
         let taken = match cond {
             BranchCond::Always => self.b.ins().iconst(I8, 1),
@@ -325,8 +360,13 @@ impl<'a> Lowering<'a> {
             self.b.switch_to_block(handler);
             self.b.seal_block(handler);
         }
-        self.interpret(f, entry, offset);
-        self.b.ins().jump(end, &[]);
+        let to = self.b.ins().iadd_imm_u(f.pc, target as i64);
+        self.b.ins().store(scalar_mem(), to, f.exit, EXIT_JUMP);
+        let at = self.b.ins().iconst(I32, index as i64);
+        self.b.ins().store(scalar_mem(), at, f.exit, EXIT_INDEX);
+        let one = self.b.ins().iconst(I32, 1);
+        self.b.ins().store(scalar_mem(), one, f.exit, EXIT_JUMPED);
+        self.b.ins().jump(f.stopped, &[]);
         self.b.switch_to_block(end);
         self.b.seal_block(end);
     }
@@ -421,6 +461,13 @@ impl<'a> Lowering<'a> {
                 let carry = self.b.ins().icmp_imm_u(IntCC::NotEqual, high, 0);
                 (Some(self.b.ins().ireduce(I32, t)), Some(carry))
             }
+            SKind::BitCmp { set } => {
+                // Cranelift takes the shift amount modulo 32, as `b & 31` does.
+                let bit = self.b.ins().ushr(a, b);
+                let bit = self.b.ins().band_imm_u(bit, 1);
+                let cc = if set { IntCC::NotEqual } else { IntCC::Equal };
+                (None, Some(self.b.ins().icmp_imm_u(cc, bit, 0)))
+            }
             SKind::Cselect => {
                 let c = self.b.ins().load(I8, scalar_mem(), wave, SCC);
                 (Some(self.b.ins().select(c, a, b)), None)
@@ -500,12 +547,22 @@ impl<'a> Lowering<'a> {
             .collect();
         let header = self.b.create_block();
         let exit = self.b.create_block();
+        let (body, latch) = (self.b.create_block(), self.b.create_block());
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(header);
         let c = self.b.use_var(c_var);
+        let shift = self.b.ins().imul_imm_u(c, CHUNK_LANES);
+        // A chunk without a lane on is left as it is (its registers keep their values, its
+        // mask bits stay 0): one lane on (an MT19937 state's step, a wave's leader) costs one
+        // chunk, not sixteen. (A loop over the chunks with a lane on, found with `ctz`, made
+        // the FMA-bound kernel 9% slower; this test and branch cost it nothing measurable.)
+        let on = self.b.ins().ushr(exec, shift);
+        let on = self.b.ins().band_imm_u(on, (1 << CHUNK_LANES) - 1);
+        self.b.ins().brif(on, body, &[], latch, &[]);
+        self.b.switch_to_block(body);
+        self.b.seal_block(body);
         let offset = self.b.ins().imul_imm_u(c, CHUNK_LANES * 4);
         let base = self.b.ins().iadd(vgpr, offset);
-        let shift = self.b.ins().imul_imm_u(c, CHUNK_LANES);
         let new_chunk = || Chunk {
             base,
             shift,
@@ -601,6 +658,9 @@ impl<'a> Lowering<'a> {
             let acc = self.b.ins().bor(acc, bits);
             self.b.def_var(var, acc);
         }
+        self.b.ins().jump(latch, &[]);
+        self.b.switch_to_block(latch);
+        self.b.seal_block(latch);
         let next = self.b.ins().iadd_imm_u(c, 1);
         self.b.def_var(c_var, next);
         let more = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, next, CHUNKS);
