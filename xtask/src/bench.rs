@@ -280,6 +280,19 @@ pub fn run(args: &[String]) -> Result<()> {
         rows.extend(figures(&format!("{name} daemon: "), daemon)?);
     }
 
+    // rocRAND's own MT19937 jump-ahead kernel (barrier-bound; the sid root's librocrand),
+    // with each engine.
+    let sid = integration::Stack::Sid.root_dir().context("the sid root")?;
+    let librocrand = sid.join("usr/lib/x86_64-linux-gnu/librocrand.so.1");
+    let mt19937 = || {
+        let mut c = Command::new("cargo");
+        c.current_dir(root()).args(["run", "--quiet", "--release", "-p", "sim", "--example", "rocrand_mt19937", "--"]);
+        c.arg(&librocrand);
+        c
+    };
+    rows.extend(figures("", mt19937())?);
+    rows.extend(figures("interpreter: ", interpreted(mt19937()))?);
+
     // RCCL (Debian 13's) all-reducing 64 MiB of f32 in one process over 2, 4 and 8 simulated
     // GPUs, beside the same reduction done by a loop on the host.
     let count = (16u64 << 20).to_string();
