@@ -3,11 +3,16 @@
 //! The interpreter stays the reference and the fallback. Where a wave reaches an address
 //! often enough, the run from there to the next branch ([`select::plan`]) is translated
 //! ([`lower`]): its lane-wise VALU code is compiled to host SIMD code, the common scalar ALU
-//! ops and whole-wave global loads and stores to host code, and everything else in it (other
-//! scalar code and memory, LDS, MFMA, the vector ops not compiled) becomes a direct call of
-//! the interpreter's handler, without fetch and dispatch. The few instructions a run
-//! must not hold (they change MODE, VGPR indexing or the PC other than as a branch) end it
-//! and are interpreted as before.
+//! ops, branches, scalar loads, whole-wave global loads and stores and LDS reads and writes
+//! to host code, and everything else in it (other scalar code and memory, other LDS ops,
+//! MFMA, the vector ops not compiled) becomes a direct call of the interpreter's handler,
+//! without fetch and dispatch. The few instructions a run must not hold (they change MODE,
+//! VGPR indexing or the PC other than as a branch) end it and are interpreted as before.
+//!
+//! A run can be told to stop before its first instruction that reaches beyond the wave's
+//! registers at or past an index ([`Block::run`]'s `shared_limit`): how the waves of a
+//! workgroup, kept in step after a barrier, each run up to their next shared instruction in
+//! one call.
 //!
 //! Translated code is cached process-wide by its machine code (target, MODE and the run's
 //! instruction words), so it is reused across dispatches, workers and, in the daemon, clients,

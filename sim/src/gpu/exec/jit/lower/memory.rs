@@ -9,6 +9,11 @@
 //! address pattern, lanes on both sides of a 4 GiB boundary, a range that leaves its mapping,
 //! a fault — runs the interpreter's handler, so faults are reported exactly as before.
 //!
+//! LDS accesses check their range inline (the workgroup's LDS bounds are in the exit record),
+//! and any other shape of them — lanes off, scattered addresses, as in barrier-bound code
+//! that updates a state with one lane — moves lane by lane in translated code when every lane
+//! on is inside the allocation (the handler otherwise: it reads 0 and drops writes outside).
+//!
 //! The data moves as the interpreter's fast path moves it: dwords by 32-bit (or 128-bit)
 //! accesses, pairs of dwords by one 64-bit access each (single-copy atomic when aligned; a
 //! look-back scan's flag and value), one value for all lanes of a uniform load, and lane 63's
@@ -60,8 +65,8 @@ fn host_mem() -> MemFlagsData {
 const PREFETCH: i64 = 1 << 3;
 
 impl Lowering<'_> {
-    /// A global or FLAT access: compiled where the wave's shape allows, else the handler of
-    /// `entry` (at `offset` in the run).
+    /// A global, FLAT or LDS access: compiled where the wave's shape allows (any shape inside
+    /// the allocation for LDS), else the handler of `entry` (at `offset` in the run).
     pub(super) fn memory(&mut self, f: &Frame, op: &MemOp, entry: u64, offset: u32) {
         let size = 4 * op.dwords as i64;
         let slow = self.b.create_block();
