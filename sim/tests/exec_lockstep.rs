@@ -4,8 +4,11 @@
 //! `tests/kernels/lockstep.cl`. Without the lockstep, wave 0 ran a whole quantum first and
 //! RCCL's group calls hung (its other waves read the next work item's `isLast` and left).
 
+use sim::gpu::exec::jit::{self, select, Ran};
+use sim::gpu::exec::Flow;
+use sim::isa::{decode, Inst, Target};
 use sim::runner::{CodeObject, KernelRunner};
-use sim::testing::{kernargs, opencl_kernels};
+use sim::testing::{kernargs, opencl_kernels, Harness};
 use sim::Machine;
 
 /// Runs `test` with `lockstep.cl` loaded, on 1 and on 2 workers.
@@ -125,4 +128,51 @@ fn a_state_stepped_by_one_lane_and_folded_by_all_matches_the_host() {
             assert_eq!(wrong, 0, "{workers} workers, workgroup {g}: words that differ from the host's");
         }
     });
+}
+
+/// The translated run a wave kept in step runs: told to stop before its first shared
+/// instruction at or past a bound, it runs exactly the instructions before that one (its
+/// LDS writes and register updates) and says where it stopped.
+#[test]
+fn a_run_bounded_on_shared_instructions_stops_before_the_first_at_or_past_its_bound() {
+    // v_add_u32 v1, 1, v1; ds_write_b32 v0, v1; v_add_u32 v1, 1, v1;
+    // ds_write_b32 v0, v1 offset:256; v_add_u32 v1, 1, v1; s_barrier; ds_read_b32 v2, v0
+    // (llvm-mc-15 -mcpu=gfx90a): shared at indices 1, 3, 5 and 6.
+    const ADD: u32 = 0x6802_0281;
+    let words =
+        [ADD, 0xd81a_0000, 0x0000_0100, ADD, 0xd81a_0100, 0x0000_0100, ADD, 0xbf8a_0000, 0xd86c_0000, 0x0200_0000];
+    let insts: Vec<Inst> = select::candidates(|offset| decode(words.get(offset as usize / 4..)?, Target::Gfx90a).ok());
+    let block = jit::translate(Target::Gfx90a, &insts, |bytes| Some(words[..bytes as usize / 4].to_vec()), 0, 1)
+        .expect("a translated run");
+    assert_eq!(select::plan(&insts, 0).shared, [1, 3, 5, 6]);
+    // (bound, instructions retired, where it stopped, v1's increments, LDS dwords 0 and 64 written)
+    type Case = (Option<u64>, u64, u64, u32, [bool; 2]);
+    let cases: [Case; 6] = [
+        (Some(0), 1, 4, 1, [false, false]),
+        (Some(1), 1, 4, 1, [false, false]),
+        (Some(2), 3, 16, 2, [true, false]),
+        (Some(4), 5, 28, 3, [true, true]),
+        (Some(5), 5, 28, 3, [true, true]),
+        (None, 6, 28, 3, [true, true]),
+    ];
+    for (bound, retired, stop_at, adds, written) in cases {
+        let mut h = Harness::new();
+        for l in 0..64 {
+            h.wave.vgpr[0][l] = 4 * l as u32;
+            h.wave.vgpr[1][l] = 1000 + l as u32;
+        }
+        h.lds.fill(0xee);
+        let (ran, n, _) = h.with_ctx(|w, ctx| block.run(w, ctx, 64, bound)).expect("the run");
+        assert_eq!(n, retired, "bound {bound:?}");
+        match (ran, bound) {
+            (Ran::BeforeShared { pc }, Some(_)) => assert_eq!(pc, stop_at, "bound {bound:?}"),
+            (Ran::Stopped { flow: Flow::Barrier, pc, .. }, None) => assert_eq!(pc, stop_at),
+            _ => panic!("bound {bound:?}: the wrong ending"),
+        }
+        assert_eq!(h.wave.vgpr[1][5], 1005 + adds, "bound {bound:?}");
+        let dword = |at: usize| u32::from_le_bytes(h.lds[at..at + 4].try_into().unwrap());
+        let lane5 = [dword(20) == 1006, dword(256 + 20) == 1007];
+        assert_eq!(lane5, written, "bound {bound:?}");
+        assert!(h.wave.vgpr[2].iter().all(|&v| v == 0), "the read after the barrier never ran");
+    }
 }
