@@ -201,11 +201,8 @@ impl Lowering<'_> {
         for c in 0..CHUNKS as i32 {
             let a = self.b.ins().load(I32X4, mem(), f.vgpr, addr_at + 16 * c);
             let a = self.b.ins().iadd(a, offset);
-            let bits = self.b.ins().ushr_imm_u(exec, 4 * c as i64);
-            let bits = self.b.ins().ireduce(I32, bits);
-            let bits = self.b.ins().splat(I32X4, bits);
-            let bits = self.b.ins().band(bits, lane_bits);
-            let on = self.b.ins().icmp(IntCC::Equal, bits, lane_bits);
+            let shift = self.b.ins().iconst(I64, 4 * c as i64);
+            let on = self.mask_vector(exec, shift, lane_bits);
             let a = self.b.ins().band(a, on);
             highest = Some(match highest {
                 Some(h) => self.b.ins().umax(h, a),
