@@ -1,8 +1,11 @@
 // Greedy decoding with libllama, printing each token with its margin.
 //
-// Usage: llama_greedy MODEL.gguf N_GPU_LAYERS N_PREDICT PROMPT
+// Usage: llama_greedy MODEL.gguf N_GPU_LAYERS N_PREDICT PROMPT [FOLLOW]
 //
-// Prints one line per generated token: `token <id> margin <top1 - top2 logit>`. The test runs
+// Prints one line per generated token: `token <id> margin <top1 - top2 logit>`. With FOLLOW,
+// a comma-separated list of token ids, step i feeds FOLLOW[i] to the model instead of its own
+// choice (so two backends see the same context at every step, whatever they choose), and each
+// step also prints `logits <v0> <v1> …` (every logit, `%.6g`). The test runs
 // it on the CPU backend (0 GPU layers) and on the HIP backend (every layer on the simulated
 // GPU) and compares the tokens. The margins say where the comparison means something: two
 // correct backends round differently, so where the CPU's two best logits are nearly equal the
@@ -17,14 +20,30 @@
 #include <vector>
 
 int main(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s MODEL N_GPU_LAYERS N_PREDICT PROMPT\n", argv[0]);
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: %s MODEL N_GPU_LAYERS N_PREDICT PROMPT [FOLLOW]\n", argv[0]);
         return 2;
     }
     const char *path = argv[1];
     const int gpu_layers = atoi(argv[2]);
     const int n_predict = atoi(argv[3]);
     const char *prompt = argv[4];
+    std::vector<llama_token> follow;
+    if (argc == 6) {
+        for (const char *p = argv[5]; *p;) {
+            char *end = nullptr;
+            follow.push_back((llama_token)strtol(p, &end, 10));
+            if (end == p) {
+                fprintf(stderr, "FAIL: FOLLOW must be comma-separated token ids: %s\n", argv[5]);
+                return 2;
+            }
+            p = *end == ',' ? end + 1 : end;
+        }
+        if ((int)follow.size() < n_predict) {
+            fprintf(stderr, "FAIL: FOLLOW has %zu tokens, N_PREDICT is %d\n", follow.size(), n_predict);
+            return 2;
+        }
+    }
 
     llama_backend_init();
     llama_model_params mp = llama_model_default_params();
@@ -77,8 +96,15 @@ int main(int argc, char **argv) {
             }
         }
         printf("token %d margin %.6f\n", best, logits[best] - logits[second]);
+        if (!follow.empty()) {
+            printf("logits");
+            for (int t = 0; t < n_vocab; t++) {
+                printf(" %.6g", logits[t]);
+            }
+            printf("\n");
+        }
         fflush(stdout);
-        next = best;
+        next = follow.empty() ? best : follow[i];
         batch = llama_batch_get_one(&next, 1);
     }
     llama_free(ctx);
