@@ -126,6 +126,7 @@ pub fn run(ctx: &Ctx, filter: &str, fresh: bool, dir: &Path, bar: &ProgressBar) 
             tests: run.ended.len(),
             seconds: run.seconds,
             stop: run.stop.to_string(),
+            lanes: 1,
         })?;
         bar.inc(1);
     }

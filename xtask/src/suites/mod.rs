@@ -1,5 +1,5 @@
 //! `cargo xtask suites [NAME…] [--filter PATTERN] [--smoke] [--daemon] [--fresh] [--stall SECS]
-//! [--sample N] [--count-slowest]`:
+//! [--sample N] [--jobs N] [--count-slowest]`:
 //! the libraries' own test suites (Debian sid's `*-tests` packages, built for gfx90a) under
 //! `rocjitsu` on the default MI210 config.
 //!
@@ -13,6 +13,11 @@
 //! statistics (`ROCJITSU_STATS_JSON`) and the table gives its wave-instructions (the input
 //! for the speed work).
 //!
+//! `--jobs N` runs N program runs of a test program side by side: its selection split by
+//! gtest's own sharding (`GTEST_TOTAL_SHARDS`) for a first run, every N-th test to a lane
+//! otherwise. Most of these programs' time is host code on one thread, so a machine with more
+//! cores finishes a full suite that many times sooner.
+//!
 //! `--smoke` runs the fixed subset CI runs (each suite's `smoke` filter, always fresh) and fails
 //! if any of it fails.
 
@@ -22,13 +27,15 @@ mod gtest;
 mod runner;
 mod store;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use catalog::{Kind, Suite};
 use gtest::Status;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use integration::stack;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 use std::time::Duration;
 use store::{Record, Store};
 
@@ -65,6 +72,8 @@ struct Options {
     sample: Option<usize>,
     /// Run the ten slowest tests again, alone, counting their wave-instructions.
     count_slowest: bool,
+    /// Program runs of a test program side by side.
+    jobs: usize,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -77,6 +86,7 @@ fn parse(args: &[String]) -> Result<Options> {
         stall: Duration::from_secs(1800),
         sample: None,
         count_slowest: false,
+        jobs: 1,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -87,6 +97,10 @@ fn parse(args: &[String]) -> Result<Options> {
                 o.sample = Some(it.next().context("--sample needs a count")?.parse().context("--sample needs a count")?)
             }
             "--daemon" => o.daemon = true,
+            "--jobs" => {
+                o.jobs = it.next().context("--jobs needs a count")?.parse().context("--jobs needs a count")?;
+                ensure!(o.jobs > 0, "--jobs needs a count of at least 1");
+            }
             "--count-slowest" => o.count_slowest = true,
             "--fresh" => o.fresh = true,
             "--stall" => {
@@ -112,6 +126,8 @@ pub struct Ctx {
     rocjitsu: PathBuf,
     daemon: Option<integration::Daemon>,
     stall: Duration,
+    /// Program runs side by side (`--jobs`).
+    jobs: usize,
     /// rocFFT's cache of the kernels it compiles at run time, shared by every run of this mode.
     rocfft_kernels: PathBuf,
 }
@@ -163,7 +179,7 @@ type Counts = std::collections::HashMap<(String, String), u64>;
 
 /// `cargo xtask suites --help`.
 const USAGE: &str = "usage: cargo xtask suites [NAME...] [--filter PATTERN] [--sample N] [--smoke] [--daemon]
-                          [--fresh] [--stall SECONDS] [--count-slowest]
+                          [--fresh] [--stall SECONDS] [--jobs N] [--count-slowest]
 
 Runs the libraries' own test programs (Debian sid's, built for gfx90a) under rocjitsu on the
 MI210 config; results in target/suites/<local|daemon>/<suite>/ (results.jsonl: a run resumes
@@ -176,6 +192,7 @@ from it; failures/: each failing test's output; table.md). docs/SUITES.md has th
   --daemon         through rocjitsud instead of in each test process
   --fresh          forget earlier results instead of resuming
   --stall S        kill a program run that reports nothing for S seconds (default 1800)
+  --jobs N         N program runs of a test program side by side (default 1)
   --count-slowest  run the ten slowest tests again alone, counting their wave-instructions";
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -202,7 +219,14 @@ pub fn run(args: &[String]) -> Result<()> {
     let out = stack::target_dir().join("suites").join(if o.smoke { format!("{mode}-smoke") } else { mode.into() });
     std::fs::create_dir_all(&out)?;
     let rocfft_kernels = out.join("rocfft-kernels.db");
-    let ctx = Ctx { root, rocjitsu: crate::tasks::bin_dir().join("rocjitsu"), daemon, stall: o.stall, rocfft_kernels };
+    let ctx = Ctx {
+        root,
+        rocjitsu: crate::tasks::bin_dir().join("rocjitsu"),
+        daemon,
+        stall: o.stall,
+        jobs: o.jobs,
+        rocfft_kernels,
+    };
     let bars = MultiProgress::new();
     let mut summaries = Vec::new();
     for suite in &suites {
@@ -349,127 +373,44 @@ fn run_gtest(
     }
     for (program, pending, whole) in work {
         let name = short(&program).to_string();
-        let mut queue = pending;
-        let mut first = whole;
-        while !queue.is_empty() {
-            let mut run_args = args.clone();
-            let chunk: Vec<String> = if first {
-                // The selection's own pattern (none for all tests): the program starts once,
-                // which matters where start-up is long (rocBLAS reads its test data for a
-                // minute), and gtest need not match a long list.
-                if !filter.is_empty() {
-                    run_args.push(format!("--gtest_filter={filter}"));
-                }
-                std::mem::take(&mut queue)
-            } else {
-                // After a crash: the rest, named one by one, as many as one argument holds.
-                let take = chunk_len(&queue);
-                let chunk: Vec<String> = queue.drain(..take).collect();
-                // `-` would start gtest's negative patterns; `?` matches it.
-                run_args.push(format!("--gtest_filter={}", gtest::filter_for(&chunk).replace('-', "?")));
-                chunk
-            };
-            first = false;
-            let n = store.runs;
-            let xml = dir.join("logs").join(format!("{name}-{n}.xml"));
-            let _ = std::fs::remove_file(&xml);
-            run_args.push(format!("--gtest_output=xml:{}", xml.display()));
-            bar.set_message(name.clone());
-            let log = dir.join("logs").join(format!("{name}-{n}.log"));
-            let in_chunk: std::collections::HashSet<&String> = chunk.iter().collect();
-            // A test that passed or was skipped is recorded as soon as its line is read, so an
-            // interrupted run (a long suite in one program run) resumes after it; failures wait
-            // for the program's XML report, which carries their messages.
-            let run = runner::run(ctx.command(&program, &run_args), &log, ctx.stall, gtest::progress, |e| {
-                bar.inc(1);
-                let done = matches!(e.status, Status::Passed | Status::Skipped);
-                if done && in_chunk.contains(&e.name) && !store.has(&name, &e.name) {
-                    let record = Record::Case {
-                        program: name.clone(),
-                        test: e.name.clone(),
-                        status: e.status,
-                        seconds: e.seconds,
-                    };
-                    if let Err(err) = store.record(record) {
-                        eprintln!("xtask suites: cannot record {}: {err:#}", e.name);
-                    }
-                }
-            })?;
-            let reports =
-                std::fs::read_to_string(&xml).ok().and_then(|t| gtest::parse_xml(&t).ok()).unwrap_or_default();
-            for e in run.ended.iter().chain(run.running.iter()) {
-                if !in_chunk.contains(&e.name) || store.has(&name, &e.name) {
-                    continue;
-                }
-                let report = reports.get(&e.name);
-                let status = match (e.status, report) {
-                    (Status::Crashed | Status::Hung, _) => e.status,
-                    (_, Some(r)) => r.status,
-                    (s, None) => s,
-                };
-                if status.is_failure() {
-                    let mut text = format!("{program} {}\n{status:?} after {:.1} s\n\n{}", e.name, e.seconds, e.output);
-                    if let Some(r) = report.filter(|r| !r.message.is_empty()) {
-                        text.push_str(&format!("\n--- gtest's failure messages ---\n{}\n", r.message));
-                    }
-                    if status != Status::Failed {
-                        text.push_str(&format!("\n--- the program's last lines ---\n{}", run.tail));
-                    }
-                    std::fs::write(dir.join("failures").join(log_name(&program, &e.name)), text)?;
-                }
-                store.record(Record::Case {
-                    program: name.clone(),
-                    test: e.name.clone(),
-                    status,
-                    seconds: e.seconds,
-                })?;
-            }
-            if run.running.is_some() {
-                bar.inc(1);
-            }
-            // Tests the XML report has and the progress lines did not (a listener that
-            // prints no line per test, as rocBLAS's default one does).
-            for t in &chunk {
-                if let Some(r) = reports.get(t).filter(|_| !store.has(&name, t)) {
-                    if r.status.is_failure() {
-                        let text = format!("{program} {t}\n{:?} after {:.1} s\n\n{}\n", r.status, r.seconds, r.message);
-                        std::fs::write(dir.join("failures").join(log_name(&program, t)), text)?;
-                    }
-                    store.record(Record::Case {
-                        program: name.clone(),
-                        test: t.clone(),
-                        status: r.status,
-                        seconds: r.seconds,
-                    })?;
-                    bar.inc(1);
-                }
-            }
-            let unfinished: Vec<String> = chunk.iter().filter(|t| !store.has(&name, t)).cloned().collect();
-            let progressed = unfinished.len() < chunk.len();
-            if progressed {
-                // The rest of the chunk runs again, without the test that stopped it.
-                queue.splice(0..0, unfinished);
-            } else {
-                // Nothing ran: the program cannot start these tests.
-                let text = format!("{program}: no test of this run started ({})\n\n{}", run.stop, run.tail);
-                for t in &unfinished {
-                    std::fs::write(dir.join("failures").join(log_name(&program, t)), &text)?;
-                    store.record(Record::Case {
-                        program: name.clone(),
-                        test: t.clone(),
-                        status: Status::Crashed,
-                        seconds: 0.0,
-                    })?;
-                    bar.inc(1);
-                }
-            }
-            store.record(Record::Run {
-                program: name.clone(),
-                tests: chunk.len(),
-                seconds: run.seconds,
-                stop: run.stop.to_string(),
-            })?;
+        let accept: HashSet<String> = pending.iter().cloned().collect();
+        let runs = Runs {
+            ctx,
+            program: &program,
+            name: name.clone(),
+            args: &args,
+            filter,
+            dir,
+            bar,
+            store: Mutex::new(&mut store),
+        };
+        let lanes = ctx.jobs.min(pending.len()).max(1);
+        if lanes == 1 {
+            runs.drain(pending, whole.then_some(Whole { shard: 0, of: 1 }), &accept, 1, "")?;
+            continue;
         }
+        // Every `lanes`-th test to a lane, so that each gets some of every area.
+        let parts: Vec<Vec<String>> =
+            (0..lanes).map(|k| pending.iter().skip(k).step_by(lanes).cloned().collect()).collect();
+        std::thread::scope(|s| {
+            let (runs, accept) = (&runs, &accept);
+            let handles: Vec<_> = parts
+                .into_iter()
+                .enumerate()
+                .map(|(k, part)| {
+                    let whole = whole.then_some(Whole { shard: k, of: lanes });
+                    s.spawn(move || runs.drain(part, whole, accept, lanes, &format!("-lane{k}")))
+                })
+                .collect();
+            handles.into_iter().try_for_each(|h| h.join().expect("a lane of test runs panicked"))
+        })?;
+        // What a crash left of a shard (gtest splits the selection by its own order): the
+        // rest, one run at a time.
+        let rest: Vec<String> = {
+            let store = runs.store();
+            pending.iter().filter(|t| !store.has(&name, t)).cloned().collect()
+        };
+        runs.drain(rest, None, &accept, 1, "")?;
     }
     let mut summary = summarize(suite.name, &store, &selected_all);
     summary.programs = gtest_programs(&ctx.root, bin_dir, programs)?
@@ -477,6 +418,184 @@ fn run_gtest(
         .map(|p| (short(&p).to_string(), (p.clone(), args.clone())))
         .collect();
     Ok(summary)
+}
+
+/// The first run of a selection of which nothing has run yet: by the selection's pattern
+/// (the program starts once, which matters where start-up is long: rocBLAS reads its test
+/// data for a minute, and gtest need not match a long list), as gtest's shard `shard` of `of`
+/// when runs go side by side (`--jobs`).
+#[derive(Clone, Copy)]
+struct Whole {
+    shard: usize,
+    of: usize,
+}
+
+/// What the runs of one test program share; lanes of runs side by side share it too.
+struct Runs<'a> {
+    ctx: &'a Ctx,
+    program: &'a str,
+    name: String,
+    args: &'a [String],
+    filter: &'a str,
+    dir: &'a Path,
+    bar: &'a ProgressBar,
+    store: Mutex<&'a mut Store>,
+}
+
+impl<'a> Runs<'a> {
+    fn store(&self) -> std::sync::MutexGuard<'_, &'a mut Store> {
+        self.store.lock().expect("no lane panics while it records")
+    }
+
+    /// Runs `queue`'s tests until each has a result: the first run by the pattern when
+    /// `whole` says so, then, after a crash, the rest named in chunks. A run may record any
+    /// test of `accept` (the program's selection without results: a shard's tests are
+    /// gtest's choice). `lanes` runs go on side by side; `tag` tells this lane's logs apart.
+    fn drain(
+        &self,
+        mut queue: Vec<String>,
+        mut whole: Option<Whole>,
+        accept: &HashSet<String>,
+        lanes: usize,
+        tag: &str,
+    ) -> Result<()> {
+        let name = &self.name;
+        while !queue.is_empty() {
+            let mut run_args = self.args.to_vec();
+            let first = whole.take();
+            let chunk: Vec<String> = if first.is_some() {
+                if !self.filter.is_empty() {
+                    run_args.push(format!("--gtest_filter={}", self.filter));
+                }
+                std::mem::take(&mut queue)
+            } else {
+                let take = chunk_len(&queue);
+                let chunk: Vec<String> = queue.drain(..take).collect();
+                // `-` would start gtest's negative patterns; `?` matches it.
+                run_args.push(format!("--gtest_filter={}", gtest::filter_for(&chunk).replace('-', "?")));
+                chunk
+            };
+            let shard = first.filter(|w| w.of > 1);
+            let n = self.store().runs;
+            let xml = self.dir.join("logs").join(format!("{name}-{n}{tag}.xml"));
+            let _ = std::fs::remove_file(&xml);
+            run_args.push(format!("--gtest_output=xml:{}", xml.display()));
+            self.bar.set_message(name.clone());
+            let log = self.dir.join("logs").join(format!("{name}-{n}{tag}.log"));
+            let mut cmd = self.ctx.command(self.program, &run_args);
+            if let Some(w) = shard {
+                cmd.env("GTEST_TOTAL_SHARDS", w.of.to_string()).env("GTEST_SHARD_INDEX", w.shard.to_string());
+            }
+            let in_chunk: HashSet<&String> =
+                if shard.is_some() { accept.iter().collect() } else { chunk.iter().collect() };
+            // A test that passed or was skipped is recorded as soon as its line is read, so an
+            // interrupted run (a long suite in one program run) resumes after it; failures wait
+            // for the program's XML report, which carries their messages.
+            let run = runner::run(cmd, &log, self.ctx.stall, gtest::progress, |e| {
+                self.bar.inc(1);
+                let done = matches!(e.status, Status::Passed | Status::Skipped);
+                if done && in_chunk.contains(&e.name) {
+                    let mut store = self.store();
+                    if !store.has(name, &e.name) {
+                        let record = Record::Case {
+                            program: name.clone(),
+                            test: e.name.clone(),
+                            status: e.status,
+                            seconds: e.seconds,
+                        };
+                        if let Err(err) = store.record(record) {
+                            eprintln!("xtask suites: cannot record {}: {err:#}", e.name);
+                        }
+                    }
+                }
+            })?;
+            let mut store = self.store();
+            self.record_outcome(&mut store, &run, &xml, &in_chunk)?;
+            let unfinished: Vec<String> = chunk.iter().filter(|t| !store.has(name, t)).cloned().collect();
+            if shard.is_none() && unfinished.len() < chunk.len() {
+                // The rest of the chunk runs again, without the test that stopped it.
+                queue.splice(0..0, unfinished);
+            } else if shard.is_none() {
+                // Nothing ran: the program cannot start these tests.
+                let text = format!("{}: no test of this run started ({})\n\n{}", self.program, run.stop, run.tail);
+                for t in &unfinished {
+                    std::fs::write(self.dir.join("failures").join(log_name(self.program, t)), &text)?;
+                    store.record(Record::Case {
+                        program: name.clone(),
+                        test: t.clone(),
+                        status: Status::Crashed,
+                        seconds: 0.0,
+                    })?;
+                    self.bar.inc(1);
+                }
+            }
+            // A shard's unfinished tests are left to the runs after every shard's.
+            store.record(Record::Run {
+                program: name.clone(),
+                tests: chunk.len(),
+                seconds: run.seconds,
+                stop: run.stop.to_string(),
+                lanes,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Records how the tests of `in_chunk` that `run` reached ended: a crash or hang as the
+    /// progress lines saw it, otherwise gtest's XML report (with its failure messages).
+    fn record_outcome(
+        &self,
+        store: &mut Store,
+        run: &runner::Run,
+        xml: &Path,
+        in_chunk: &HashSet<&String>,
+    ) -> Result<()> {
+        let (name, program) = (&self.name, self.program);
+        let reports = std::fs::read_to_string(xml).ok().and_then(|t| gtest::parse_xml(&t).ok()).unwrap_or_default();
+        for e in run.ended.iter().chain(run.running.iter()) {
+            if !in_chunk.contains(&e.name) || store.has(name, &e.name) {
+                continue;
+            }
+            let report = reports.get(&e.name);
+            let status = match (e.status, report) {
+                (Status::Crashed | Status::Hung, _) => e.status,
+                (_, Some(r)) => r.status,
+                (s, None) => s,
+            };
+            if status.is_failure() {
+                let mut text = format!("{program} {}\n{status:?} after {:.1} s\n\n{}", e.name, e.seconds, e.output);
+                if let Some(r) = report.filter(|r| !r.message.is_empty()) {
+                    text.push_str(&format!("\n--- gtest's failure messages ---\n{}\n", r.message));
+                }
+                if status != Status::Failed {
+                    text.push_str(&format!("\n--- the program's last lines ---\n{}", run.tail));
+                }
+                std::fs::write(self.dir.join("failures").join(log_name(program, &e.name)), text)?;
+            }
+            store.record(Record::Case { program: name.clone(), test: e.name.clone(), status, seconds: e.seconds })?;
+        }
+        if run.running.is_some() {
+            self.bar.inc(1);
+        }
+        // Tests the XML report has and the progress lines did not (a listener that prints no
+        // line per test, as rocBLAS's default one does).
+        for t in in_chunk {
+            if let Some(r) = reports.get(*t).filter(|_| !store.has(name, t)) {
+                if r.status.is_failure() {
+                    let text = format!("{program} {t}\n{:?} after {:.1} s\n\n{}\n", r.status, r.seconds, r.message);
+                    std::fs::write(self.dir.join("failures").join(log_name(program, t)), text)?;
+                }
+                store.record(Record::Case {
+                    program: name.clone(),
+                    test: (*t).clone(),
+                    status: r.status,
+                    seconds: r.seconds,
+                })?;
+                self.bar.inc(1);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `n` of `items`, spread evenly from the first on (a sample across every area of a suite,

@@ -11,15 +11,37 @@ use std::path::Path;
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Record {
-    Case { program: String, test: String, status: Status, seconds: f64 },
-    Run { program: String, tests: usize, seconds: f64, stop: String },
+    Case {
+        program: String,
+        test: String,
+        status: Status,
+        seconds: f64,
+    },
+    /// `lanes`: how many program runs went on at once (`--jobs`); each counts that share of
+    /// its time toward the suite's wall time.
+    Run {
+        program: String,
+        tests: usize,
+        seconds: f64,
+        stop: String,
+        #[serde(default = "one_lane", skip_serializing_if = "is_one_lane")]
+        lanes: usize,
+    },
+}
+
+fn one_lane() -> usize {
+    1
+}
+
+fn is_one_lane(lanes: &usize) -> bool {
+    *lanes == 1
 }
 
 pub struct Store {
     file: std::fs::File,
     /// (program, test) → (status, seconds).
     pub cases: HashMap<(String, String), (Status, f64)>,
-    /// Wall time of every program run so far.
+    /// Wall time of the program runs so far (of runs side by side, each one's share).
     pub run_seconds: f64,
     pub runs: usize,
     /// Programs (or operations) with at least one run recorded.
@@ -60,8 +82,8 @@ impl Store {
             Record::Case { program, test, status, seconds } => {
                 self.cases.insert((program, test), (status, seconds));
             }
-            Record::Run { program, seconds, .. } => {
-                self.run_seconds += seconds;
+            Record::Run { program, seconds, lanes, .. } => {
+                self.run_seconds += seconds / lanes.max(1) as f64;
                 self.runs += 1;
                 self.ran.insert(program);
             }
@@ -97,7 +119,12 @@ mod tests {
         let mut s = Store::open(&path, true).unwrap();
         s.record(Record::Case { program: "p".into(), test: "a.b".into(), status: Status::Passed, seconds: 1.5 })
             .unwrap();
-        s.record(Record::Run { program: "p".into(), tests: 1, seconds: 2.0, stop: "exit 0".into() }).unwrap();
+        s.record(Record::Run { program: "p".into(), tests: 1, seconds: 2.0, stop: "exit 0".into(), lanes: 1 }).unwrap();
+        // Two runs side by side count half their time each; a line without `lanes` is one.
+        s.record(Record::Run { program: "p".into(), tests: 1, seconds: 3.0, stop: "exit 0".into(), lanes: 2 }).unwrap();
+        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"kind\":\"run\",\"program\":\"p\",\"tests\":1,\"seconds\":1.0,\"stop\":\"exit 0\"}\n").unwrap();
+        drop(f);
         drop(s);
         // An interruption in the middle of a line.
         let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
@@ -109,7 +136,7 @@ mod tests {
         assert_eq!(s.cases[&("p".to_string(), "a.c".to_string())].0, Status::Failed, "the next line is whole");
         assert_eq!(s.cases[&("p".to_string(), "a.b".to_string())], (Status::Passed, 1.5));
         assert!(s.has("p", "a.b") && !s.has("p", "a.d"));
-        assert_eq!((s.runs, s.run_seconds), (1, 2.0));
+        assert_eq!((s.runs, s.run_seconds), (3, 2.0 + 1.5 + 1.0));
         assert!(Store::open(&path, true).unwrap().cases.is_empty(), "fresh starts again");
         std::fs::remove_dir_all(dir).unwrap();
     }
