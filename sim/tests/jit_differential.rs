@@ -364,6 +364,7 @@ fn steps_where(plan: &select::Plan, pick: impl Fn(select::Kind) -> bool) -> usiz
 
 #[test]
 fn random_programs_give_the_same_registers_interpreted_and_translated() {
+    jit::check_translations();
     let mut r = Rng(0x5eed);
     // MODE: f32 denormals kept (HIP), flushed (OpenCL's default on some targets), flushed on
     // output only, round-toward-zero (f32 arithmetic then stays with the interpreter), and
@@ -463,6 +464,7 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
 /// the fast answer.
 #[test]
 fn division_helpers_at_the_bounds_of_the_fast_test_match_the_interpreter() {
+    jit::check_translations();
     // Encodings by llvm-mc-15 (gfx90a); v[0:1], v[2:3], v[4:5] in, v[6:7] (and VCC) out.
     const SCALE: [u32; 2] = [0xd1e1_6a06, 0x0412_0500]; // v_div_scale_f64 v[6:7], vcc, v[0:1], v[2:3], v[4:5]
     const FIXUP: [u32; 2] = [0xd1df_0006, 0x0412_0500]; // v_div_fixup_f64 v[6:7], v[0:1], v[2:3], v[4:5]
@@ -532,6 +534,7 @@ fn edges_in_fast_chunks<T: Copy + std::fmt::Debug, M: PartialEq + std::fmt::Debu
 /// the fast answer.
 #[test]
 fn ldexp_at_the_bounds_of_the_fast_test_matches_the_interpreter() {
+    jit::check_translations();
     // Encodings by llvm-mc-15 (gfx90a).
     const PLAIN: [u32; 2] = [0xd284_0006, 0x0002_0500]; // v_ldexp_f64 v[6:7], v[0:1], v2
     const MODIFIED: [u32; 2] = [0xd284_0106, 0x2002_0500]; // v_ldexp_f64 v[6:7], -|v[0:1]|, v2
@@ -646,8 +649,11 @@ fn scalar_load_instruction(r: &mut Rng) -> Vec<u32> {
 
 /// One random `ds_read_b32..b128` or `ds_write_b32..b128` at v16 plus an offset (some
 /// lanes beyond the 64 KiB of LDS in some shapes; lanes scattered, or one out of step, take
-/// the translated code's lane-by-lane path).
+/// the translated code's lane-by-lane path), or one of the two-address forms.
 fn lds_instruction(r: &mut Rng) -> Vec<u32> {
+    if r.below(3) == 0 {
+        return lds_pair_instruction(r);
+    }
     let dwords = 1 + r.below(4);
     let store = r.below(2) == 0;
     let op = match (store, dwords) {
@@ -668,10 +674,45 @@ fn lds_instruction(r: &mut Rng) -> Vec<u32> {
     vec![0xd800_0000 | op << 17 | offset, vdst << 24 | vdata << 8 | VOFFSET]
 }
 
+/// One random `ds_read2{,st64}_b32/b64` or `ds_write2{,st64}_b32/b64` at v16: `offset0` and
+/// `offset1` anywhere in 0..255 elements (with `st64` many lanes leave the 64 KiB of LDS), the
+/// two addresses sometimes equal (a write's second data wins), and sometimes a read whose
+/// first or second result lands in its own address register.
+fn lds_pair_instruction(r: &mut Rng) -> Vec<u32> {
+    let store = r.below(2) == 0;
+    let wide = r.below(2) == 0;
+    let st64 = r.below(4) == 0;
+    let op = match (store, wide, st64) {
+        (true, false, false) => 0x0e,
+        (true, false, true) => 0x0f,
+        (true, true, false) => 0x4e,
+        (true, true, true) => 0x4f,
+        (false, false, false) => 0x37,
+        (false, false, true) => 0x38,
+        (false, true, false) => 0x77,
+        (false, true, true) => 0x78,
+    };
+    let regs = if wide { 2 } else { 1 };
+    let offset0 = r.below(256);
+    let offset1 = if r.below(4) == 0 { offset0 } else { r.below(256) };
+    let (vdst, data0, data1) = if store {
+        (0, r.below(VGPRS - regs + 1), r.below(VGPRS - regs + 1))
+    } else if r.below(4) == 0 {
+        // The first or the second result into v16, the address (the second access must
+        // still use the address the instruction started with).
+        (if r.below(2) == 0 { VOFFSET } else { VOFFSET - regs }, 0, 0)
+    } else {
+        (r.below(VGPRS - 2 * regs + 1), 0, 0)
+    };
+    vec![0xd800_0000 | op << 17 | offset1 << 8 | offset0, vdst << 24 | data1 << 16 | data0 << 8 | VOFFSET]
+}
+
 #[test]
 fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_translated() {
+    jit::check_translations();
     let mut r = Rng(0x3e3_0001);
     let (mut programs, mut compiled, mut scalar_loads, mut unread) = (0, 0usize, 0usize, 0usize);
+    let mut pairs = 0usize;
     for case in 0..3_000 {
         let len = 1 + r.below(10) as usize;
         let program: Vec<Vec<u32>> = (0..len)
@@ -753,6 +794,8 @@ fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_tra
         let insts: Vec<_> = program.iter().map(|w| decode(w, Target::Gfx90a).expect("decodes")).collect();
         let plan = select::plan(&insts, 0xf0);
         compiled += plan.items.iter().filter(|i| matches!(i, select::Item::Memory { .. })).count();
+        pairs +=
+            plan.items.iter().filter(|i| matches!(i, select::Item::Memory { op, .. } if op.second.is_some())).count();
         scalar_loads += plan.items.iter().filter(|i| matches!(i, select::Item::ScalarLoad { .. })).count();
         for item in &plan.items {
             if let select::Item::Vector(seg) = item {
@@ -761,13 +804,14 @@ fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_tra
         }
     }
     assert!(compiled > programs, "{compiled} memory instructions compiled in {programs} programs");
+    assert!(pairs > programs / 10, "{pairs} two-address LDS instructions compiled in {programs} programs");
     assert!(scalar_loads > programs / 4, "{scalar_loads} scalar loads compiled in {programs} programs");
     // Lane masks written again unread across a memory instruction: not computed.
     assert!(unread > 300, "{unread} lane masks left unread");
     assert_eq!(jit::stats().1, 0, "runs that failed to compile");
     eprintln!(
-        "{programs} programs, {compiled} vector and {scalar_loads} scalar memory instructions compiled, \
-         {unread} lane masks not computed"
+        "{programs} programs, {compiled} vector ({pairs} two-address LDS) and {scalar_loads} scalar memory \
+         instructions compiled, {unread} lane masks not computed"
     );
 }
 
@@ -776,6 +820,7 @@ fn random_memory_programs_give_the_same_registers_and_memory_interpreted_and_tra
 /// first compiled access of another run) kept, and both must reach the right bytes.
 #[test]
 fn a_site_kept_by_a_load_does_not_let_a_store_into_read_only_memory() {
+    jit::check_translations();
     const LOAD: [u32; 2] = [0xdc50_8000, 0x017f_0002]; // global_load_dword v1, v[2:3], off
     const STORE: [u32; 2] = [0xdc70_8000, 0x007f_0102]; // global_store_dword v[2:3], v1, off
     const ADD: u32 = 0x6808_0904; // v_add_u32_e32 v4, v4, v4

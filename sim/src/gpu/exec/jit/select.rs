@@ -8,7 +8,8 @@
 //!   whole segment in host registers ([`super::lower`]). The 64-bit shifts by a constant
 //!   (address arithmetic) are steps too, on register pairs;
 //! - **compiled scalar ops**: the common scalar ALU instructions ([`scalar_op`]);
-//! - **memory accesses**: global and FLAT loads and stores of whole dwords ([`MemOp`]),
+//! - **memory accesses**: global, FLAT and LDS loads and stores of whole dwords, LDS's
+//!   two-address forms too ([`MemOp`]),
 //!   compiled for a whole wave at one address or at consecutive elements of one mapping, the
 //!   interpreter's handler for every other case;
 //! - **interpreted instructions**: everything else that does not change MODE, VGPR indexing
@@ -367,23 +368,64 @@ pub enum Item {
     },
 }
 
-/// `ds_read_b32..b128` and `ds_write_b32..b128` on the LDS (not the GDS).
+/// `ds_read_b32..b128` and `ds_write_b32..b128` on the LDS (not the GDS), and the
+/// two-address `ds_read2*`/`ds_write2*` of one or two dwords (`offset0`/`offset1` in units of
+/// the element, or of 64 elements for `st64`).
 fn lds_op(inst: &Inst) -> Option<MemOp> {
     let Ext::Ds(d) = inst.ext else { return None };
-    let (store, dwords) = match inst.op {
-        Op::DsReadB32 => (false, 1),
-        Op::DsReadB64 => (false, 2),
-        Op::DsReadB96 => (false, 3),
-        Op::DsReadB128 => (false, 4),
-        Op::DsWriteB32 => (true, 1),
-        Op::DsWriteB64 => (true, 2),
-        Op::DsWriteB96 => (true, 3),
-        Op::DsWriteB128 => (true, 4),
+    // (store, dwords, two addresses with this many elements per offset unit)
+    let (store, dwords, pair) = match inst.op {
+        Op::DsReadB32 => (false, 1, None),
+        Op::DsReadB64 => (false, 2, None),
+        Op::DsReadB96 => (false, 3, None),
+        Op::DsReadB128 => (false, 4, None),
+        Op::DsWriteB32 => (true, 1, None),
+        Op::DsWriteB64 => (true, 2, None),
+        Op::DsWriteB96 => (true, 3, None),
+        Op::DsWriteB128 => (true, 4, None),
+        Op::DsRead2B32 => (false, 1, Some(1)),
+        Op::DsRead2st64B32 => (false, 1, Some(64)),
+        Op::DsRead2B64 => (false, 2, Some(1)),
+        Op::DsRead2st64B64 => (false, 2, Some(64)),
+        Op::DsWrite2B32 => (true, 1, Some(1)),
+        Op::DsWrite2st64B32 => (true, 1, Some(64)),
+        Op::DsWrite2B64 => (true, 2, Some(1)),
+        Op::DsWrite2st64B64 => (true, 2, Some(64)),
         _ => return None,
     };
     let data = if store { inst.src[1] } else { inst.dst[0] };
     let (Operand::Vgpr(data), Operand::Vgpr(v), false) = (data, inst.src[0], d.gds) else { return None };
-    Some(MemOp { store, dwords, addr: MemAddr::Lds(v), offset: d.offset() as i64, data, flat: false })
+    let Some(elements) = pair else {
+        return Some(MemOp {
+            store,
+            dwords,
+            addr: MemAddr::Lds(v),
+            offset: d.offset() as i64,
+            data,
+            flat: false,
+            second: None,
+        });
+    };
+    let unit = 4 * dwords as i64 * elements;
+    // A read's two results are consecutive registers; a write names its second data.
+    let data2 = if store {
+        let Operand::Vgpr(data2) = inst.src[2] else { return None };
+        data2
+    } else {
+        u8::try_from(data as u16 + dwords as u16).ok()?
+    };
+    if data2 as u16 + dwords as u16 > 256 {
+        return None;
+    }
+    Some(MemOp {
+        store,
+        dwords,
+        addr: MemAddr::Lds(v),
+        offset: d.offset0 as i64 * unit,
+        data,
+        flat: false,
+        second: Some(Second { offset: d.offset1 as i64 * unit, data: data2 }),
+    })
 }
 
 /// When a compiled branch is taken.
@@ -461,6 +503,16 @@ pub struct MemOp {
     pub data: u8,
     /// FLAT: the address range must miss the LDS and private apertures.
     pub flat: bool,
+    /// `ds_read2*`/`ds_write2*`: the second access of each lane, made after the first.
+    pub second: Option<Second>,
+}
+
+/// The second access of a two-address LDS instruction: `dwords` at the lane's address plus
+/// `offset`, into or from VGPRs from `data`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Second {
+    pub offset: i64,
+    pub data: u8,
 }
 
 /// How a memory instruction's lane addresses are formed.
@@ -481,7 +533,8 @@ impl MemOp {
             MemAddr::Pair(v) => v as u16 + 2,
             MemAddr::Sbase { voffset: v, .. } | MemAddr::Lds(v) => v as u16 + 1,
         };
-        addr.max(self.data as u16 + self.dwords as u16)
+        let second = self.second.map_or(0, |s| s.data as u16 + self.dwords as u16);
+        addr.max(self.data as u16 + self.dwords as u16).max(second)
     }
 }
 
@@ -509,7 +562,15 @@ pub fn mem_op(inst: &Inst) -> Option<MemOp> {
         (Encoding::Global, op) if !op.is_none() => return None,
         _ => MemAddr::Pair(v),
     };
-    Some(MemOp { store, dwords: bytes / 4, addr, offset: f.offset as i64, data, flat: inst.enc == Encoding::Flat })
+    Some(MemOp {
+        store,
+        dwords: bytes / 4,
+        addr,
+        offset: f.offset as i64,
+        data,
+        flat: inst.enc == Encoding::Flat,
+        second: None,
+    })
 }
 
 /// A scalar register the compiled scalar ops read and write (32-bit halves named).

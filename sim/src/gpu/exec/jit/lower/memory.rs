@@ -13,6 +13,9 @@
 //! and any other shape of them — lanes off, scattered addresses, as in barrier-bound code
 //! that updates a state with one lane — moves lane by lane in translated code when every lane
 //! on is inside the allocation (the handler otherwise: it reads 0 and drops writes outside).
+//! The two-address forms (`ds_read2*`, `ds_write2*`, which compilers make of neighbouring LDS
+//! accesses) always go lane by lane, each lane's two accesses in turn as the handler makes
+//! them.
 //!
 //! The data moves as the interpreter's fast path moves it: dwords by 32-bit (or 128-bit)
 //! accesses, pairs of dwords by one 64-bit access each (single-copy atomic when aligned; a
@@ -68,6 +71,10 @@ impl Lowering<'_> {
     /// A global, FLAT or LDS access: compiled where the wave's shape allows (any shape inside
     /// the allocation for LDS), else the handler of `entry` (at `offset` in the run).
     pub(super) fn memory(&mut self, f: &Frame, op: &MemOp, entry: u64, offset: u32) {
+        if op.second.is_some() {
+            self.lds_pair(f, op, entry, offset);
+            return;
+        }
         let size = 4 * op.dwords as i64;
         let slow = self.b.create_block();
         let done = self.b.create_block();
@@ -168,6 +175,21 @@ impl Lowering<'_> {
         self.b.seal_block(done);
     }
 
+    /// `ds_read2*`/`ds_write2*`: lane by lane (each lane's two accesses in turn, as the
+    /// handler makes them), unless a lane is out of range (the handler then).
+    fn lds_pair(&mut self, f: &Frame, op: &MemOp, entry: u64, offset: u32) {
+        let done = self.b.create_block();
+        let interpreted = self.b.create_block();
+        let exec = self.b.ins().load(I64, scalar_mem(), f.wave, EXEC);
+        self.lds_lanes(f, op, exec, done, interpreted);
+        self.b.switch_to_block(interpreted);
+        self.b.seal_block(interpreted);
+        self.interpret(f, entry, offset);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+    }
+
     /// Jumps to `fast` with the host address of the LDS bytes `[start, start + len)`, or to
     /// `slow` if they are not all inside the workgroup's allocation: checked inline against
     /// the exit record's copy of the LDS bounds (`start` is at most 2^32 + 2^16, `len` small:
@@ -193,21 +215,32 @@ impl Lowering<'_> {
         let MemAddr::Lds(vaddr) = op.addr else { unreachable!("an LDS access") };
         let size = 4 * op.dwords as i64;
         let addr_at = vaddr as i32 * VGPR_BYTES;
-        // The highest offset of a lane on (lanes off count as 0).
-        let offset = self.b.ins().iconst(I32, op.offset);
-        let offset = self.b.ins().splat(I32X4, offset);
+        // Each lane's accesses: (byte offset, first data VGPR), in the handler's order.
+        let accesses: Vec<(i64, u8)> =
+            std::iter::once((op.offset, op.data)).chain(op.second.map(|s| (s.offset, s.data))).collect();
+        // The highest offset of a lane on (lanes off count as 0), of every access (each
+        // wraps at 32 bits on its own).
+        let offsets: Vec<Value> = accesses
+            .iter()
+            .map(|&(off, _)| {
+                let off = self.b.ins().iconst(I32, off);
+                self.b.ins().splat(I32X4, off)
+            })
+            .collect();
         let lane_bits = self.vconst([1, 2, 4, 8]);
         let mut highest: Option<Value> = None;
         for c in 0..CHUNKS as i32 {
-            let a = self.b.ins().load(I32X4, mem(), f.vgpr, addr_at + 16 * c);
-            let a = self.b.ins().iadd(a, offset);
+            let addr = self.b.ins().load(I32X4, mem(), f.vgpr, addr_at + 16 * c);
             let shift = self.b.ins().iconst(I64, 4 * c as i64);
             let on = self.mask_vector(exec, shift, lane_bits);
-            let a = self.b.ins().band(a, on);
-            highest = Some(match highest {
-                Some(h) => self.b.ins().umax(h, a),
-                None => a,
-            });
+            for &offset in &offsets {
+                let a = self.b.ins().iadd(addr, offset);
+                let a = self.b.ins().band(a, on);
+                highest = Some(match highest {
+                    Some(h) => self.b.ins().umax(h, a),
+                    None => a,
+                });
+            }
         }
         let highest = highest.expect("sixteen chunks");
         let lanes: Vec<Value> = (0..4).map(|i| self.b.ins().extractlane(highest, i)).collect();
@@ -220,22 +253,25 @@ impl Lowering<'_> {
         self.lds_span(f, zero, len, moving, interpreted);
         self.b.switch_to_block(moving);
         self.b.seal_block(moving);
-        // Lane `lane`'s data, moved.
+        // Lane `lane`'s data, moved. Its address is read once, before any of its data is
+        // written (a read may write its own address register).
         let move_lane = |me: &mut Self, lane: Value| {
             let slot = me.b.ins().ishl_imm_u(lane, 2);
             let slot = me.b.ins().iadd(f.vgpr, slot);
-            let a = me.b.ins().load(I32, mem(), slot, addr_at);
-            let a = me.b.ins().iadd_imm_u(a, op.offset);
-            let a = me.b.ins().uextend(I64, a);
-            let host = me.b.ins().iadd(base, a);
-            for k in 0..op.dwords {
-                let reg = (op.data + k) as i32 * VGPR_BYTES;
-                if op.store {
-                    let v = me.b.ins().load(I32, mem(), slot, reg);
-                    me.b.ins().store(host_mem(), v, host, 4 * k as i32);
-                } else {
-                    let v = me.b.ins().load(I32, host_mem(), host, 4 * k as i32);
-                    me.b.ins().store(mem(), v, slot, reg);
+            let addr = me.b.ins().load(I32, mem(), slot, addr_at);
+            for &(offset, data) in &accesses {
+                let a = me.b.ins().iadd_imm_u(addr, offset);
+                let a = me.b.ins().uextend(I64, a);
+                let host = me.b.ins().iadd(base, a);
+                for k in 0..op.dwords {
+                    let reg = (data + k) as i32 * VGPR_BYTES;
+                    if op.store {
+                        let v = me.b.ins().load(I32, mem(), slot, reg);
+                        me.b.ins().store(host_mem(), v, host, 4 * k as i32);
+                    } else {
+                        let v = me.b.ins().load(I32, host_mem(), host, 4 * k as i32);
+                        me.b.ins().store(mem(), v, slot, reg);
+                    }
                 }
             }
         };
