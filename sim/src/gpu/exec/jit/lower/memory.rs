@@ -164,13 +164,11 @@ impl Lowering<'_> {
         self.b.seal_block(slow);
         if lds {
             // Any other shape of LDS access: lane by lane, unless a lane is out of range.
-            let interpreted = self.b.create_block();
-            self.lds_lanes(f, op, exec, done, interpreted);
-            self.b.switch_to_block(interpreted);
-            self.b.seal_block(interpreted);
+            self.lds_lanes_or_handler(f, op, exec, entry, offset, done);
+        } else {
+            self.interpret(f, entry, offset);
+            self.b.ins().jump(done, &[]);
         }
-        self.interpret(f, entry, offset);
-        self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         self.b.seal_block(done);
     }
@@ -179,15 +177,21 @@ impl Lowering<'_> {
     /// handler makes them), unless a lane is out of range (the handler then).
     fn lds_pair(&mut self, f: &Frame, op: &MemOp, entry: u64, offset: u32) {
         let done = self.b.create_block();
-        let interpreted = self.b.create_block();
         let exec = self.b.ins().load(I64, scalar_mem(), f.wave, EXEC);
+        self.lds_lanes_or_handler(f, op, exec, entry, offset, done);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+    }
+
+    /// The LDS access lane by lane ([`Self::lds_lanes`]), or the handler of `entry` when a
+    /// lane is out of range; both go on to `done`.
+    fn lds_lanes_or_handler(&mut self, f: &Frame, op: &MemOp, exec: Value, entry: u64, offset: u32, done: Block) {
+        let interpreted = self.b.create_block();
         self.lds_lanes(f, op, exec, done, interpreted);
         self.b.switch_to_block(interpreted);
         self.b.seal_block(interpreted);
         self.interpret(f, entry, offset);
         self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(done);
-        self.b.seal_block(done);
     }
 
     /// Jumps to `fast` with the host address of the LDS bytes `[start, start + len)`, or to
