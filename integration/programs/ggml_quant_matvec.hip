@@ -84,75 +84,76 @@ static Q8 quantize_mmq_q8_1(const float *x, bool with_sum) {
     return b;
 }
 
-// One weight block's contribution, as ggml's vec_dot_<type>_q8_1 computes it. `w` points at
-// the block's bytes.
-static double block_dot(ggml_type type, const uint8_t *w, const Q8 &a) {
+// One weight block as stored: its scale `d`, its minimum `m` (q4_1) and its 32 quants as
+// they are stored (0..15 for the 4-bit formats, 0..31 for q5_0, signed for q8_0). Elements
+// 0..15 are the low nibbles, 16..31 the high ones; value d*(q - offset) + m.
+struct Block {
+    double d, m;
+    int offset;
+    int q[32];
+};
+
+static Block decode_block(ggml_type type, const uint8_t *w) {
     auto f16 = [](const uint8_t *p) { ggml_fp16_t h; memcpy(&h, p, 2); return (double)ggml_fp16_to_fp32(h); };
-    long sumi = 0;
+    Block b{f16(w), 0.0, 0, {}};
     switch (type) {
-    case GGML_TYPE_Q4_0: {  // d, 16 bytes of nibbles: low nibbles are 0..15, high 16..31, value d*(q-8)
+    case GGML_TYPE_Q4_0:  // d, 16 bytes of nibbles
+    case GGML_TYPE_Q4_1:  // d, m, 16 bytes of nibbles
+    {
+        const uint8_t *qs = w + (type == GGML_TYPE_Q4_1 ? 4 : 2);
+        if (type == GGML_TYPE_Q4_1) b.m = f16(w + 2);
+        b.offset = type == GGML_TYPE_Q4_0 ? 8 : 0;
         for (int j = 0; j < 16; j++) {
-            sumi += (long)(w[2 + j] & 15) * a.q[j] + (long)(w[2 + j] >> 4) * a.q[j + 16];
+            b.q[j] = qs[j] & 15;
+            b.q[j + 16] = qs[j] >> 4;
         }
-        return f16(w) * (sumi * (double)a.d - 8.0 * a.sum);
+        break;
     }
-    case GGML_TYPE_Q4_1: {  // d, m, nibbles: value d*q+m
-        for (int j = 0; j < 16; j++) {
-            sumi += (long)(w[4 + j] & 15) * a.q[j] + (long)(w[4 + j] >> 4) * a.q[j + 16];
-        }
-        // Both scale products are taken in half precision (`__hmul2`: AMD GPUs have fast fp16).
-        return (double)half_round((float)(f16(w) * a.d)) * sumi + (double)half_round((float)(f16(w + 2) * a.sum));
-    }
-    case GGML_TYPE_Q5_0: {  // d, 4 bytes of fifth bits, nibbles: value d*(q-16)
+    case GGML_TYPE_Q5_0: {  // d, 4 bytes of fifth bits, 16 bytes of nibbles
         uint32_t qh;
         memcpy(&qh, w + 2, 4);
+        b.offset = 16;
         for (int j = 0; j < 16; j++) {
-            const int lo = (w[6 + j] & 15) | (((qh >> j) & 1) << 4);
-            const int hi = (w[6 + j] >> 4) | (((qh >> (j + 16)) & 1) << 4);
-            sumi += (long)lo * a.q[j] + (long)hi * a.q[j + 16];
+            b.q[j] = (w[6 + j] & 15) | (((qh >> j) & 1) << 4);
+            b.q[j + 16] = (w[6 + j] >> 4) | (((qh >> (j + 16)) & 1) << 4);
         }
-        return f16(w) * (sumi * (double)a.d - 16.0 * a.sum);
+        break;
     }
-    case GGML_TYPE_Q8_0: {  // d, 32 signed bytes: value d*q
-        for (int j = 0; j < 32; j++) {
-            sumi += (long)(signed char)w[2 + j] * a.q[j];
-        }
-        return f16(w) * a.d * sumi;
-    }
+    case GGML_TYPE_Q8_0:  // d, 32 signed bytes
+        for (int j = 0; j < 32; j++) b.q[j] = (signed char)w[2 + j];
+        break;
     default:
         abort();
     }
+    return b;
+}
+
+// The integer dot product of the weights' quants, less `offset`, with the activations'.
+static long dot(const Block &b, int offset, const Q8 &a) {
+    long sumi = 0;
+    for (int j = 0; j < 32; j++) sumi += (long)(b.q[j] - offset) * a.q[j];
+    return sumi;
+}
+
+// One weight block's contribution, as ggml's vec_dot_<type>_q8_1 computes it (the
+// matrix-vector path): the stored quants' dot product, the offset applied through the
+// activations' sum. `w` points at the block's bytes.
+static double block_dot(ggml_type type, const uint8_t *w, const Q8 &a) {
+    const Block b = decode_block(type, w);
+    const long sumi = dot(b, 0, a);
+    if (type == GGML_TYPE_Q4_1) {
+        // Both scale products are taken in half precision (`__hmul2`: AMD GPUs have fast fp16).
+        return (double)half_round((float)(b.d * a.d)) * sumi + (double)half_round((float)(b.m * a.sum));
+    }
+    return b.d * (sumi * (double)a.d - b.offset * (double)a.sum);
 }
 
 // One weight block's contribution on the matrix-matrix path (MFMA tiles): the weights'
 // quants are first made signed bytes (the offset taken off), so only q4_1's minimum goes
 // through the activations' sum; products in float.
 static double block_dot_mmq(ggml_type type, const uint8_t *w, const Q8 &a) {
-    auto f16 = [](const uint8_t *p) { ggml_fp16_t h; memcpy(&h, p, 2); return (double)ggml_fp16_to_fp32(h); };
-    long sumi = 0;
-    switch (type) {
-    case GGML_TYPE_Q4_0:
-        for (int j = 0; j < 16; j++) sumi += (long)((w[2 + j] & 15) - 8) * a.q[j] + (long)((w[2 + j] >> 4) - 8) * a.q[j + 16];
-        return f16(w) * a.d * sumi;
-    case GGML_TYPE_Q4_1:
-        for (int j = 0; j < 16; j++) sumi += (long)(w[4 + j] & 15) * a.q[j] + (long)(w[4 + j] >> 4) * a.q[j + 16];
-        return f16(w) * a.d * sumi + f16(w + 2) * a.sum;
-    case GGML_TYPE_Q5_0: {
-        uint32_t qh;
-        memcpy(&qh, w + 2, 4);
-        for (int j = 0; j < 16; j++) {
-            const int lo = (w[6 + j] & 15) | (((qh >> j) & 1) << 4);
-            const int hi = (w[6 + j] >> 4) | (((qh >> (j + 16)) & 1) << 4);
-            sumi += (long)(lo - 16) * a.q[j] + (long)(hi - 16) * a.q[j + 16];
-        }
-        return f16(w) * a.d * sumi;
-    }
-    case GGML_TYPE_Q8_0:
-        for (int j = 0; j < 32; j++) sumi += (long)(signed char)w[2 + j] * a.q[j];
-        return f16(w) * a.d * sumi;
-    default:
-        abort();
-    }
+    const Block b = decode_block(type, w);
+    return b.d * a.d * dot(b, b.offset, a) + b.m * a.sum;
 }
 
 static std::vector<float> run_on(ggml_backend_t backend, ggml_type type, int k, int m, int n,
