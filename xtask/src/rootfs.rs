@@ -183,7 +183,7 @@ fn mirror_in(text: &str) -> Option<String> {
 }
 
 /// A command in `root`, through bubblewrap (as root: apt inside needs it).
-fn in_root(root: &Path, cmd: &[&str]) -> Result<()> {
+pub(crate) fn in_root(root: &Path, cmd: &[&str]) -> Result<()> {
     let mut c = stack::bwrap(root);
     c.arg("--").args(["env", "DEBIAN_FRONTEND=noninteractive", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"]);
     c.args(cmd);
