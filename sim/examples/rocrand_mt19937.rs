@@ -65,7 +65,14 @@ fn main() {
         .find(|co| co.windows(KERNEL.len()).any(|w| w == KERNEL.as_bytes()))
         .expect("the gfx90a code object of the MT19937 jump-ahead kernel");
 
-    let machine = Machine::new(sim::config::default_config());
+    // `THROUGHPUT_CONFIG`: a config with a smaller `local_mem_size` for valgrind, as in the
+    // `throughput` example.
+    let machine = match std::env::var_os("THROUGHPUT_CONFIG") {
+        Some(path) => {
+            Machine::new(sim::config::load_file(std::path::Path::new(&path)).expect("the THROUGHPUT_CONFIG file"))
+        }
+        None => Machine::new(sim::config::default_config()),
+    };
     let s = machine.kernel_runner_with_workers(1).expect("a kernel runner");
     let co = s.load_code_object(code).expect("load");
     let kernel = co.kernel(KERNEL).expect("the jump-ahead kernel");
