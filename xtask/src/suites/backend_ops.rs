@@ -96,51 +96,128 @@ pub fn run(ctx: &Ctx, filter: &str, fresh: bool, dir: &Path, bar: &ProgressBar) 
     let selected: Vec<String> = ops.into_iter().filter(|op| super::gtest::matches_filter(op, filter)).collect();
     bar.set_length(selected.len() as u64);
     for op in &selected {
+        // (Earlier runs recorded whole operations under the operation's name.)
         if store.ran(op) {
             bar.inc(1);
             continue;
         }
-        bar.set_message(op.clone());
-        let log = dir.join("logs").join(format!("{op}.log"));
-        let args = vec!["test".into(), "-b".into(), BACKEND.into(), "-o".into(), format!("^{op}$")];
-        let run = runner::run(ctx.command(PROGRAM, &args), &log, ctx.stall, progress, |_| {})?;
-        for e in &run.ended {
-            if e.status == Status::Failed {
-                let name = super::log_name(op, &e.name);
-                std::fs::write(dir.join("failures").join(name), format!("{}\n{}", e.name, plain(&e.output)))?;
+        for part in parts(ctx, op)? {
+            let key = part_key(op, &part);
+            if store.ran(&key) {
+                continue;
             }
-            store.record(Record::Case { program: op.clone(), test: e.name.clone(), status: e.status, seconds: 0.0 })?;
+            bar.set_message(key.clone());
+            run_part(ctx, &mut store, dir, op, &part, &key)?;
         }
-        // Exit 0 is a pass, 1 a failure of some case; anything else stopped the program.
-        let normal = matches!(&run.stop, runner::Stop::Exited(s) if matches!(s.code(), Some(0 | 1)));
-        if !normal {
-            let test = format!("{op} (the program stopped: {})", run.stop);
-            std::fs::write(
-                dir.join("failures").join(super::log_name(op, "stopped")),
-                format!("{test}\n{}", plain(&run.tail)),
-            )?;
-            store.record(Record::Case { program: op.clone(), test, status: Status::Crashed, seconds: 0.0 })?;
-        }
-        store.record(Record::Run {
-            program: op.clone(),
-            tests: run.ended.len(),
-            seconds: run.seconds,
-            stop: run.stop.to_string(),
-            lanes: 1,
-        })?;
         bar.inc(1);
     }
-    let cases: Vec<(String, String)> = store.cases.keys().filter(|(op, _)| selected.contains(op)).cloned().collect();
+    let cases: Vec<(String, String)> =
+        store.cases.keys().filter(|(key, _)| selected.iter().any(|op| op == op_of(key))).cloned().collect();
     let mut summary = super::summarize("llama-backend-ops", &store, &cases);
     summary.extra = by_type(&store, &selected);
     Ok(summary)
 }
 
+/// Runs the cases of `op` whose first parameter is `part` (all of them when it is empty),
+/// recording each under `key`.
+fn run_part(ctx: &Ctx, store: &mut Store, dir: &Path, op: &str, part: &str, key: &str) -> Result<()> {
+    let log = dir.join("logs").join(format!("{}.log", key.replace(['/', ' '], "_")));
+    let mut args = vec!["test".into(), "-b".into(), BACKEND.into(), "-o".into(), format!("^{op}$")];
+    if !part.is_empty() {
+        args.extend(["-p".into(), format!("^{}(,|$)", regex_escape(part))]);
+    }
+    let run = runner::run(ctx.command(PROGRAM, &args), &log, ctx.stall, progress, |_| {})?;
+    for e in &run.ended {
+        if e.status == Status::Failed {
+            let name = super::log_name(op, &e.name);
+            std::fs::write(dir.join("failures").join(name), format!("{}\n{}", e.name, plain(&e.output)))?;
+        }
+        store.record(Record::Case {
+            program: key.to_string(),
+            test: e.name.clone(),
+            status: e.status,
+            seconds: 0.0,
+        })?;
+    }
+    // Exit 0 is a pass, 1 a failure of some case; anything else stopped the program.
+    let normal = matches!(&run.stop, runner::Stop::Exited(s) if matches!(s.code(), Some(0 | 1)));
+    if !normal {
+        let test = format!("{key} (the program stopped: {})", run.stop);
+        std::fs::write(
+            dir.join("failures").join(super::log_name(key, "stopped")),
+            format!("{test}\n{}", plain(&run.tail)),
+        )?;
+        store.record(Record::Case { program: key.to_string(), test, status: Status::Crashed, seconds: 0.0 })?;
+    }
+    store.record(Record::Run {
+        program: key.to_string(),
+        tests: run.ended.len(),
+        seconds: run.seconds,
+        stop: run.stop.to_string(),
+        lanes: 1,
+    })
+}
+
+/// The parts an operation's cases run in: one per value of their first parameter
+/// (`type_a=q4_0`, `hsk=64`), as `support` mode lists the cases (quickly: it runs nothing).
+/// A part is what a crash or an interrupted run loses, and `MUL_MAT`'s 2 868 or
+/// `FLASH_ATTN_EXT`'s 5 343 cases take hours. An operation whose cases have no parameter
+/// runs whole (one empty part).
+fn parts(ctx: &Ctx, op: &str) -> Result<Vec<String>> {
+    let args = vec!["support".into(), "-b".into(), BACKEND.into(), "-o".into(), format!("^{op}$")];
+    let out = ctx.command(PROGRAM, &args).output().with_context(|| format!("cannot list the cases of {op}"))?;
+    let parts = first_params(op, &String::from_utf8_lossy(&out.stdout));
+    Ok(if parts.is_empty() { vec![String::new()] } else { parts })
+}
+
+/// The distinct first parameters (text up to the first comma) of `op`'s cases in `text`, in
+/// the order they first appear.
+fn first_params(op: &str, text: &str) -> Vec<String> {
+    let mut parts: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let line = plain(line);
+        let Some(params) = line.trim_start().strip_prefix(op).and_then(|rest| rest.strip_prefix('(')) else {
+            continue;
+        };
+        let first = params.split([',', ')']).next().unwrap_or_default();
+        if !first.is_empty() && !parts.iter().any(|p| p == first) {
+            parts.push(first.to_string());
+        }
+    }
+    parts
+}
+
+/// The store's name for a part's runs and cases: `OP [first parameter]`, or `OP` alone.
+fn part_key(op: &str, part: &str) -> String {
+    if part.is_empty() {
+        op.to_string()
+    } else {
+        format!("{op} [{part}]")
+    }
+}
+
+/// The operation of a store key ([`part_key`]).
+fn op_of(key: &str) -> &str {
+    key.split_once(" [").map_or(key, |(op, _)| op)
+}
+
+/// `text` as a literal in the ECMAScript regular expression `-p` takes.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\^$.|?*+()[]{}".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Passed / failed / not supported per type, for the types the issue names first.
 fn by_type(store: &Store, selected: &[String]) -> String {
     let mut counts: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
-    for ((op, case), (status, _)) in &store.cases {
-        if !selected.contains(op) {
+    for ((key, case), (status, _)) in &store.cases {
+        if !selected.iter().any(|op| op == op_of(key)) {
             continue;
         }
         let c = counts.entry(case_type(case)).or_default();
@@ -183,6 +260,29 @@ mod tests {
         ] {
             assert_eq!(case(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn an_operation_runs_in_parts_by_its_first_parameter() {
+        let support = "Testing 2 devices\n\
+            \x20 MUL_MAT(type_a=f32,type_b=f32,m=16): \u{1b}[1;32mSUPPORTED\u{1b}[0m\n\
+            \x20 MUL_MAT_ID(type_a=f32,type_b=f32): SUPPORTED\n\
+            \x20 MUL_MAT(type_a=q4_0,type_b=f32,m=16): SUPPORTED\n\
+            \x20 MUL_MAT(type_a=f32,type_b=f16,m=1): NOT SUPPORTED\n\
+            \x20 MUL_MAT(type_a=q4_0): SUPPORTED\n";
+        assert_eq!(
+            first_params("MUL_MAT", support),
+            ["type_a=f32", "type_a=q4_0"],
+            "MUL_MAT_ID's line is not MUL_MAT's"
+        );
+        assert_eq!(first_params("ARGMAX", ""), Vec::<String>::new());
+        assert_eq!(first_params("ROPE", "  ROPE(ne=[10,5,3,1],mode=0): SUPPORTED"), ["ne=[10"]);
+        assert_eq!(part_key("MUL_MAT", "type_a=q4_0"), "MUL_MAT [type_a=q4_0]");
+        assert_eq!(part_key("ARGMAX", ""), "ARGMAX");
+        assert_eq!(op_of("MUL_MAT [type_a=q4_0]"), "MUL_MAT");
+        assert_eq!(op_of("MUL_MAT_ID"), "MUL_MAT_ID");
+        assert_eq!(regex_escape("ne=[10"), "ne=\\[10");
+        assert_eq!(regex_escape("a.b|c+d*e?(f){g}^$\\"), "a\\.b\\|c\\+d\\*e\\?\\(f\\)\\{g\\}\\^\\$\\\\");
     }
 
     #[test]
