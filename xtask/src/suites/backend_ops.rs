@@ -96,8 +96,10 @@ pub fn run(ctx: &Ctx, filter: &str, fresh: bool, dir: &Path, bar: &ProgressBar) 
     let selected: Vec<String> = ops.into_iter().filter(|op| super::gtest::matches_filter(op, filter)).collect();
     bar.set_length(selected.len() as u64);
     for op in &selected {
-        // (Earlier runs recorded whole operations under the operation's name.)
-        if store.ran(op) {
+        // Earlier runs recorded whole operations under the operation's name; one that ended
+        // abnormally (a crash, the OOM killer) stopped short of its later cases, so it runs
+        // again in parts, and their records supersede it.
+        if store.ran(op) && !stopped_short(&store, op) {
             bar.inc(1);
             continue;
         }
@@ -111,8 +113,12 @@ pub fn run(ctx: &Ctx, filter: &str, fresh: bool, dir: &Path, bar: &ProgressBar) 
         }
         bar.inc(1);
     }
-    let cases: Vec<(String, String)> =
-        store.cases.keys().filter(|(key, _)| selected.iter().any(|op| op == op_of(key))).cloned().collect();
+    let cases: Vec<(String, String)> = store
+        .cases
+        .keys()
+        .filter(|(key, _)| selected.iter().any(|op| op == op_of(key)) && !superseded(&store, key))
+        .cloned()
+        .collect();
     let mut summary = super::summarize("llama-backend-ops", &store, &cases);
     summary.extra = by_type(&store, &selected);
     Ok(summary)
@@ -187,6 +193,18 @@ fn first_params(op: &str, text: &str) -> Vec<String> {
     parts
 }
 
+/// Whether the whole-operation run of `op` recorded in `store` ended abnormally.
+fn stopped_short(store: &Store, op: &str) -> bool {
+    let stopped = format!("{op} (the program stopped");
+    store.cases.keys().any(|(key, test)| key == op && test.starts_with(&stopped))
+}
+
+/// Whether `key` is a whole operation's whose cases also ran in parts (which then count).
+fn superseded(store: &Store, key: &str) -> bool {
+    let prefix = format!("{key} [");
+    op_of(key) == key && store.ran.iter().any(|k| k.starts_with(&prefix))
+}
+
 /// The store's name for a part's runs and cases: `OP [first parameter]`, or `OP` alone.
 fn part_key(op: &str, part: &str) -> String {
     if part.is_empty() {
@@ -217,7 +235,7 @@ fn regex_escape(text: &str) -> String {
 fn by_type(store: &Store, selected: &[String]) -> String {
     let mut counts: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
     for ((key, case), (status, _)) in &store.cases {
-        if !selected.iter().any(|op| op == op_of(key)) {
+        if !selected.iter().any(|op| op == op_of(key)) || superseded(store, key) {
             continue;
         }
         let c = counts.entry(case_type(case)).or_default();
@@ -283,6 +301,45 @@ mod tests {
         assert_eq!(op_of("MUL_MAT_ID"), "MUL_MAT_ID");
         assert_eq!(regex_escape("ne=[10"), "ne=\\[10");
         assert_eq!(regex_escape("a.b|c+d*e?(f){g}^$\\"), "a\\.b\\|c\\+d\\*e\\?\\(f\\)\\{g\\}\\^\\$\\\\");
+    }
+
+    /// A whole-operation run that the OOM killer stopped runs again in parts, and the parts'
+    /// records replace its own; one that ended normally stays as it is.
+    #[test]
+    fn an_operation_stopped_short_runs_again_in_parts_that_supersede_it() {
+        let path = std::env::temp_dir().join(format!("rocjitsu-backend-ops-{}.jsonl", std::process::id()));
+        let mut store = Store::open(&path, true).unwrap();
+        let case = |program: &str, test: &str, status| Record::Case {
+            program: program.into(),
+            test: test.into(),
+            status,
+            seconds: 0.0,
+        };
+        let run = |program: &str, stop: &str| Record::Run {
+            program: program.into(),
+            tests: 1,
+            seconds: 1.0,
+            stop: stop.into(),
+            lanes: 1,
+        };
+        for record in [
+            case("ADD", "ADD(type=f32)", Status::Passed),
+            run("ADD", "exit 0"),
+            case("MUL_MAT", "MUL_MAT(type_a=f32,m=16)", Status::Passed),
+            case("MUL_MAT", "MUL_MAT (the program stopped: exit 137)", Status::Crashed),
+            run("MUL_MAT", "exit 137"),
+        ] {
+            store.record(record).unwrap();
+        }
+        assert!(!stopped_short(&store, "ADD"));
+        assert!(stopped_short(&store, "MUL_MAT"));
+        assert!(!superseded(&store, "MUL_MAT"), "no part has run yet");
+        store.record(case("MUL_MAT [type_a=f32]", "MUL_MAT(type_a=f32,m=16)", Status::Passed)).unwrap();
+        store.record(run("MUL_MAT [type_a=f32]", "exit 0")).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(superseded(&store, "MUL_MAT"));
+        assert!(!superseded(&store, "MUL_MAT [type_a=f32]"));
+        assert!(!superseded(&store, "ADD"));
     }
 
     #[test]
