@@ -199,7 +199,8 @@ fn stopped_short(store: &Store, op: &str) -> bool {
     store.cases.keys().any(|(key, test)| key == op && test.starts_with(&stopped))
 }
 
-/// Whether `key` is a whole operation's whose cases also ran in parts (which then count).
+/// Whether `key` names a whole operation whose cases also ran in parts (the parts' records
+/// then count instead).
 fn superseded(store: &Store, key: &str) -> bool {
     let prefix = format!("{key} [");
     op_of(key) == key && store.ran.iter().any(|k| k.starts_with(&prefix))

@@ -180,10 +180,13 @@ fn drop_isystem_usr_include(root: &Path, lib: &[u8]) -> Result<()> {
     if std::fs::read_to_string(&at).is_ok_and(|s| s.lines().nth(1) == Some(WRAPPER_MARK)) {
         return Ok(());
     }
-    // Where the packaged name leads (`../lib/llvm-21/bin/clang++`), as a path in the root.
-    let target = std::fs::read_link(&at).with_context(|| format!("{} is not the packaged link", at.display()))?;
-    let real = Path::new(&compiler).parent().expect("/usr/bin").join(target);
+    // Where the packaged name leads (`../lib/llvm-21/bin/clang++`), as a path in the root;
+    // read from where `dpkg-divert` moved it if an earlier run stopped after moving it.
     let diverted = format!("{compiler}.distrib");
+    let packaged = if at.symlink_metadata().is_ok() { at.clone() } else { root.join(diverted.trim_start_matches('/')) };
+    let target =
+        std::fs::read_link(&packaged).with_context(|| format!("{} is not the packaged link", packaged.display()))?;
+    let real = Path::new(&compiler).parent().expect("/usr/bin").join(target);
     crate::rootfs::in_root(root, &["dpkg-divert", "--local", "--rename", "--divert", &diverted, "--add", &compiler])?;
     let script = compiler_wrapper(&real, &diverted);
     std::fs::write(&at, script).with_context(|| format!("cannot write {}", at.display()))?;
