@@ -120,7 +120,7 @@ pub fn run(ctx: &Ctx, filter: &str, fresh: bool, dir: &Path, bar: &ProgressBar) 
         .cloned()
         .collect();
     let mut summary = super::summarize("llama-backend-ops", &store, &cases);
-    summary.extra = by_type(&store, &selected);
+    summary.extra = by_type(&store, &cases);
     Ok(summary)
 }
 
@@ -232,13 +232,12 @@ fn regex_escape(text: &str) -> String {
     out
 }
 
-/// Passed / failed / not supported per type, for the types the issue names first.
-fn by_type(store: &Store, selected: &[String]) -> String {
+/// Passed / failed / not supported per type among `cases` (the summary's), the types the
+/// issue names first.
+fn by_type(store: &Store, cases: &[(String, String)]) -> String {
     let mut counts: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
-    for ((key, case), (status, _)) in &store.cases {
-        if !selected.iter().any(|op| op == op_of(key)) || superseded(store, key) {
-            continue;
-        }
+    for (key, case) in cases {
+        let Some((status, _)) = store.cases.get(&(key.clone(), case.clone())) else { continue };
         let c = counts.entry(case_type(case)).or_default();
         match status {
             Status::Passed => c[0] += 1,
