@@ -1,6 +1,7 @@
 //! llama.cpp's `test-backend-ops`: every ggml operation run on the HIP backend (`ROCm0`, i.e.
-//! our simulated MI210) and compared with the CPU backend, one run per operation so a crash
-//! costs one operation and an interrupted run resumes by operation.
+//! our simulated MI210) and compared with the CPU backend, each operation run in parts of a
+//! few hundred cases (by their leading parameters) so a crash costs one part and an
+//! interrupted run resumes by part.
 
 use super::gtest::{Progress, Status};
 use super::store::{Record, Store};
@@ -124,7 +125,7 @@ pub fn run(ctx: &Ctx, filter: &str, fresh: bool, dir: &Path, bar: &ProgressBar) 
     Ok(summary)
 }
 
-/// Runs the cases of `op` whose first parameter is `part` (all of them when it is empty),
+/// Runs the cases of `op` whose parameters start with `part` (all of them when it is empty),
 /// recording each under `key`.
 fn run_part(ctx: &Ctx, store: &mut Store, dir: &Path, op: &str, part: &str, key: &str) -> Result<()> {
     let log = dir.join("logs").join(format!("{}.log", key.replace(['/', ' '], "_")));
@@ -164,31 +165,79 @@ fn run_part(ctx: &Ctx, store: &mut Store, dir: &Path, op: &str, part: &str, key:
     })
 }
 
-/// The parts an operation's cases run in: one per value of their first parameter
-/// (`type_a=q4_0`, `hsk=64`), as `support` mode lists the cases (quickly: it runs nothing).
-/// A part is what a crash or an interrupted run loses, and `MUL_MAT`'s 2 868 or
-/// `FLASH_ATTN_EXT`'s 5 343 cases take hours. An operation whose cases have no parameter
-/// runs whole (one empty part).
+/// The most cases a part holds unless they cannot be told apart by their parameters. A part
+/// is what a crash or an interrupted run loses, and a case of `FLASH_ATTN_EXT` takes seconds.
+/// It is above `MUL_MAT`'s largest type (363 cases of `type_a=f16`), so the parts earlier
+/// runs recorded keep their names.
+const PART_LIMIT: usize = 400;
+
+/// The parts an operation's cases run in, as `support` mode lists the cases (quickly: it runs
+/// nothing): see [`split_into_parts`]. An operation whose cases have no parameter runs whole
+/// (one empty part).
 fn parts(ctx: &Ctx, op: &str) -> Result<Vec<String>> {
     let args = vec!["support".into(), "-b".into(), BACKEND.into(), "-o".into(), format!("^{op}$")];
     let out = ctx.command(PROGRAM, &args).output().with_context(|| format!("cannot list the cases of {op}"))?;
-    let parts = first_params(op, &String::from_utf8_lossy(&out.stdout));
+    let parts = split_into_parts(&case_params(op, &String::from_utf8_lossy(&out.stdout)), PART_LIMIT);
     Ok(if parts.is_empty() { vec![String::new()] } else { parts })
 }
 
-/// The distinct first parameters (text up to the first comma) of `op`'s cases in `text`, in
-/// the order they first appear.
-fn first_params(op: &str, text: &str) -> Vec<String> {
-    let mut parts: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let line = plain(line);
-        let Some(params) = line.trim_start().strip_prefix(op).and_then(|rest| rest.strip_prefix('(')) else {
-            continue;
-        };
-        let first = params.split([',', ')']).next().unwrap_or_default();
-        if !first.is_empty() && !parts.iter().any(|p| p == first) {
-            parts.push(first.to_string());
+/// The parameter lists of `op`'s cases in `text` (one line per case), each split at the
+/// commas outside brackets (`ne=[10,5,3,1]` is one parameter).
+fn case_params(op: &str, text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter_map(|line| {
+            let line = plain(line);
+            let params = line.trim_start().strip_prefix(op)?.strip_prefix('(')?;
+            let params = params.rsplit_once(')').map_or(params, |(inside, _)| inside);
+            let mut list = Vec::new();
+            let (mut depth, mut start) = (0i32, 0);
+            for (at, c) in params.char_indices() {
+                match c {
+                    '[' | '(' => depth += 1,
+                    ']' | ')' => depth -= 1,
+                    ',' if depth == 0 => {
+                        list.push(params[start..at].to_string());
+                        start = at + 1;
+                    }
+                    _ => {}
+                }
+            }
+            list.push(params[start..].to_string());
+            list.retain(|p| !p.is_empty());
+            Some(list)
+        })
+        .filter(|list| !list.is_empty())
+        .collect()
+}
+
+/// Parts of at most `limit` cases, each named by the parameters its cases share at their
+/// start (`type_a=q4_0`, `hsk=64,hsv=64,nh=4`): the cases are grouped by their first
+/// parameter, and a group larger than `limit` by its next one, and so on, in the order the
+/// values first appear. Cases that have the same parameters stay in one part. (A part's
+/// name selects every case that starts with it, so the split assumes what ggml's tests do:
+/// the cases of one operation list the same parameters.)
+fn split_into_parts(cases: &[Vec<String>], limit: usize) -> Vec<String> {
+    fn split(group: Vec<&Vec<String>>, depth: usize, limit: usize, parts: &mut Vec<String>) {
+        let longest = group.iter().map(|c| c.len()).max().unwrap_or(0);
+        if depth > 0 && (group.len() <= limit || depth >= longest) {
+            parts.push(group[0][..depth.min(group[0].len())].join(","));
+            return;
         }
+        let mut groups: Vec<(&str, Vec<&Vec<String>>)> = Vec::new();
+        for case in group {
+            let value = case.get(depth).map_or("", String::as_str);
+            match groups.iter_mut().find(|(v, _)| *v == value) {
+                Some((_, members)) => members.push(case),
+                None => groups.push((value, vec![case])),
+            }
+        }
+        for (_, members) in groups {
+            split(members, depth + 1, limit, parts);
+        }
+    }
+    let mut parts = Vec::new();
+    if !cases.is_empty() {
+        split(cases.iter().collect(), 0, limit, &mut parts);
     }
     parts
 }
@@ -206,7 +255,7 @@ fn superseded(store: &Store, key: &str) -> bool {
     op_of(key) == key && store.ran.iter().any(|k| k.starts_with(&prefix))
 }
 
-/// The store's name for a part's runs and cases: `OP [first parameter]`, or `OP` alone.
+/// The store's name for a part's runs and cases: `OP [its parameters]`, or `OP` alone.
 fn part_key(op: &str, part: &str) -> String {
     if part.is_empty() {
         op.to_string()
@@ -287,20 +336,52 @@ mod tests {
             \x20 MUL_MAT_ID(type_a=f32,type_b=f32): SUPPORTED\n\
             \x20 MUL_MAT(type_a=q4_0,type_b=f32,m=16): SUPPORTED\n\
             \x20 MUL_MAT(type_a=f32,type_b=f16,m=1): NOT SUPPORTED\n\
-            \x20 MUL_MAT(type_a=q4_0): SUPPORTED\n";
-        assert_eq!(
-            first_params("MUL_MAT", support),
-            ["type_a=f32", "type_a=q4_0"],
-            "MUL_MAT_ID's line is not MUL_MAT's"
-        );
-        assert_eq!(first_params("ARGMAX", ""), Vec::<String>::new());
-        assert_eq!(first_params("ROPE", "  ROPE(ne=[10,5,3,1],mode=0): SUPPORTED"), ["ne=[10"]);
+            \x20 MUL_MAT(type_a=q4_0,type_b=f16,m=1): SUPPORTED\n";
+        let cases = case_params("MUL_MAT", support);
+        assert_eq!(cases.len(), 4, "MUL_MAT_ID's line is not MUL_MAT's");
+        assert_eq!(split_into_parts(&cases, 2), ["type_a=f32", "type_a=q4_0"]);
+        assert_eq!(split_into_parts(&case_params("ARGMAX", ""), 2), Vec::<String>::new());
+        assert_eq!(case_params("ROPE", "  ROPE(ne=[10,5,3,1],mode=0): SUPPORTED"), [["ne=[10,5,3,1]", "mode=0"]]);
         assert_eq!(part_key("MUL_MAT", "type_a=q4_0"), "MUL_MAT [type_a=q4_0]");
         assert_eq!(part_key("ARGMAX", ""), "ARGMAX");
         assert_eq!(op_of("MUL_MAT [type_a=q4_0]"), "MUL_MAT");
         assert_eq!(op_of("MUL_MAT_ID"), "MUL_MAT_ID");
         assert_eq!(regex_escape("ne=[10"), "ne=\\[10");
         assert_eq!(regex_escape("a.b|c+d*e?(f){g}^$\\"), "a\\.b\\|c\\+d\\*e\\?\\(f\\)\\{g\\}\\^\\$\\\\");
+    }
+
+    /// A first parameter shared by more cases than a part holds is split by the next
+    /// parameters, as deep as it takes; cases with the same parameters stay together.
+    #[test]
+    fn a_large_part_splits_by_its_next_parameters() {
+        let line = |params: &str| format!("  FLASH_ATTN_EXT({params}): SUPPORTED\n");
+        let text: String = [
+            "hsk=64,hsv=64,nh=4,nr23=[4,1],kv=512",
+            "hsk=64,hsv=64,nh=4,nr23=[4,1],kv=1024",
+            "hsk=64,hsv=64,nh=4,nr23=[1,1],kv=512",
+            "hsk=64,hsv=64,nh=8,nr23=[4,1],kv=512",
+            "hsk=128,hsv=128,nh=4,nr23=[4,1],kv=512",
+            "hsk=40,hsv=40,nh=4,nr23=[4,1],kv=512",
+            "hsk=40,hsv=40,nh=4,nr23=[4,1],kv=512",
+            "hsk=40,hsv=40,nh=4,nr23=[4,1],kv=512",
+        ]
+        .iter()
+        .map(|p| line(p))
+        .collect();
+        let cases = case_params("FLASH_ATTN_EXT", &text);
+        assert_eq!(
+            split_into_parts(&cases, 2),
+            [
+                "hsk=64,hsv=64,nh=4,nr23=[4,1]",
+                "hsk=64,hsv=64,nh=4,nr23=[1,1]",
+                "hsk=64,hsv=64,nh=8",
+                "hsk=128",
+                "hsk=40,hsv=40,nh=4,nr23=[4,1],kv=512",
+            ]
+        );
+        assert_eq!(split_into_parts(&cases, 8), ["hsk=64", "hsk=128", "hsk=40"], "the first parameter always splits");
+        // The pattern a part runs with: a bracketed value is one parameter, escaped.
+        assert_eq!(regex_escape("hsk=64,nr23=[4,1]"), "hsk=64,nr23=\\[4,1\\]");
     }
 
     /// A whole-operation run that the OOM killer stopped runs again in parts, and the parts'
