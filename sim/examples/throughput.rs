@@ -5,7 +5,7 @@
 //! multiply-accumulates per second; then the VALU kernel on one worker with nothing observed,
 //! with run statistics and with a timeline (their overhead).
 //!
-//! `cargo run --release -p sim --example throughput [mfma [NAME-PART]|valu|memory|vadd|barriers|poisson|observe]` (used by
+//! `cargo run --release -p sim --example throughput [mfma [NAME-PART]|valu|memory|vadd|barriers|poisson|fdiv|observe]` (used by
 //! `cargo xtask bench`; with a section name only that section runs, for a profiler).
 //! Prints one `name<TAB>value<TAB>unit` line per figure.
 
@@ -61,6 +61,9 @@ fn main() {
     }
     if wanted("poisson") {
         poisson_rate();
+    }
+    if wanted("fdiv") {
+        fdiv_rate();
     }
     if wanted("observe") {
         observation_cost();
@@ -209,6 +212,22 @@ fn poisson_rate() {
     s.dispatch(kernel, [16 * 256, 1, 1], [256, 1, 1], &kernargs(&[out, samples])).unwrap();
     let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
     println!("poisson kernel (f64 division), 1 worker\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
+}
+
+/// f32 division (HIP's correctly rounded sequence) and absolute values, the shape of
+/// ggml's q8_1 quantization, whose 2-billion-work-item dispatches took minutes.
+fn fdiv_rate() {
+    let elf = throughput_kernels();
+    let machine = machine();
+    let s = machine.kernel_runner_with_workers(1).expect("a kernel runner");
+    let co = s.load_code_object(&elf).expect("load");
+    let out = s.alloc(64 * 256 * 4).unwrap();
+    let kernel = co.kernel("quantize").unwrap();
+    s.dispatch(kernel, [16 * 256, 1, 1], [256, 1, 1], &kernargs(&[out, 20])).unwrap(); // warm-up
+    let (before, start) = (instructions_retired(), Instant::now());
+    s.dispatch(kernel, [64 * 256, 1, 1], [256, 1, 1], &kernargs(&[out, 200])).unwrap();
+    let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
+    println!("quantize kernel (f32 division), 1 worker\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
 }
 
 /// The VALU kernel with nothing observed, with statistics and with a timeline.

@@ -64,3 +64,32 @@ kernel void poisson(global uint* out, uint samples) {
   }
   out[i] = total;
 }
+
+// f32 division as HIP compiles `/` (correctly rounded: v_div_scale, v_rcp, FMAs with
+// negated sources, v_div_fmas, v_div_fixup), in the shape of ggml's q8_1 quantization:
+// a scale from |x|'s maximum, then each value divided by it. Every other work-item's
+// value is zero (as in a padded column), which takes the zero-numerator paths.
+static float div_ieee(float n, float d) {
+  bool scaled_n, scaled_d;
+  float dd = __builtin_amdgcn_div_scalef(n, d, false, &scaled_d);
+  float nn = __builtin_amdgcn_div_scalef(n, d, true, &scaled_n);
+  float r = __builtin_amdgcn_rcpf(dd);
+  r = __builtin_fmaf(__builtin_fmaf(-dd, r, 1.0f), r, r);
+  float q = nn * r;
+  q = __builtin_fmaf(__builtin_fmaf(-dd, q, nn), r, q);
+  float rem = __builtin_fmaf(-dd, q, nn);
+  return __builtin_amdgcn_div_fixupf(__builtin_amdgcn_div_fmasf(rem, r, q, scaled_n), d, n);
+}
+
+kernel void quantize(global float* out, uint iters) {
+  uint i = gid();
+  float x = (i & 1) ? (float)(i & 255) * 0.37f - 40.0f : 0.0f;
+  float acc = 0.0f;
+  for (uint k = 0; k < iters; k++) {
+    float amax = __builtin_fmaxf(__builtin_fabsf(x), __builtin_fabsf(acc) * 1e-3f);
+    float d = div_ieee(amax, 127.0f);
+    acc += __builtin_rintf(div_ieee(x, d == 0.0f ? 1.0f : d));
+    x = -x;
+  }
+  out[i] = acc;
+}

@@ -292,6 +292,22 @@ pub struct Step {
     pub mask_in: Option<MaskSrc>,
     /// Index into the segment's output masks, for compares and carry-outs.
     pub mask_out: Option<u8>,
+    /// VOP3 abs and neg of an f32 step's sources (bit `i` for source `i`), applied to the
+    /// lanes it reads as the interpreter applies them: `v_fma_f32 v, -v, v, v` is in every
+    /// f32 division, `|x|` in every maximum of magnitudes.
+    pub sign: Sign,
+}
+
+/// Sign-bit modifiers of a step's 32-bit sources: bit `i` of `abs` clears source `i`'s sign,
+/// then bit `i` of `neg` flips it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sign {
+    pub abs: u8,
+    pub neg: u8,
+}
+
+impl Sign {
+    pub const NONE: Sign = Sign { abs: 0, neg: 0 };
 }
 
 /// Where a uniform source's value comes from when its segment starts.
@@ -1239,9 +1255,7 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         Kind::F64 { .. } | Kind::CmpF64 { .. } | Kind::DivF64(_) | Kind::LdexpF64 { .. } => return None,
         _ => {}
     }
-    if !plain(inst) {
-        return None;
-    }
+    let sign = sign_modifiers(inst, kind)?;
     if is_f32(kind) && !f32_translatable(mode) {
         return None;
     }
@@ -1305,7 +1319,7 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
     if let Some(reg) = new_mask_in {
         seg.masks_in.push(reg);
     }
-    Some(Step { kind, dst, src, mask_in, mask_out })
+    Some(Step { kind, dst, src, mask_in, mask_out, sign })
 }
 
 /// Source `i` of `inst` as a 32-bit source of a step: `Ok` a VGPR, or `Err` the uniform
@@ -1340,7 +1354,14 @@ fn shift64_step(inst: &Inst, op: Shift64) -> Option<Step> {
         _ => return None,
     };
     let kind = Kind::Shift64 { op, amount: (amount & 63) as u8 };
-    Some(Step { kind, dst: Some(dst), src: [None, Some(Src::Vgpr(src)), None], mask_in: None, mask_out: None })
+    Some(Step {
+        kind,
+        dst: Some(dst),
+        src: [None, Some(Src::Vgpr(src)), None],
+        mask_in: None,
+        mask_out: None,
+        sign: Sign::NONE,
+    })
 }
 
 /// The step of a `v_pk_mov_b32` of VGPR pairs into a VGPR pair: only OP_SEL's two low bits
@@ -1360,6 +1381,7 @@ fn pk_mov_step(inst: &Inst) -> Option<Step> {
         src: [Some(Src::Vgpr(a)), Some(Src::Vgpr(b)), None],
         mask_in: None,
         mask_out: None,
+        sign: Sign::NONE,
     })
 }
 
@@ -1407,7 +1429,14 @@ fn f64_step(inst: &Inst, kind: Kind, seg: &mut Segment, written: &[(MaskReg, u16
     let arity = if acc { 2 } else { op.arity() };
     let (abs, neg) = f64_modifiers(inst, arity)?;
     let src = pair_sources(inst, arity, seg, written, |i| pair_constant(inst, i))?;
-    Some(Step { kind: Kind::F64 { op, acc, abs, neg }, dst: Some(dst), src, mask_in: None, mask_out: None })
+    Some(Step {
+        kind: Kind::F64 { op, acc, abs, neg },
+        dst: Some(dst),
+        src,
+        mask_in: None,
+        mask_out: None,
+        sign: Sign::NONE,
+    })
 }
 
 /// The step of an f64 division helper: three register pairs in (no modifiers), a VGPR pair
@@ -1443,7 +1472,7 @@ fn div_f64_step(inst: &Inst, op: DivOp, seg: &mut Segment, written: &[(MaskReg, 
     if let Some(reg) = new_mask_in {
         seg.masks_in.push(reg);
     }
-    Some(Step { kind: Kind::DivF64(op), dst: Some(dst), src, mask_in, mask_out })
+    Some(Step { kind: Kind::DivF64(op), dst: Some(dst), src, mask_in, mask_out, sign: Sign::NONE })
 }
 
 /// The step of `v_ldexp_f64`: a register pair with its sign-bit modifiers and a 32-bit
@@ -1467,7 +1496,7 @@ fn ldexp_f64_step(inst: &Inst, seg: &mut Segment, written: &[(MaskReg, u16)]) ->
         }
     });
     let kind = Kind::LdexpF64 { abs: abs & 1 != 0, neg: neg & 1 != 0 };
-    Some(Step { kind, dst: Some(dst), src, mask_in: None, mask_out: None })
+    Some(Step { kind, dst: Some(dst), src, mask_in: None, mask_out: None, sign: Sign::NONE })
 }
 
 /// The step of `v_mad_u64_u32` without modifiers: factors as [`dword_source`] reads them,
@@ -1499,7 +1528,7 @@ fn mad_u64_step(inst: &Inst, seg: &mut Segment, written: &[(MaskReg, u16)]) -> O
         return None;
     };
     src[2] = addend[2];
-    Some(Step { kind: Kind::MadU64U32, dst: Some(dst), src, mask_in: None, mask_out: Some(mask_out) })
+    Some(Step { kind: Kind::MadU64U32, dst: Some(dst), src, mask_in: None, mask_out: Some(mask_out), sign: Sign::NONE })
 }
 
 /// The step of an f64 compare: two register pairs in, a lane mask out.
@@ -1511,7 +1540,14 @@ fn cmp_f64_step(inst: &Inst, kind: Kind, seg: &mut Segment, written: &[(MaskReg,
         return None;
     }
     let src = pair_sources(inst, 2, seg, written, |i| pair_constant(inst, i))?;
-    Some(Step { kind: Kind::CmpF64 { cond, abs, neg }, dst: None, src, mask_in: None, mask_out: Some(mask_out) })
+    Some(Step {
+        kind: Kind::CmpF64 { cond, abs, neg },
+        dst: None,
+        src,
+        mask_in: None,
+        mask_out: Some(mask_out),
+        sign: Sign::NONE,
+    })
 }
 
 /// The first `arity` sources of `inst` as register pairs: a VGPR pair, or two uniform values
@@ -1582,7 +1618,7 @@ fn pk_f32_step(inst: &Inst, op: FloatOp, seg: &mut Segment, written: &[(MaskReg,
     let bits = |x: u8| x & ((1 << arity) - 1);
     let kind =
         Kind::PkF32 { op, sel: bits(m.op_sel), sel_hi: bits(m.op_sel_hi), neg_lo: bits(m.neg), neg_hi: bits(m.neg_hi) };
-    Some(Step { kind, dst: Some(dst), src, mask_in: None, mask_out: None })
+    Some(Step { kind, dst: Some(dst), src, mask_in: None, mask_out: None, sign: Sign::NONE })
 }
 
 /// The lane-mask destination of a compare or carry op.
@@ -1609,6 +1645,35 @@ fn overlaps(w: MaskReg, r: Operand, dwords: u16) -> bool {
         _ => return false,
     };
     r0 <= w0 + 1 && w0 < r0 + dwords
+}
+
+/// The source modifiers a step of `kind` applies for `inst`: none for a [`plain`]
+/// instruction; VOP3's abs and neg (as the interpreter reads them, [`src_mods`]) for the f32
+/// arithmetic and compares; `None` for anything else, which is left to the interpreter.
+///
+/// [`src_mods`]: crate::gpu::exec::ops::valu::common::src_mods
+fn sign_modifiers(inst: &Inst, kind: Kind) -> Option<Sign> {
+    if plain(inst) {
+        return Some(Sign::NONE);
+    }
+    let arity = match kind {
+        Kind::AddF32 | Kind::SubF32 | Kind::SubRevF32 | Kind::MulF32 | Kind::CmpF32(_) => 2,
+        // (`v_fmac_f32`'s third input is its destination, read without modifiers.)
+        Kind::FmaF32 { acc } => 3 - acc as usize,
+        _ => return None,
+    };
+    let vector = matches!(inst.enc, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3);
+    let Ext::Vop3(m) = inst.ext else { return None };
+    if !vector || m.op_sel != 0 || m.clamp || m.omod != 0 {
+        return None;
+    }
+    let mut sign = Sign::NONE;
+    for i in 0..arity {
+        let mods = crate::gpu::exec::ops::valu::common::src_mods(inst, i);
+        sign.abs |= ((mods.abs != 0) as u8) << i;
+        sign.neg |= ((mods.neg != 0) as u8) << i;
+    }
+    Some(sign)
 }
 
 /// Whether `inst` has no modifier, DPP or SDWA that changes its sources or result.

@@ -26,7 +26,7 @@
 
 use super::select::{
     Bin, BranchCond, CarryOp, Cond, DivOp, FloatOp, Item, Kind, LaneFn, MaskReg, MaskSrc, Plan, SKind, SReg, SVal,
-    SaveexecOp, ScalarOp, Segment, Shift64, Src, Tri, Uniform,
+    SaveexecOp, ScalarOp, Segment, Shift64, Sign, Src, Tri, Uniform,
 };
 use super::{EXIT_BEFORE_SHARED, EXIT_INDEX, EXIT_JUMP, EXIT_JUMPED, EXIT_SHARED_LIMIT};
 use crate::gpu::exec::ops::valu::{float_div, fp::Env};
@@ -705,6 +705,16 @@ impl<'a> Lowering<'a> {
             Kind::PkF32 { .. } | Kind::F64 { .. } | Kind::CmpF64 { .. } | Kind::DivF64(_) => Vec::new(),
             _ => step.src.iter().flatten().map(|s| self.read(ch, *s, uniforms)).collect(),
         };
+        // (Only f32 steps have them; their sources are all present, so `src[i]` is source i.)
+        let src: Vec<Value> = if step.sign == Sign::NONE {
+            src
+        } else {
+            let (abs, neg) = (step.sign.abs, step.sign.neg);
+            src.into_iter()
+                .enumerate()
+                .map(|(i, v)| self.sign_modifiers(v, abs >> i & 1 != 0, neg >> i & 1 != 0))
+                .collect()
+        };
         let mask_in = step.mask_in.map(|m| match m {
             MaskSrc::Input(i) => self.mask_vector(masks_in[i as usize], ch.shift, lane_bits),
             MaskSrc::Step(k) => ch.step_masks[k as usize].expect("a mask-writing step"),
@@ -1118,8 +1128,8 @@ impl<'a> Lowering<'a> {
         self.interleave(lo, hi)
     }
 
-    /// The high dwords of f64 lanes with `abs`, then `neg`, applied to their sign bits, as
-    /// the interpreter applies its source modifiers.
+    /// 32-bit lanes (f32 values, or the high dwords of f64 ones) with `abs`, then `neg`,
+    /// applied to their sign bits, as the interpreter applies its source modifiers.
     fn sign_modifiers(&mut self, mut hi: Value, abs: bool, neg: bool) -> Value {
         if abs || neg {
             let sign = self.splat(0x8000_0000);

@@ -10,6 +10,7 @@
 //! overflow inside the sequence) returns a signed infinity.
 
 use super::common::{src32, src64, write32, write64, write_lane_mask, write_mask};
+use super::float_fast::{rne_lanes, Kind as FastKind};
 use super::float_io::{op32, op64, post32, post64, Out};
 use super::fp::{self, Env, F32, F64};
 use crate::gpu::exec::wave::LANES;
@@ -83,6 +84,12 @@ fn scale32(s0: u32, d: u32, n: u32) -> (u32, bool) {
     let diff = en as i32 - ed as i32;
     if es != 255 && (1..=252).contains(&ed) && (24..=254).contains(&en) && (-124..96).contains(&diff) {
         return (s0, false);
+    }
+    // A zero numerator or denominator (padded or empty inputs, `127 / amax` of an all-zero
+    // block: whole waves of them) without a NaN operand: the NaN below, decided on bits.
+    let nan = |b: u32| b & 0x7fff_ffff > 0x7f80_0000;
+    if (n & 0x7fff_ffff == 0 || d & 0x7fff_ffff == 0) && !nan(s0) && !nan(d) && !nan(n) {
+        return (0x7fc0_0000, false);
     }
     let (x, dv, nv) = (f32::from_bits(s0) as f64, f32::from_bits(d) as f64, f32::from_bits(n) as f64);
     if x.is_nan() || dv.is_nan() || nv.is_nan() {
@@ -226,7 +233,18 @@ fn div_fmas_f32(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, Exec
     let env = Env::new(w.mode);
     let mask = write_mask(w, inst);
     let (a, b, c) = (src32(w, inst, 0)?, src32(w, inst, 1)?, src32(w, inst, 2)?);
-    let mut out: [u32; LANES] = std::array::from_fn(|l| fmas32(a[l], b[l], c[l], vcc >> l & 1 != 0, env));
+    let mut out: [u32; LANES] = if env.rm32() == fp::Rm::Ne {
+        // A lane without its VCC bit is `v_fma_f32` (nothing scaled): its host-arithmetic
+        // lanes, which give `fmas32`'s bits; the scaled lanes (rare: a quotient near the
+        // ends of the range) are redone.
+        let mut out = rne_lanes(FastKind::Fma, [&a, &b, &c], env);
+        for l in (0..LANES).filter(|l| vcc >> l & 1 != 0) {
+            out[l] = fmas32(a[l], b[l], c[l], true, env);
+        }
+        out
+    } else {
+        std::array::from_fn(|l| fmas32(a[l], b[l], c[l], vcc >> l & 1 != 0, env))
+    };
     post32(inst, env, &mut out);
     write32(w, inst, &out, mask)?;
     Ok(Flow::Next)
@@ -270,6 +288,16 @@ fn fixup32(q: u32, d: u32, n: u32, e: Env) -> u32 {
     if eq != 255 && (1..=254).contains(&ed) && (1..=254).contains(&en) && en as i32 - ed as i32 >= -150 {
         let sign = (d ^ n) & 0x8000_0000;
         return (F32.flush(q as u64, e.out32()) as u32 & 0x7fff_ffff) | sign;
+    }
+    // A zero numerator over a normal denominator: the quotient's signed zero; a normal or
+    // infinite numerator over a zero: the signed infinity; whatever the estimate
+    // (`v_div_scale` made it a NaN). Decided on bits, as `fixup` would.
+    let sign = (d ^ n) & 0x8000_0000;
+    if n & 0x7fff_ffff == 0 && (1..=254).contains(&ed) {
+        return sign;
+    }
+    if d & 0x7fff_ffff == 0 && (1..=255).contains(&en) && !F32.is_nan(n as u64) {
+        return 0x7f80_0000 | sign;
     }
     if F32.is_nan(n as u64) {
         return F32.quiet(n as u64) as u32;

@@ -1,6 +1,6 @@
 //! Fast paths for the hottest f32 ops (`v_add_f32`, `v_mul_f32`,
 //! `v_fma_f32` and its K forms): with f32 rounding to nearest even (MODE's
-//! default) and no source or output modifiers, DPP or SDWA, the lane loop
+//! default) and no output modifiers, DPP or SDWA (abs and neg on sources are fine), the lane loop
 //! is plain host arithmetic over the register arrays, with branch-free
 //! denormal flushing when MODE asks for it. Anything else goes through the
 //! general driver.
@@ -14,12 +14,16 @@ use crate::gpu::exec::wave::{Lanes, VSrc64, Wave, LANES};
 use crate::gpu::exec::{ExecError, Flow};
 use crate::isa::{Ext, Inst};
 
-/// Whether `inst` carries no modifiers that change its sources or result.
+/// Whether `inst` carries no modifiers that change its result, and none on its sources but
+/// VOP3's abs and neg. Those only clear or flip sign bits, and the fast paths read their
+/// sources as the general driver does ([`with_dst`] through `src32_into`, modifiers
+/// applied), so a fast path gives the general driver's answer for the modified bits as it
+/// does for any others; `v_fma_f32 v, -v, v, v` (every f32 division) and `|x|` are common.
 #[inline]
 fn plain(inst: &Inst) -> bool {
     match inst.ext {
         Ext::None => true,
-        Ext::Vop3(m) => m.abs == 0 && m.neg == 0 && m.op_sel == 0 && !m.clamp && m.omod == 0,
+        Ext::Vop3(m) => m.op_sel == 0 && !m.clamp && m.omod == 0,
         _ => false,
     }
 }
@@ -398,7 +402,8 @@ pub fn host_minmax(a: u32, b: u32, max: bool, e: Env) -> u32 {
 /// denormals kept, no modifiers.
 #[inline]
 fn fast64(w: &Wave, inst: &Inst) -> bool {
-    Env::new(w.mode).host64() && plain(inst)
+    // (Its sources are read raw, so no source modifier either.)
+    Env::new(w.mode).host64() && plain(inst) && !matches!(inst.ext, Ext::Vop3(m) if m.abs != 0 || m.neg != 0)
 }
 
 /// An f64 op computed by host arithmetic on register pairs, when

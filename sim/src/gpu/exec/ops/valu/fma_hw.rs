@@ -12,8 +12,10 @@
 //!
 //! The one place hosts may differ is which NaN a NaN result carries when
 //! several inputs are NaNs (the x86 rule depends on the operand order the
-//! compiler picked), so instructions with a NaN input take the portable
-//! path, whose NaNs are what the rest of the interpreter produces.
+//! compiler picked), so lanes with a NaN input get the rule the rest of the
+//! interpreter follows (the first NaN input, quieted) after the FMA. Whole
+//! waves of them are common: every f32 division with a zero numerator
+//! carries `v_div_scale`'s NaN through its FMAs.
 
 use crate::gpu::exec::wave::Lanes;
 
@@ -34,8 +36,8 @@ pub fn detected() -> bool {
 /// `d = a * b + c` (fused, round to nearest even) for the lanes in `mask`,
 /// with `flags` = (flush input denormals, flush output denormals, `c` is
 /// `d`'s old value) as in [`super::float_fast::lanes_into`]. Returns false,
-/// having written nothing, when the host has no FMA or an input is a NaN:
-/// the caller then uses the portable path.
+/// having written nothing, when the host has no FMA: the caller then uses
+/// the portable path.
 #[inline]
 pub fn fma_into(flags: (bool, bool, bool), d: &mut Lanes, s: [&Lanes; 3], mask: u64) -> bool {
     if !detected() {
@@ -70,8 +72,8 @@ mod x86 {
 
     /// The lane loop compiled with FMA and AVX2: `mul_add` is one
     /// `vfmadd` per eight lanes. The NaN-input check (one pass over the
-    /// three inputs) is compiled for AVX2 too. Returns false, having
-    /// written nothing, if an input lane is a NaN.
+    /// three inputs) is compiled for AVX2 too, and so is the loop that
+    /// gives NaN-input lanes their NaN.
     #[target_feature(enable = "avx2,fma")]
     pub fn fma<const FIN: bool, const FOUT: bool, const ACC: bool>(d: &mut Lanes, s: [&Lanes; 3], mask: u64) -> bool {
         let c = if ACC { &*d } else { s[2] };
@@ -80,12 +82,29 @@ mod x86 {
         for l in 0..d.len() {
             any |= nan(s[0][l]) | nan(s[1][l]) | nan(c[l]);
         }
-        if any != 0 {
-            return false;
+        if any == 0 {
+            lanes_into::<FIN, FOUT, ACC>(d, s, mask, |a, b, c| {
+                f32::from_bits(a).mul_add(f32::from_bits(b), f32::from_bits(c)).to_bits()
+            });
+        } else {
+            // A lane with a NaN input gives its first NaN input, quieted (as the portable
+            // path does); the others the host's FMA. Blends, so it still vectorizes.
+            lanes_into::<FIN, FOUT, ACC>(d, s, mask, |a, b, c| {
+                let r = f32::from_bits(a).mul_add(f32::from_bits(b), f32::from_bits(c)).to_bits();
+                let first = if nan(a) != 0 {
+                    a
+                } else if nan(b) != 0 {
+                    b
+                } else {
+                    c
+                };
+                if nan(a) | nan(b) | nan(c) != 0 {
+                    first | 0x0040_0000
+                } else {
+                    r
+                }
+            });
         }
-        lanes_into::<FIN, FOUT, ACC>(d, s, mask, |a, b, c| {
-            f32::from_bits(a).mul_add(f32::from_bits(b), f32::from_bits(c)).to_bits()
-        });
         true
     }
 }
@@ -134,15 +153,20 @@ mod tests {
         host_fma(a, b, c)
     }
 
+    /// A NaN input's result: the first NaN input, quieted.
+    fn first_nan(a: u32, b: u32, c: u32) -> Option<u32> {
+        [a, b, c].into_iter().find(|v| v & 0x7fff_ffff > 0x7f80_0000).map(|v| v | 0x0040_0000)
+    }
+
     fn check(a: &Lanes, b: &Lanes, c: &Lanes) {
         let mut hw = [0u32; LANES];
         if !fma_into((false, false, false), &mut hw, [a, b, c], u64::MAX) {
-            return; // no FMA on this host (or a NaN input): nothing to compare
+            return; // no FMA on this host: nothing to compare
         }
         let mut portable = [0u32; LANES];
         fma_core([a, b, c], &mut portable);
         for l in 0..LANES {
-            let want = reference(a[l], b[l], c[l]);
+            let want = first_nan(a[l], b[l], c[l]).unwrap_or_else(|| reference(a[l], b[l], c[l]));
             assert_eq!(hw[l], want, "hw fma({:#x}, {:#x}, {:#x})", a[l], b[l], c[l]);
             assert_eq!(portable[l], want, "portable fma({:#x}, {:#x}, {:#x})", a[l], b[l], c[l]);
         }
@@ -165,10 +189,14 @@ mod tests {
                     1 => (near(x), near(y), near(z)),
                     _ => (EDGES[x as usize % 16], near(y), EDGES[z as usize % 16]),
                 };
-                // NaN inputs take the portable path by design.
-                for v in [&mut a[l], &mut b[l], &mut c[l]] {
-                    if *v & 0x7fff_ffff > 0x7f80_0000 {
-                        *v &= 0xff80_0000;
+                // Random bit patterns are NaNs about once in 256 values; a third of the
+                // rounds keep them (signalling and quiet, in any source), the others
+                // turn them into infinities.
+                if round % 3 != 0 {
+                    for v in [&mut a[l], &mut b[l], &mut c[l]] {
+                        if *v & 0x7fff_ffff > 0x7f80_0000 {
+                            *v &= 0xff80_0000;
+                        }
                     }
                 }
             }
@@ -220,11 +248,23 @@ mod tests {
         let b = [0x4000_0000u32; LANES]; // 2.0
         let mut c = [0x3f80_0000u32; LANES]; // 1.0
         c[5] = 0x7fc0_0001;
+        c[9] = 0xff80_0002; // signalling, negative
+        let mut a_nan = a;
+        a_nan[9] = 0x7f80_0003; // the first NaN input wins
         let mut d = [7u32; LANES];
-        assert!(!fma_into((false, false, false), &mut d, [&a, &b, &c], u64::MAX), "NaN input: portable path");
-        assert_eq!(d, [7; LANES], "nothing written");
-        if !detected() {
+        if !fma_into((false, false, false), &mut d, [&a_nan, &b, &c], !(1 << 7)) {
+            assert!(!detected());
+            assert_eq!(d, [7; LANES], "nothing written");
             return;
+        }
+        for (l, &v) in d.iter().enumerate() {
+            let want = match l {
+                5 => 0x7fc0_0001,
+                7 => 7,
+                9 => 0x7fc0_0003,
+                _ => 0x4080_0000, // 1.5 * 2 + 1
+            };
+            assert_eq!(v, want, "lane {l}");
         }
         // Accumulate into d (c = old d = 1.0) for the odd lanes only.
         let mut d = [0x3f80_0000u32; LANES];
