@@ -9,6 +9,7 @@ use super::{runner, Ctx, Summary};
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 
 const PROGRAM: &str = "/usr/libexec/x86_64-linux-gnu/llama.cpp-tests/test-backend-ops";
@@ -105,19 +106,24 @@ pub fn run(ctx: &Ctx, filter: &str, fresh: bool, dir: &Path, bar: &ProgressBar) 
             continue;
         }
         for part in parts(ctx, op)? {
-            let key = part_key(op, &part);
-            if store.ran(&key) {
+            let key = part_key(op, &part.prefix);
+            // A part whose last run stopped short (the OOM killer, a crash, an interruption)
+            // resumes after the cases it recorded, the one that stopped it included.
+            let done: Vec<&str> = part.cases.iter().map(String::as_str).filter(|c| store.has(&key, c)).collect();
+            if store.ran(&key) && (ended_normally(&store, &key) || done.len() == part.cases.len()) {
                 continue;
             }
             bar.set_message(key.clone());
-            run_part(ctx, &mut store, dir, op, &part, &key)?;
+            run_part(ctx, &mut store, dir, op, &part, &key, &done)?;
         }
         bar.inc(1);
     }
     let cases: Vec<(String, String)> = store
         .cases
         .keys()
-        .filter(|(key, _)| selected.iter().any(|op| op == op_of(key)) && !superseded(&store, key))
+        .filter(|(key, test)| {
+            selected.iter().any(|op| op == op_of(key)) && !superseded(&store, key) && !stale_stop(&store, key, test)
+        })
         .cloned()
         .collect();
     let mut summary = super::summarize("llama-backend-ops", &store, &cases);
@@ -125,13 +131,16 @@ pub fn run(ctx: &Ctx, filter: &str, fresh: bool, dir: &Path, bar: &ProgressBar) 
     Ok(summary)
 }
 
-/// Runs the cases of `op` whose parameters start with `part` (all of them when it is empty),
-/// recording each under `key`.
-fn run_part(ctx: &Ctx, store: &mut Store, dir: &Path, op: &str, part: &str, key: &str) -> Result<()> {
+/// Runs the cases of `part` (all of `op`'s when its prefix is empty) but those in `skip`,
+/// recording each under `key`. When the program stops short, the case it was running (the
+/// first of the part's that neither ended nor was skipped: the program runs them in the
+/// order `support` lists them) is recorded as the one that stopped it, unless a person
+/// interrupted the run (SIGINT, SIGTERM): then it runs again next time.
+fn run_part(ctx: &Ctx, store: &mut Store, dir: &Path, op: &str, part: &Part, key: &str, skip: &[&str]) -> Result<()> {
     let log = dir.join("logs").join(format!("{}.log", key.replace(['/', ' '], "_")));
     let mut args = vec!["test".into(), "-b".into(), BACKEND.into(), "-o".into(), format!("^{op}$")];
-    if !part.is_empty() {
-        args.extend(["-p".into(), format!("^{}(,|$)", regex_escape(part))]);
+    if !part.prefix.is_empty() || !skip.is_empty() {
+        args.extend(["-p".into(), part_pattern(&part.prefix, skip)]);
     }
     let run = runner::run(ctx.command(PROGRAM, &args), &log, ctx.stall, progress, |_| {})?;
     for e in &run.ended {
@@ -149,12 +158,32 @@ fn run_part(ctx: &Ctx, store: &mut Store, dir: &Path, op: &str, part: &str, key:
     // Exit 0 is a pass, 1 a failure of some case; anything else stopped the program.
     let normal = matches!(&run.stop, runner::Stop::Exited(s) if matches!(s.code(), Some(0 | 1)));
     if !normal {
-        let test = format!("{key} (the program stopped: {})", run.stop);
-        std::fs::write(
-            dir.join("failures").join(super::log_name(key, "stopped")),
-            format!("{test}\n{}", plain(&run.tail)),
-        )?;
-        store.record(Record::Case { program: key.to_string(), test, status: Status::Crashed, seconds: 0.0 })?;
+        let interrupted = matches!(&run.stop, runner::Stop::Exited(s) if matches!(s.signal(), Some(2 | 15)));
+        let ended: Vec<&str> = run.ended.iter().map(|e| e.name.as_str()).collect();
+        let why = format!("the program stopped: {}", run.stop);
+        match fatal_case(&part.cases, skip, &ended) {
+            _ if interrupted => {}
+            Some(case) => {
+                std::fs::write(
+                    dir.join("failures").join(super::log_name(op, case)),
+                    format!("{case} ({why})\n{}", plain(&run.tail)),
+                )?;
+                store.record(Record::Case {
+                    program: key.to_string(),
+                    test: case.to_string(),
+                    status: Status::Crashed,
+                    seconds: 0.0,
+                })?;
+            }
+            None => {
+                let test = format!("{key} ({why})");
+                std::fs::write(
+                    dir.join("failures").join(super::log_name(key, "stopped")),
+                    format!("{test}\n{}", plain(&run.tail)),
+                )?;
+                store.record(Record::Case { program: key.to_string(), test, status: Status::Crashed, seconds: 0.0 })?;
+            }
+        }
     }
     store.record(Record::Run {
         program: key.to_string(),
@@ -165,25 +194,75 @@ fn run_part(ctx: &Ctx, store: &mut Store, dir: &Path, op: &str, part: &str, key:
     })
 }
 
+/// The case a run that stopped short was running: the first of `cases` (in the program's
+/// order) it neither skipped nor finished; `None` if it finished them all.
+fn fatal_case<'a>(cases: &'a [String], skipped: &[&str], ended: &[&str]) -> Option<&'a str> {
+    cases.iter().map(String::as_str).find(|c| !skipped.contains(c) && !ended.contains(c))
+}
+
+/// The `-p` pattern (an ECMAScript regular expression over a case's parameters) of the cases
+/// whose parameters start with `prefix` (all, when it is empty), but the cases named in
+/// `skip` (`OP(params)`).
+fn part_pattern(prefix: &str, skip: &[&str]) -> String {
+    let params = |name: &'_ str| -> String {
+        let inside = name.split_once('(').map_or("", |(_, p)| p);
+        regex_escape(inside.strip_suffix(')').unwrap_or(inside))
+    };
+    let mut pattern = String::from("^");
+    if !skip.is_empty() {
+        let names: Vec<String> = skip.iter().map(|n| params(n)).collect();
+        pattern += &format!("(?!(?:{})$)", names.join("|"));
+    }
+    if !prefix.is_empty() {
+        pattern += &format!("{}(,|$)", regex_escape(prefix));
+    }
+    pattern
+}
+
+/// Whether the latest run recorded for `key` ended normally (exit 0 or 1).
+fn ended_normally(store: &Store, key: &str) -> bool {
+    store.last_stop.get(key).is_some_and(|stop| stop == "exit 0" || stop == "exit 1")
+}
+
+/// Whether `test` is the record of `key`'s program stopping short that a later run, which
+/// ended normally, has made out of date.
+fn stale_stop(store: &Store, key: &str, test: &str) -> bool {
+    test.starts_with(&format!("{key} (the program stopped")) && ended_normally(store, key)
+}
+
 /// The most cases a part holds unless they cannot be told apart by their parameters. A part
 /// is what a crash or an interrupted run loses, and a case of `FLASH_ATTN_EXT` takes seconds.
 /// It is above `MUL_MAT`'s largest type (363 cases of `type_a=f16`), so the parts earlier
 /// runs recorded keep their names.
 const PART_LIMIT: usize = 400;
 
-/// The parts an operation's cases run in, as `support` mode lists the cases (quickly: it runs
-/// nothing): see [`split_into_parts`]. An operation whose cases have no parameter runs whole
-/// (one empty part).
-fn parts(ctx: &Ctx, op: &str) -> Result<Vec<String>> {
-    let args = vec!["support".into(), "-b".into(), BACKEND.into(), "-o".into(), format!("^{op}$")];
-    let out = ctx.command(PROGRAM, &args).output().with_context(|| format!("cannot list the cases of {op}"))?;
-    let parts = split_into_parts(&case_params(op, &String::from_utf8_lossy(&out.stdout)), PART_LIMIT);
-    Ok(if parts.is_empty() { vec![String::new()] } else { parts })
+/// One part of an operation's cases: the parameters they share at their start (empty: all
+/// of the operation's) and the cases' names (`OP(params)`, as test mode reports them), in
+/// the order the program runs them.
+#[derive(Debug, PartialEq)]
+struct Part {
+    prefix: String,
+    cases: Vec<String>,
 }
 
-/// The parameter lists of `op`'s cases in `text` (one line per case), each split at the
-/// commas outside brackets (`ne=[10,5,3,1]` is one parameter).
-fn case_params(op: &str, text: &str) -> Vec<Vec<String>> {
+/// The parts an operation's cases run in, as `support` mode lists the cases (quickly: it runs
+/// nothing): see [`split_into_parts`]. An operation whose cases have no parameter runs whole
+/// (one part without a prefix).
+fn parts(ctx: &Ctx, op: &str) -> Result<Vec<Part>> {
+    let args = vec!["support".into(), "-b".into(), BACKEND.into(), "-o".into(), format!("^{op}$")];
+    let out = ctx.command(PROGRAM, &args).output().with_context(|| format!("cannot list the cases of {op}"))?;
+    let cases = support_cases(op, &String::from_utf8_lossy(&out.stdout));
+    let parts = split_into_parts(&cases, PART_LIMIT);
+    Ok(if parts.is_empty() {
+        vec![Part { prefix: String::new(), cases: cases.into_iter().map(|(name, _)| name).collect() }]
+    } else {
+        parts
+    })
+}
+
+/// `op`'s cases in `text` (one line per case, in order): each one's name (`OP(params)`) and
+/// its parameters, split at the commas outside brackets (`ne=[10,5,3,1]` is one parameter).
+fn support_cases(op: &str, text: &str) -> Vec<(String, Vec<String>)> {
     text.lines()
         .filter_map(|line| {
             let line = plain(line);
@@ -204,9 +283,9 @@ fn case_params(op: &str, text: &str) -> Vec<Vec<String>> {
             }
             list.push(params[start..].to_string());
             list.retain(|p| !p.is_empty());
-            Some(list)
+            Some((format!("{op}({params})"), list))
         })
-        .filter(|list| !list.is_empty())
+        .filter(|(_, list)| !list.is_empty())
         .collect()
 }
 
@@ -216,16 +295,19 @@ fn case_params(op: &str, text: &str) -> Vec<Vec<String>> {
 /// values first appear. Cases that have the same parameters stay in one part. (A part's
 /// name selects every case that starts with it, so the split assumes what ggml's tests do:
 /// the cases of one operation list the same parameters.)
-fn split_into_parts(cases: &[Vec<String>], limit: usize) -> Vec<String> {
-    fn split(group: Vec<&Vec<String>>, depth: usize, limit: usize, parts: &mut Vec<String>) {
-        let longest = group.iter().map(|c| c.len()).max().unwrap_or(0);
+fn split_into_parts(cases: &[(String, Vec<String>)], limit: usize) -> Vec<Part> {
+    type Case = (String, Vec<String>);
+    fn split(group: Vec<&Case>, depth: usize, limit: usize, parts: &mut Vec<Part>) {
+        let longest = group.iter().map(|c| c.1.len()).max().unwrap_or(0);
         if depth > 0 && (group.len() <= limit || depth >= longest) {
-            parts.push(group[0][..depth.min(group[0].len())].join(","));
+            let first = &group[0].1;
+            let prefix = first[..depth.min(first.len())].join(",");
+            parts.push(Part { prefix, cases: group.iter().map(|c| c.0.clone()).collect() });
             return;
         }
-        let mut groups: Vec<(&str, Vec<&Vec<String>>)> = Vec::new();
+        let mut groups: Vec<(&str, Vec<&Case>)> = Vec::new();
         for case in group {
-            let value = case.get(depth).map_or("", String::as_str);
+            let value = case.1.get(depth).map_or("", String::as_str);
             match groups.iter_mut().find(|(v, _)| *v == value) {
                 Some((_, members)) => members.push(case),
                 None => groups.push((value, vec![case])),
@@ -329,6 +411,11 @@ mod tests {
         }
     }
 
+    /// The prefixes of `parts`.
+    fn prefixes(parts: &[Part]) -> Vec<&str> {
+        parts.iter().map(|p| p.prefix.as_str()).collect()
+    }
+
     #[test]
     fn an_operation_runs_in_parts_by_its_first_parameter() {
         let support = "Testing 2 devices\n\
@@ -337,17 +424,41 @@ mod tests {
             \x20 MUL_MAT(type_a=q4_0,type_b=f32,m=16): SUPPORTED\n\
             \x20 MUL_MAT(type_a=f32,type_b=f16,m=1): NOT SUPPORTED\n\
             \x20 MUL_MAT(type_a=q4_0,type_b=f16,m=1): SUPPORTED\n";
-        let cases = case_params("MUL_MAT", support);
+        let cases = support_cases("MUL_MAT", support);
         assert_eq!(cases.len(), 4, "MUL_MAT_ID's line is not MUL_MAT's");
-        assert_eq!(split_into_parts(&cases, 2), ["type_a=f32", "type_a=q4_0"]);
-        assert_eq!(split_into_parts(&case_params("ARGMAX", ""), 2), Vec::<String>::new());
-        assert_eq!(case_params("ROPE", "  ROPE(ne=[10,5,3,1],mode=0): SUPPORTED"), [["ne=[10,5,3,1]", "mode=0"]]);
+        assert_eq!(
+            split_into_parts(&cases, 2),
+            [
+                Part {
+                    prefix: "type_a=f32".into(),
+                    cases: vec![
+                        "MUL_MAT(type_a=f32,type_b=f32,m=16)".into(),
+                        "MUL_MAT(type_a=f32,type_b=f16,m=1)".into()
+                    ]
+                },
+                Part {
+                    prefix: "type_a=q4_0".into(),
+                    cases: vec![
+                        "MUL_MAT(type_a=q4_0,type_b=f32,m=16)".into(),
+                        "MUL_MAT(type_a=q4_0,type_b=f16,m=1)".into()
+                    ]
+                },
+            ],
+            "each part lists its cases by the names test mode reports, in the program's order"
+        );
+        assert!(split_into_parts(&support_cases("ARGMAX", ""), 2).is_empty());
+        assert_eq!(
+            support_cases("ROPE", "  ROPE(ne=[10,5,3,1],mode=0): SUPPORTED"),
+            [("ROPE(ne=[10,5,3,1],mode=0)".to_string(), vec!["ne=[10,5,3,1]".to_string(), "mode=0".to_string()])]
+        );
         assert_eq!(part_key("MUL_MAT", "type_a=q4_0"), "MUL_MAT [type_a=q4_0]");
         assert_eq!(part_key("ARGMAX", ""), "ARGMAX");
         assert_eq!(op_of("MUL_MAT [type_a=q4_0]"), "MUL_MAT");
         assert_eq!(op_of("MUL_MAT_ID"), "MUL_MAT_ID");
         assert_eq!(regex_escape("ne=[10"), "ne=\\[10");
         assert_eq!(regex_escape("a.b|c+d*e?(f){g}^$\\"), "a\\.b\\|c\\+d\\*e\\?\\(f\\)\\{g\\}\\^\\$\\\\");
+        assert_eq!(part_pattern("type_a=q4_0", &[]), "^type_a=q4_0(,|$)");
+        assert_eq!(part_pattern("", &[]), "^");
     }
 
     /// A first parameter shared by more cases than a part holds is split by the next
@@ -368,9 +479,9 @@ mod tests {
         .iter()
         .map(|p| line(p))
         .collect();
-        let cases = case_params("FLASH_ATTN_EXT", &text);
+        let cases = support_cases("FLASH_ATTN_EXT", &text);
         assert_eq!(
-            split_into_parts(&cases, 2),
+            prefixes(&split_into_parts(&cases, 2)),
             [
                 "hsk=64,hsv=64,nh=4,nr23=[4,1]",
                 "hsk=64,hsv=64,nh=4,nr23=[1,1]",
@@ -379,9 +490,33 @@ mod tests {
                 "hsk=40,hsv=40,nh=4,nr23=[4,1],kv=512",
             ]
         );
-        assert_eq!(split_into_parts(&cases, 8), ["hsk=64", "hsk=128", "hsk=40"], "the first parameter always splits");
+        assert_eq!(split_into_parts(&cases, 2)[4].cases.len(), 3, "same parameters, one part");
+        assert_eq!(
+            prefixes(&split_into_parts(&cases, 8)),
+            ["hsk=64", "hsk=128", "hsk=40"],
+            "the first parameter always splits"
+        );
         // The pattern a part runs with: a bracketed value is one parameter, escaped.
-        assert_eq!(regex_escape("hsk=64,nr23=[4,1]"), "hsk=64,nr23=\\[4,1\\]");
+        assert_eq!(part_pattern("hsk=64,nr23=[4,1]", &[]), "^hsk=64,nr23=\\[4,1\\](,|$)");
+    }
+
+    /// A part that stopped short runs again without the cases it recorded; the case it was
+    /// running when it stopped (the first neither recorded nor finished, in the program's
+    /// order) is the one recorded as having stopped it.
+    #[test]
+    fn a_part_that_stopped_short_resumes_after_its_recorded_cases() {
+        let cases: Vec<String> =
+            ["MUL_MAT(type_a=q4_0,n=1)", "MUL_MAT(type_a=q4_0,n=8400000,nr=[2,1])", "MUL_MAT(type_a=q4_0,n=2)"]
+                .map(String::from)
+                .to_vec();
+        assert_eq!(fatal_case(&cases, &[], &["MUL_MAT(type_a=q4_0,n=1)"]), Some(cases[1].as_str()));
+        assert_eq!(fatal_case(&cases, &[&cases[0], &cases[1]], &[]), Some(cases[2].as_str()));
+        assert_eq!(fatal_case(&cases, &[&cases[0]], &[&cases[1], &cases[2]]), None, "all ran: a crash at exit");
+        assert_eq!(
+            part_pattern("type_a=q4_0", &[&cases[0], &cases[1]]),
+            "^(?!(?:type_a=q4_0,n=1|type_a=q4_0,n=8400000,nr=\\[2,1\\])$)type_a=q4_0(,|$)"
+        );
+        assert_eq!(part_pattern("", &[&cases[0]]), "^(?!(?:type_a=q4_0,n=1)$)", "a whole operation resumes too");
     }
 
     /// A whole-operation run that the OOM killer stopped runs again in parts, and the parts'
@@ -417,10 +552,20 @@ mod tests {
         assert!(!superseded(&store, "MUL_MAT"), "no part has run yet");
         store.record(case("MUL_MAT [type_a=f32]", "MUL_MAT(type_a=f32,m=16)", Status::Passed)).unwrap();
         store.record(run("MUL_MAT [type_a=f32]", "exit 0")).unwrap();
-        std::fs::remove_file(&path).unwrap();
         assert!(superseded(&store, "MUL_MAT"));
         assert!(!superseded(&store, "MUL_MAT [type_a=f32]"));
         assert!(!superseded(&store, "ADD"));
+        // A part stopped by the OOM killer (recorded before parts named the case that stopped
+        // them) counts as failed until a resumed run ends normally.
+        let part = "MUL_MAT [type_a=q4_0]";
+        let stopped = "MUL_MAT [type_a=q4_0] (the program stopped: exit 137)";
+        store.record(case(part, stopped, Status::Crashed)).unwrap();
+        store.record(run(part, "exit 137")).unwrap();
+        assert!(!ended_normally(&store, part) && !stale_stop(&store, part, stopped));
+        store.record(run(part, "exit 0")).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(ended_normally(&store, part) && stale_stop(&store, part, stopped));
+        assert!(!stale_stop(&store, part, "MUL_MAT(type_a=q4_0,m=16)"), "a case's own record stays");
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub struct Store {
     pub runs: usize,
     /// Programs (or operations) with at least one run recorded.
     pub ran: std::collections::HashSet<String>,
+    /// How each program's latest run ended (`exit 0`, `signal 9`, …).
+    pub last_stop: HashMap<String, String>,
 }
 
 impl Store {
@@ -66,6 +68,7 @@ impl Store {
             run_seconds: 0.0,
             runs: 0,
             ran: Default::default(),
+            last_stop: HashMap::new(),
         };
         for record in text.lines().filter_map(|l| serde_json::from_str::<Record>(l).ok()) {
             store.apply(record);
@@ -82,9 +85,10 @@ impl Store {
             Record::Case { program, test, status, seconds } => {
                 self.cases.insert((program, test), (status, seconds));
             }
-            Record::Run { program, seconds, lanes, .. } => {
+            Record::Run { program, seconds, lanes, stop, .. } => {
                 self.run_seconds += seconds / lanes.max(1) as f64;
                 self.runs += 1;
+                self.last_stop.insert(program.clone(), stop);
                 self.ran.insert(program);
             }
         }
