@@ -65,11 +65,16 @@ fn progress(line: &str) -> Option<Progress<'_>> {
     Some(Progress::Ended(&line[at..at + name.len()], status))
 }
 
-/// The type a case runs in: its `type=` or `type_a=` parameter (`other` for operations
-/// without one).
+/// The type a case runs in: its `type=`, `type_a=` or (attention's K cache) `type_K=`
+/// parameter (`other` for operations without one).
 pub fn case_type(case: &str) -> &str {
     let params = case.split_once('(').map_or("", |(_, p)| p);
-    params.split(',').find_map(|p| p.strip_prefix("type=").or_else(|| p.strip_prefix("type_a="))).unwrap_or("other")
+    params
+        .split(',')
+        .find_map(|p| {
+            p.strip_prefix("type=").or_else(|| p.strip_prefix("type_a=")).or_else(|| p.strip_prefix("type_K="))
+        })
+        .unwrap_or("other")
 }
 
 fn list_ops(ctx: &Ctx, cache: &Path, fresh: bool) -> Result<Vec<String>> {
@@ -573,5 +578,6 @@ mod tests {
         assert_eq!(case_type("ADD(type=f16,ne=[1,1,8,1])"), "f16");
         assert_eq!(case_type("MUL_MAT(type_a=q4_0,type_b=f32,m=16)"), "q4_0");
         assert_eq!(case_type("ARGMAX(ne=[32,1,1,1])"), "other");
+        assert_eq!(case_type("FLASH_ATTN_EXT(hsk=64,hsv=64,prec=f32,type_K=q8_0,type_V=q8_0)"), "q8_0");
     }
 }
