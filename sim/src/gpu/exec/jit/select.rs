@@ -159,6 +159,10 @@ pub enum Kind {
     FmaF32 {
         acc: bool,
     },
+    /// `v_max_f32` (`max`) or `v_min_f32`, with the interpreter's NaN and signed-zero rules.
+    MinMaxF32 {
+        max: bool,
+    },
     CvtF32U32,
     CvtF32I32,
     /// Byte `n` (0..3) of the source as an f32 (exact).
@@ -1216,6 +1220,7 @@ fn is_f32(k: Kind) -> bool {
             | Kind::SubRevF32
             | Kind::MulF32
             | Kind::FmaF32 { .. }
+            | Kind::MinMaxF32 { .. }
             | Kind::PkF32 { .. }
             | Kind::F64 { .. }
             | Kind::CmpF64 { .. }
@@ -1657,7 +1662,7 @@ fn sign_modifiers(inst: &Inst, kind: Kind) -> Option<Sign> {
         return Some(Sign::NONE);
     }
     let arity = match kind {
-        Kind::AddF32 | Kind::SubF32 | Kind::SubRevF32 | Kind::MulF32 | Kind::CmpF32(_) => 2,
+        Kind::AddF32 | Kind::SubF32 | Kind::SubRevF32 | Kind::MulF32 | Kind::MinMaxF32 { .. } | Kind::CmpF32(_) => 2,
         // (`v_fmac_f32`'s third input is its destination, read without modifiers.)
         Kind::FmaF32 { acc } => 3 - acc as usize,
         _ => return None,
@@ -1734,6 +1739,8 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VMulF32 => Kind::MulF32,
         Op::VFmaF32 | Op::VFmamkF32 | Op::VFmaakF32 => Kind::FmaF32 { acc: false },
         Op::VFmacF32 => Kind::FmaF32 { acc: true },
+        Op::VMaxF32 => Kind::MinMaxF32 { max: true },
+        Op::VMinF32 => Kind::MinMaxF32 { max: false },
         Op::VCvtF32U32 => Kind::CvtF32U32,
         Op::VCvtF32I32 => Kind::CvtF32I32,
         Op::VCvtF32Ubyte0 => Kind::CvtF32Ubyte(0),

@@ -756,6 +756,7 @@ impl<'a> Lowering<'a> {
                 let c = if acc { self.read(ch, Src::Vgpr(step.dst.expect("a destination")), uniforms) } else { src[2] };
                 (Some(self.fma(src[0], src[1], c)), None)
             }
+            Kind::MinMaxF32 { max } => (Some(self.minmax_f32(src[0], src[1], max)), None),
             Kind::CvtF32U32 => {
                 let f = self.b.ins().fcvt_from_uint(F32X4, src[0]);
                 (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
@@ -1503,6 +1504,50 @@ impl<'a> Lowering<'a> {
         let (x, y) = (self.b.ins().bitcast(F32X4, lanes(), a), self.b.ins().bitcast(F32X4, lanes(), b));
         let r = f(&mut self.b, x, y);
         let r = self.nan_inputs(r, &[x, y]);
+        self.flush_out(r)
+    }
+
+    /// `v_max_f32` (`max`) or `v_min_f32` as the interpreter computes it (`float::minmax32`,
+    /// `float_fast::host_minmax`): inputs flushed per MODE; numbers ordered on their bits
+    /// made signed-comparable, which puts -0 below +0; a NaN operand by the ISA's rule — in
+    /// IEEE mode a signalling NaN wins, quieted, else the other operand is the result, and two
+    /// NaNs give the second, quieted. Branch-free: a lane of each rule, then selects.
+    fn minmax_f32(&mut self, a: Value, b: Value, max: bool) -> Value {
+        let (a, b) = (self.flush_in(a), self.flush_in(b));
+        let magnitude = self.splat(0x7fff_ffff);
+        let key = |me: &mut Self, x: Value| {
+            let sign = me.b.ins().sshr_imm_u(x, 31);
+            let flip = me.b.ins().band(sign, magnitude);
+            me.b.ins().bxor(x, flip)
+        };
+        let (ka, kb) = (key(self, a), key(self, b));
+        let pick_b = if max {
+            self.b.ins().icmp(IntCC::SignedLessThan, ka, kb)
+        } else {
+            self.b.ins().icmp(IntCC::SignedLessThan, kb, ka)
+        };
+        let mut r = self.b.ins().bitselect(pick_b, b, a);
+        let (inf, quiet) = (self.splat(0x7f80_0000), self.splat(0x0040_0000));
+        let nan = |me: &mut Self, x: Value| {
+            let m = me.b.ins().band(x, magnitude);
+            me.b.ins().icmp(IntCC::SignedGreaterThan, m, inf)
+        };
+        let (na, nb) = (nan(self, a), nan(self, b));
+        let (qa, qb) = (self.b.ins().bor(a, quiet), self.b.ins().bor(b, quiet));
+        r = self.b.ins().bitselect(nb, a, r);
+        let b_or_quiet = self.b.ins().bitselect(nb, qb, b);
+        r = self.b.ins().bitselect(na, b_or_quiet, r);
+        if self.env.ieee() {
+            let zero = self.splat(0);
+            let signalling = |me: &mut Self, x: Value, is_nan: Value| {
+                let q = me.b.ins().band(x, quiet);
+                let q_clear = me.b.ins().icmp(IntCC::Equal, q, zero);
+                me.b.ins().band(is_nan, q_clear)
+            };
+            let (sa, sb) = (signalling(self, a, na), signalling(self, b, nb));
+            r = self.b.ins().bitselect(sb, qb, r);
+            r = self.b.ins().bitselect(sa, qa, r);
+        }
         self.flush_out(r)
     }
 
