@@ -198,36 +198,36 @@ fn barrier_rate() {
 /// f64 division in a lane-divergent loop (rocRAND's Poisson sampler), on one worker.
 /// `POISSON_SAMPLES` sets the samples per work-item (fewer for valgrind).
 fn poisson_rate() {
-    let elf = throughput_kernels();
-    let machine = machine();
-    let s = machine.kernel_runner_with_workers(1).expect("a kernel runner");
-    let co = s.load_code_object(&elf).expect("load");
-    let out = s.alloc(64 * 256 * 4).unwrap();
-    let kernel = co.kernel("poisson").unwrap();
     let samples: u64 = std::env::var("POISSON_SAMPLES").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
-    // Warm-up, the measured dispatch once: the translator's runs are made here (its cache is
-    // process-wide; code is compiled once a worker reached it `jit::hot_threshold()` times).
-    s.dispatch(kernel, [16 * 256, 1, 1], [256, 1, 1], &kernargs(&[out, samples])).unwrap();
-    let (before, start) = (instructions_retired(), Instant::now());
-    s.dispatch(kernel, [16 * 256, 1, 1], [256, 1, 1], &kernargs(&[out, samples])).unwrap();
-    let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
-    println!("poisson kernel (f64 division), 1 worker\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
+    let rate = one_worker_rate("poisson", (16, samples), (16, samples));
+    println!("poisson kernel (f64 division), 1 worker\t{rate:.1}\tM wave-instructions/s");
 }
 
 /// f32 division (HIP's correctly rounded sequence) and absolute values, the shape of
 /// ggml's q8_1 quantization, whose 2-billion-work-item dispatches took minutes.
 fn fdiv_rate() {
+    let rate = one_worker_rate("quantize", (16, 20), (64, 200));
+    println!("quantize kernel (f32 division), 1 worker\t{rate:.1}\tM wave-instructions/s");
+}
+
+/// M wave-instructions per second of `kernel(out, iterations)` on one worker, measured on
+/// its second dispatch: `(workgroups, iterations)` of 256 work-items for the warm-up, then
+/// for the measured one. The warm-up makes the translator's runs (its cache is
+/// process-wide; code is compiled once a worker reached it `jit::hot_threshold()` times).
+fn one_worker_rate(kernel: &str, warm_up: (u32, u64), measured: (u32, u64)) -> f64 {
     let elf = throughput_kernels();
     let machine = machine();
     let s = machine.kernel_runner_with_workers(1).expect("a kernel runner");
     let co = s.load_code_object(&elf).expect("load");
     let out = s.alloc(64 * 256 * 4).unwrap();
-    let kernel = co.kernel("quantize").unwrap();
-    s.dispatch(kernel, [16 * 256, 1, 1], [256, 1, 1], &kernargs(&[out, 20])).unwrap(); // warm-up
+    let kernel = co.kernel(kernel).unwrap();
+    let dispatch = |(workgroups, iterations): (u32, u64)| {
+        s.dispatch(kernel, [workgroups * 256, 1, 1], [256, 1, 1], &kernargs(&[out, iterations])).unwrap()
+    };
+    dispatch(warm_up);
     let (before, start) = (instructions_retired(), Instant::now());
-    s.dispatch(kernel, [64 * 256, 1, 1], [256, 1, 1], &kernargs(&[out, 200])).unwrap();
-    let (n, t) = (instructions_retired() - before, start.elapsed().as_secs_f64());
-    println!("quantize kernel (f32 division), 1 worker\t{:.1}\tM wave-instructions/s", n as f64 / t / 1e6);
+    dispatch(measured);
+    (instructions_retired() - before) as f64 / start.elapsed().as_secs_f64() / 1e6
 }
 
 /// The VALU kernel with nothing observed, with statistics and with a timeline.
