@@ -56,8 +56,13 @@ pub fn case(line: &str) -> Option<(String, Status)> {
     Some((format!("{name})"), status))
 }
 
-/// [`runner::Parser`] for the program: each case is reported when it ends.
+/// [`runner::Parser`] for the program: each case is reported when it ends; the backend's
+/// memory line is the last before its first case (a case's time is then its own, not the
+/// program's start-up).
 fn progress(line: &str) -> Option<Progress<'_>> {
+    if line.starts_with("  Device memory:") {
+        return Some(Progress::Ready);
+    }
     // The runner needs the name borrowed from the line: find it again in the raw line (the
     // colour escapes come after the name).
     let (name, status) = case(line)?;
@@ -133,7 +138,17 @@ pub fn run(ctx: &Ctx, filter: &str, fresh: bool, dir: &Path, bar: &ProgressBar) 
         .collect();
     let mut summary = super::summarize("llama-backend-ops", &store, &cases);
     summary.extra = by_type(&store, &cases);
+    summary.alone = Some(Box::new(|_, case| Some((PROGRAM.to_string(), alone_args(case)))));
     Ok(summary)
+}
+
+/// The arguments that run `case` (`OP(params)`) alone on the backend.
+fn alone_args(case: &str) -> Vec<String> {
+    let (op, params) = case.split_once('(').unwrap_or((case, ""));
+    let params = params.strip_suffix(')').unwrap_or(params);
+    ["test", "-b", BACKEND, "-o", &format!("^{op}$"), "-p", &format!("^{}$", regex_escape(params))]
+        .map(String::from)
+        .to_vec()
 }
 
 /// Runs the cases of `part` (all of `op`'s when its prefix is empty) but those in `skip`,
@@ -157,7 +172,7 @@ fn run_part(ctx: &Ctx, store: &mut Store, dir: &Path, op: &str, part: &Part, key
             program: key.to_string(),
             test: e.name.clone(),
             status: e.status,
-            seconds: 0.0,
+            seconds: e.seconds,
         })?;
     }
     // Exit 0 is a pass, 1 a failure of some case; anything else stopped the program.
@@ -402,6 +417,7 @@ mod tests {
         let ok = "  ADD(type=f32,ne=[1,1,8,1],nr=[1,1,1,1],nf=1): \u{1b}[1;32mOK\u{1b}[0m\n";
         assert_eq!(case(ok), Some(("ADD(type=f32,ne=[1,1,8,1],nr=[1,1,1,1],nf=1)".into(), Status::Passed)));
         assert_eq!(progress(ok), Some(Progress::Ended("ADD(type=f32,ne=[1,1,8,1],nr=[1,1,1,1],nf=1)", Status::Passed)));
+        assert_eq!(progress("  Device memory: 65520 MB (65520 MB free)\n"), Some(Progress::Ready));
         let fail = "  MUL_MAT(type_a=q4_0,type_b=f32,m=16): [MUL_MAT] NMSE = 0.012 > 0.0005 \u{1b}[1;31mFAIL\u{1b}[0m";
         assert_eq!(case(fail).unwrap().1, Status::Failed);
         let unsupported = "  FLASH_ATTN_EXT(hsk=40,type_KV=q4_1): not supported [ROCm0] ";
@@ -579,5 +595,31 @@ mod tests {
         assert_eq!(case_type("MUL_MAT(type_a=q4_0,type_b=f32,m=16)"), "q4_0");
         assert_eq!(case_type("ARGMAX(ne=[32,1,1,1])"), "other");
         assert_eq!(case_type("FLASH_ATTN_EXT(hsk=64,hsv=64,prec=f32,type_K=q8_0,type_V=q8_0)"), "q8_0");
+    }
+
+    #[test]
+    fn a_case_runs_alone_by_its_operation_and_parameters() {
+        let args = alone_args("MUL_MAT(type_a=q4_0,m=16,bs=[1,1],nr=[2,1])");
+        let pattern = regex_escape("type_a=q4_0,m=16,bs=[1,1],nr=[2,1]");
+        assert_eq!(args, ["test", "-b", BACKEND, "-o", "^MUL_MAT$", "-p", &format!("^{pattern}$")]);
+        assert!(pattern.contains(r"\[1,1\]"), "{pattern}");
+    }
+
+    #[test]
+    fn a_case_takes_the_time_since_the_previous_case_or_the_set_up() {
+        // A program in the shape of test-backend-ops: a second of set-up, then two cases.
+        let script = "sleep 1; echo '  Device memory: 1 MB'; sleep 0.3; echo '  ADD(a=1): OK'; \
+                      sleep 0.2; echo '  ADD(a=2): OK'";
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", script]);
+        let log = std::env::temp_dir().join(format!("xtask-backend-ops-timing-{}.log", std::process::id()));
+        let run = runner::run(cmd, &log, std::time::Duration::from_secs(60), progress, |_| {}).unwrap();
+        let _ = std::fs::remove_file(&log);
+        let times: Vec<(&str, f64)> = run.ended.iter().map(|e| (e.name.as_str(), e.seconds)).collect();
+        assert_eq!(times.len(), 2, "{times:?}");
+        assert_eq!((times[0].0, times[1].0), ("ADD(a=1)", "ADD(a=2)"));
+        // Each at least its own sleep; the set-up (read before the memory line) in neither.
+        assert!(times[0].1 >= 0.3 && times[1].1 >= 0.2, "{times:?}");
+        assert!(times[0].1 + times[1].1 <= run.seconds - 1.0, "{times:?} of {} s", run.seconds);
     }
 }

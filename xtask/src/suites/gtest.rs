@@ -60,6 +60,10 @@ pub fn parse_list(text: &str) -> Vec<String> {
 pub enum Progress<'a> {
     Started(&'a str),
     Ended(&'a str, Status),
+    /// The program is ready to run its tests (its set-up is over): for programs that print a
+    /// line only as a test ends, a test ending without having started took the time since
+    /// this or the previous test's end.
+    Ready,
 }
 
 /// Reads one line of gtest's default printer. The final summary repeats `[  FAILED  ] name`

@@ -169,10 +169,13 @@ pub struct Summary {
     pub times: Vec<(f64, String, String)>,
     /// More of the suite's own figures, printed after the table.
     pub extra: String,
-    /// How to run one of its tests alone: the program's path and arguments by short name
-    /// (gtest suites).
-    pub programs: std::collections::HashMap<String, (String, Vec<String>)>,
+    /// How to run one of its tests alone (`--count-slowest`).
+    pub alone: Option<Alone>,
 }
+
+/// The program's path and arguments that run one test, by (program, test) as the results
+/// name them.
+pub type Alone = Box<dyn Fn(&str, &str) -> Option<(String, Vec<String>)>>;
 
 /// Wave-instructions of tests run alone, by (program, test).
 type Counts = std::collections::HashMap<(String, String), u64>;
@@ -413,10 +416,14 @@ fn run_gtest(
         runs.drain(rest, None, &accept, 1, "")?;
     }
     let mut summary = summarize(suite.name, &store, &selected_all);
-    summary.programs = gtest_programs(&ctx.root, bin_dir, programs)?
-        .into_iter()
-        .map(|p| (short(&p).to_string(), (p.clone(), args.clone())))
-        .collect();
+    let by_name: std::collections::HashMap<String, String> =
+        gtest_programs(&ctx.root, bin_dir, programs)?.into_iter().map(|p| (short(&p).to_string(), p)).collect();
+    summary.alone = Some(Box::new(move |program, test| {
+        let mut run_args = args.clone();
+        // `-` would start gtest's negative patterns; `?` matches it.
+        run_args.push(format!("--gtest_filter={}", test.replace('-', "?")));
+        Some((by_name.get(program)?.clone(), run_args))
+    }));
     Ok(summary)
 }
 
@@ -635,22 +642,20 @@ fn slowest(summaries: &[Summary]) -> Vec<(f64, String, String, &str)> {
     times
 }
 
-/// Runs each of the ten slowest tests of gtest suites alone with run statistics and sums the
+/// Runs each of the ten slowest tests alone with run statistics and sums the
 /// wave-instructions of every kernel it dispatched.
 fn count_slowest(ctx: &Ctx, summaries: &[Summary], out: &Path) -> Result<Counts> {
     let dir = out.join("stats");
     std::fs::create_dir_all(&dir)?;
     let mut counts = Counts::new();
     for (_, program, test, suite) in slowest(summaries) {
-        let Some((path, args)) = summaries.iter().find(|s| s.name == suite).and_then(|s| s.programs.get(&program))
-        else {
+        let alone = summaries.iter().find(|s| s.name == suite).and_then(|s| s.alone.as_ref());
+        let Some((path, run_args)) = alone.and_then(|alone| alone(&program, &test)) else {
             continue;
         };
         let json = dir.join(log_name(&program, &test).replace(".log", ".json"));
         let _ = std::fs::remove_file(&json);
-        let mut run_args = args.clone();
-        run_args.push(format!("--gtest_filter={}", test.replace('-', "?")));
-        let mut cmd = ctx.command(path, &run_args);
+        let mut cmd = ctx.command(&path, &run_args);
         cmd.env("ROCJITSU_STATS_JSON", &json).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
         eprintln!("xtask suites: counting the wave-instructions of {program} {test}");
         cmd.status().with_context(|| format!("cannot run {program}"))?;

@@ -31,7 +31,9 @@ impl std::fmt::Display for Stop {
     }
 }
 
-/// A test that ended, with the time between its start and end lines and its own output.
+/// A test that ended, with the time between its start and end lines (for a test without a
+/// start line, since the previous test's end or the program's [`Progress::Ready`] line) and
+/// its own output.
 pub struct Ended {
     pub name: String,
     pub status: Status,
@@ -94,6 +96,8 @@ pub fn run(
     let mut running: Option<(String, Instant, String)> = None;
     let mut tail = std::collections::VecDeque::new();
     let mut last_progress = Instant::now();
+    // Where the time of a test that prints only its end begins.
+    let mut since = Instant::now();
     let mut stalled = false;
     loop {
         match rx.recv_timeout(Duration::from_millis(500)) {
@@ -117,14 +121,16 @@ pub fn run(
                             Some((n, at, out)) if n == name => (at.elapsed().as_secs_f64(), out),
                             other => {
                                 running = other;
-                                (0.0, line.to_string())
+                                (since.elapsed().as_secs_f64(), line.to_string())
                             }
                         };
                         let e = Ended { name: name.to_string(), status, seconds, output };
                         on_end(&e);
                         ended.push(e);
                         last_progress = Instant::now();
+                        since = last_progress;
                     }
+                    Some(Progress::Ready) => since = Instant::now(),
                     None => {}
                 }
             }
