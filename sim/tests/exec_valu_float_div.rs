@@ -243,6 +243,23 @@ fn div_fmas_is_fma_without_vcc_and_scales_with_it() {
     h.run(DIV_FMAS).unwrap();
     let got: Vec<f32> = h.wave.vgpr[3][..4].iter().map(|b| f32::from_bits(*b)).collect();
     assert_eq!(got, [19.0, 19.0 * 2f32.powi(64), 1.25 * 2f32.powi(-64), 1.25]);
+    // NaN inputs, with and without VCC: the first NaN source, quieted, as `v_fma_f32` gives
+    // it, whichever sources are NaNs (lane k: source i a NaN where bit i of k is set,
+    // signalling in source 0 and 2, quiet in 1, each with its own payload); the same whether
+    // the lane is scaled.
+    let nans = [0x7f80_0011u32, 0xffc0_0022, 0x7fa0_0033];
+    let quiet = nans.map(|n| n | 0x0040_0000);
+    for vcc in [0, u64::MAX] {
+        for i in 0..3 {
+            h.wave.vgpr[i] = std::array::from_fn(|l| if l >> i & 1 != 0 { nans[i] } else { 2.0f32.to_bits() });
+        }
+        h.wave.vcc = vcc;
+        h.run(DIV_FMAS).unwrap();
+        for l in 1..8 {
+            let first = (0..3).find(|i| l >> i & 1 != 0).unwrap();
+            assert_eq!(h.wave.vgpr[3][l], quiet[first], "lane {l}, VCC {vcc:#x}");
+        }
+    }
 }
 
 /// `v_mul_f64 v[4:5], |v[0:1]|, -v[2:3]` under HIP's MODE, interpreted and translated: the

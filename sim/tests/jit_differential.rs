@@ -222,6 +222,17 @@ fn f64_division(r: &mut Rng) -> Vec<u32> {
     vec![0xd000_0000 | op << 16 | sdst | vgpr_pair(r), src0 | src1 << 9 | src2 << 18]
 }
 
+/// A random `v_div_scale_f32` (its lane mask to VCC or an SGPR pair), `v_div_fmas_f32`
+/// (VCC read) or `v_div_fixup_f32` (VOP3): VGPRs, SGPRs (lane-mask registers among them),
+/// inline constants; now and then a negated source (left to the interpreter).
+fn f32_division(r: &mut Rng) -> Vec<u32> {
+    let op = r.pick(&[0x1e0, 0x1e2, 0x1de]);
+    let sdst = if op == 0x1e0 { r.pick(&MASKS) << 8 } else { 0 };
+    let neg = if r.below(8) == 0 { r.below(8) << 29 } else { 0 };
+    let (src0, src1, src2) = (any_src(r, false), any_src(r, false), any_src(r, false));
+    vec![0xd000_0000 | op << 16 | sdst | r.below(VGPRS), src0 | src1 << 9 | src2 << 18 | neg]
+}
+
 /// A random `v_ldexp_f64` (VOP3): a VGPR pair, SGPR pair or inline constant scaled by a
 /// VGPR, SGPR or inline constant; now and then abs/neg on either source (the integer
 /// exponent's are ignored).
@@ -255,6 +266,7 @@ fn instruction(r: &mut Rng) -> Vec<u32> {
         2 => return f64_division(r),
         3 => return ldexp_f64(r),
         4 => return mad_u64(r),
+        5 => return f32_division(r),
         _ => {}
     }
     loop {
@@ -373,8 +385,8 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     let (mut programs, mut translated, mut mixed, mut compiled_scalar) = (0, 0usize, 0usize, 0usize);
     let (mut deferred, mut packed, mut double) = (0usize, 0usize, 0usize);
     let (mut double_compares, mut double_conversions, mut double_modified) = (0usize, 0usize, 0usize);
-    let mut divisions = [0usize; 3];
-    let (mut scalings, mut multiply_adds) = (0usize, 0usize);
+    let (mut divisions, mut divisions32) = ([0usize; 3], [0usize; 3]);
+    let (mut scalings, mut multiply_adds, mut unary_f32) = (0usize, 0usize, 0usize);
     for case in 0..10_000 {
         let len = 1 + r.below(12) as usize;
         let program = if case % 4 == 3 { a_loop(&mut r, len) } else { (0..len).map(|_| instruction(&mut r)).collect() };
@@ -420,10 +432,12 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
         double_compares += steps_where(&plan, |k| matches!(k, select::Kind::CmpF64 { .. }));
         for (n, op) in [select::DivOp::Scale, select::DivOp::Fmas, select::DivOp::Fixup].into_iter().enumerate() {
             divisions[n] += steps_where(&plan, |k| k == select::Kind::DivF64(op));
+            divisions32[n] += steps_where(&plan, |k| k == select::Kind::DivF32(op));
         }
         double_conversions += steps_where(&plan, |k| matches!(k, select::Kind::CvtF64 { .. }));
         scalings += steps_where(&plan, |k| matches!(k, select::Kind::LdexpF64 { .. }));
         multiply_adds += steps_where(&plan, |k| k == select::Kind::MadU64U32);
+        unary_f32 += steps_where(&plan, |k| matches!(k, select::Kind::RcpF32 | select::Kind::RoundF32 { .. }));
         double_modified += steps_where(
             &plan,
             |k| matches!(k, select::Kind::F64 { abs, neg, .. } | select::Kind::CmpF64 { abs, neg, .. } if abs | neg != 0),
@@ -446,13 +460,15 @@ fn random_programs_give_the_same_registers_interpreted_and_translated() {
     assert!(double_conversions > 100, "{double_conversions} conversions to f64");
     assert!(double_modified > 100, "{double_modified} f64 steps with abs or neg");
     assert!(divisions.iter().all(|n| *n > 300), "f64 division helpers (scale, fmas, fixup): {divisions:?}");
+    assert!(divisions32.iter().all(|n| *n > 300), "f32 division helpers (scale, fmas, fixup): {divisions32:?}");
     assert!(scalings > 100, "{scalings} v_ldexp_f64 steps");
     assert!(multiply_adds > 100, "{multiply_adds} v_mad_u64_u32 steps");
+    assert!(unary_f32 > 100, "{unary_f32} v_rcp_f32, v_rndne_f32 and v_trunc_f32 steps");
     eprintln!(
         "{programs} programs, {translated} instructions in translated runs, {mixed} mixed runs, \
          {compiled_scalar} scalar instructions compiled ({deferred} moved past vector code), {packed} packed-f32 and {double} f64 steps, \
          {double_compares} f64 compares, {double_conversions} conversions to f64, {double_modified} f64 steps with abs or neg, \
-         {divisions:?} f64 division helpers (scale, fmas, fixup), {scalings} v_ldexp_f64, {multiply_adds} v_mad_u64_u32"
+         {divisions:?} f64 and {divisions32:?} f32 division helpers (scale, fmas, fixup), {scalings} v_ldexp_f64, {multiply_adds} v_mad_u64_u32"
     );
 }
 
@@ -493,6 +509,147 @@ fn division_helpers_at_the_bounds_of_the_fast_test_match_the_interpreter() {
             }
         };
         edges_in_fast_chunks(&words, &triples, typical, set, |h| h.wave.vcc, name);
+    }
+}
+
+/// The f32 division helpers the same way (`v_div_scale_f32`: source 0's exponent field at
+/// most 254, the denominator's 1..=252, the numerator's 24..=254, their difference
+/// -124..=95; `v_div_fixup_f32`: the estimate's field at most 254, both others 1..=254, the
+/// difference at least -150), and `v_div_fmas_f32` with VCC bits set in some chunks only.
+#[test]
+fn f32_division_helpers_at_the_bounds_of_the_fast_test_match_the_interpreter() {
+    jit::check_translations();
+    // Encodings by llvm-mc-15 (gfx90a); v0, v2, v4 in, v6 (and VCC) out.
+    const SCALE: [u32; 2] = [0xd1e0_6a06, 0x0412_0500]; // v_div_scale_f32 v6, vcc, v0, v2, v4
+    const FIXUP: [u32; 2] = [0xd1de_0006, 0x0412_0500]; // v_div_fixup_f32 v6, v0, v2, v4
+    const FMAS: [u32; 2] = [0xd1e2_0006, 0x0412_0500]; // v_div_fmas_f32 v6, v0, v2, v4
+    let f = |e: u32| e << 23 | 0x12_3457;
+    let typical = [f(127), f(128), f(129)];
+    let exps = [0u32, 1, 2, 23, 24, 25, 127, 251, 252, 253, 254, 255];
+    let mut triples: Vec<[u32; 3]> = Vec::new();
+    for slot in 0..3 {
+        for &e in &exps {
+            let mut t = typical;
+            t[slot] = f(e);
+            triples.push(t);
+        }
+    }
+    // Numerator and denominator fields whose difference sits at a bound; zeros and a
+    // denormal estimate (flushed or kept by MODE).
+    for (en, ed) in [(30, 154), (30, 153), (30, 155), (222, 127), (223, 127), (221, 127), (1, 151), (1, 152), (2, 152)]
+    {
+        triples.push([f(127), f(ed), f(en)]);
+    }
+    triples.extend([
+        [0, f(127), f(127)],
+        [f(127), 0, f(127)],
+        [f(127), f(127), 0x8000_0000],
+        [0x12_3457, f(127), f(128)],
+    ]);
+    // Infinite denominators (source 0 the denominator, the numerator, or neither; numerators
+    // normal, denormal, zero, infinite, NaN), and NaN operands.
+    let (inf, ninf, nan, snan) = (0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0xff80_0005);
+    triples.extend([
+        [inf, inf, f(127)],
+        [f(127), inf, f(127)],
+        [ninf, ninf, 0x8000_0003],
+        [0x8000_0003, ninf, 0x8000_0003],
+        [f(200), inf, f(1)],
+        [inf, inf, 0],
+        [inf, inf, ninf],
+        [nan, inf, f(127)],
+        [f(127), inf, snan],
+        [snan, f(127), f(127)],
+        [f(127), nan, f(128)],
+        [f(127), f(128), snan],
+    ]);
+    for mode in [0xf0, 0xc0] {
+        for (name, words) in [("v_div_scale_f32", SCALE), ("v_div_fixup_f32", FIXUP), ("v_div_fmas_f32", FMAS)] {
+            // v_div_fmas_f32 also with VCC set in the edge lanes.
+            let vccs: &[u64] = if words == FMAS { &[0, 0x1111_1111_1111_1111] } else { &[0] };
+            for (triples, &vcc) in triples.chunks(16).flat_map(|g| vccs.iter().map(move |v| (g, v))) {
+                let run = |engine: Engine| {
+                    let mut h = Harness::new();
+                    h.set_engine(engine);
+                    h.wave.mode = mode;
+                    h.wave.exec = u64::MAX;
+                    h.wave.vcc = vcc;
+                    for lane in 0..64 {
+                        let t = if lane % 4 == 0 { triples.get(lane / 4).copied().unwrap_or(typical) } else { typical };
+                        for (i, v) in t.iter().enumerate() {
+                            h.wave.vgpr[2 * i][lane] = *v;
+                        }
+                    }
+                    h.run(&words).expect("runs");
+                    (h.wave.vgpr[6], h.wave.vcc)
+                };
+                let (interp, jit) = (run(Engine::Interp), run(Engine::Jit));
+                assert_eq!(interp, jit, "{name}, MODE {mode:#x}, operands {triples:#x?}");
+            }
+        }
+    }
+}
+
+/// `v_rcp_f32`, `v_rndne_f32` and `v_trunc_f32` over float edges (signed zeros, denormals,
+/// the smallest normal, halves that round to even, the largest finite, reciprocals that
+/// land on the smallest normal or below it, infinities, quiet and signalling NaNs) in every
+/// f32 denormal mode, translated and interpreted: the same bits in every lane.
+#[test]
+fn reciprocal_and_rounding_of_float_edges_match_the_interpreter() {
+    jit::check_translations();
+    // Encodings by llvm-mc-15 (gfx90a): v6 from v0.
+    const OPS: [(&str, u32); 3] =
+        [("v_rcp_f32", 0x7e0c_4500), ("v_rndne_f32", 0x7e0c_3d00), ("v_trunc_f32", 0x7e0c_3900)];
+    let edges: Vec<u32> = [
+        0u32,
+        0x8000_0000,
+        1,
+        0x807f_ffff,
+        0x0080_0000,
+        0x3f80_0000,
+        0x3f00_0000,
+        0x4020_0000,
+        0x4060_0000,
+        0xc020_0000,
+        0x3eff_ffff,
+        0x4b7f_ffff,
+        0x4b00_0001,
+        0x7f7f_ffff,
+        0xff7f_ffff,
+        0x7e80_0000,
+        0x7f00_0000,
+        0x7e7f_ffff,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0xffc0_1234,
+        0x7f80_0001,
+        0xffa0_0005,
+        0x3e99_999a,
+        0xbf7f_ffff,
+        0x4f00_0000,
+        0xcf00_0001,
+        0x3400_0001,
+        0x0000_0400,
+    ]
+    .into_iter()
+    .collect();
+    for (name, word) in OPS {
+        for mode in [0xf0, 0xc0, 0xd0, 0xe0] {
+            let run = |engine: Engine| {
+                let mut h = Harness::new();
+                h.set_engine(engine);
+                h.wave.mode = mode;
+                h.wave.exec = u64::MAX;
+                h.wave.vgpr[0] = std::array::from_fn(|l| edges[l % edges.len()]);
+                h.run(&[word, 0xbf81_0000]).expect("runs");
+                h.wave.vgpr[6]
+            };
+            let (interp, jit) = (run(Engine::Interp), run(Engine::Jit));
+            for l in 0..edges.len() {
+                assert_eq!(interp[l], jit[l], "{name} {:#010x}, MODE {mode:#x}", edges[l]);
+            }
+        }
     }
 }
 

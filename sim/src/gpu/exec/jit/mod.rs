@@ -236,13 +236,13 @@ unsafe extern "C" fn interpret_step(
     }
 }
 
-/// The f64 operations whose fast test in translated code failed for some lane of a chunk
-/// (`op`, a [`select::LaneFn`] number): the division helpers (`v_div_scale_f64`,
-/// `v_div_fmas_f64`, `v_div_fixup_f64`) and `v_ldexp_f64`, on four lanes, by the
-/// interpreter's own per-lane functions. `io` holds the sources' four lanes (`a`, `b`, `c`;
-/// `v_ldexp_f64`'s exponent in the low dword of `b`) and a lane-mask word (bit `l`: lane
-/// `l`'s VCC bit for `v_div_fmas_f64`); the results go to the first four words,
-/// `v_div_scale_f64`'s VCC bits to the mask word. Called from translated code only.
+/// The operations whose fast test in translated code failed for some lane of a chunk
+/// (`op`, a [`select::LaneFn`] number): the division helpers (`v_div_scale`, `v_div_fmas`,
+/// `v_div_fixup`, f64 and f32) and `v_ldexp_f64`, on four lanes, by the interpreter's own
+/// per-lane functions. `io` holds the sources' four lanes (`a`, `b`, `c`; an f32 value in
+/// the low dword of its word, as is `v_ldexp_f64`'s exponent in `b`) and a lane-mask word
+/// (bit `l`: lane `l`'s VCC bit for `v_div_fmas`); the results go to the first four words,
+/// `v_div_scale`'s VCC bits to the mask word. Called from translated code only.
 ///
 /// # Safety
 /// `io` points to 13 words the caller owns for the call (a stack slot of the translated code).
@@ -263,6 +263,15 @@ unsafe extern "C" fn f64_lanes(op: u64, mode: u64, io: *mut [u64; 13]) {
             }
             op if op == LaneFn::DivFmas as u64 => float_div::fmas64(a, b, c, io[12] >> l & 1 != 0, env),
             op if op == LaneFn::DivFixup as u64 => float_div::fixup64(a, b, c, env),
+            op if op == LaneFn::DivScale32 as u64 => {
+                let (v, vcc) = float_div::scale32(a as u32, b as u32, c as u32);
+                mask |= (vcc as u64) << l;
+                v as u64
+            }
+            op if op == LaneFn::DivFmas32 as u64 => {
+                float_div::fmas32(a as u32, b as u32, c as u32, io[12] >> l & 1 != 0, env) as u64
+            }
+            op if op == LaneFn::DivFixup32 as u64 => float_div::fixup32(a as u32, b as u32, c as u32, env) as u64,
             _ => float::ldexp64(a, b as u32 as i32, env),
         };
     }

@@ -165,6 +165,14 @@ pub enum Kind {
     },
     CvtF32U32,
     CvtF32I32,
+    /// `v_rcp_f32` as the interpreter computes it: denormal inputs and results flushed
+    /// whatever MODE says, the quotient correctly rounded (host f32 division: the
+    /// interpreter's f64 quotient rounded to f32 is the same number).
+    RcpF32,
+    /// `v_trunc_f32` (`trunc`) or `v_rndne_f32`: inputs flushed per MODE, a NaN quieted.
+    RoundF32 {
+        trunc: bool,
+    },
     /// Byte `n` (0..3) of the source as an f32 (exact).
     CvtF32Ubyte(u8),
     /// The f64 division helpers on three register pairs into a VGPR pair:
@@ -173,6 +181,13 @@ pub enum Kind {
     /// nearest even; the translated code decides the common case itself and hands the other
     /// lanes to the interpreter's per-lane functions.
     DivF64(DivOp),
+    /// The f32 division helpers on three VGPRs or uniform values, without modifiers:
+    /// `v_div_scale_f32` (its lane mask to `mask_out`), `v_div_fmas_f32` (VCC read as
+    /// `mask_in`), `v_div_fixup_f32`. The translated code decides the common case (the
+    /// interpreter's fast-path bounds on the exponent fields; for `v_div_fmas_f32`, no lane's
+    /// VCC bit set: `v_fma_f32`) and hands the other chunks to the interpreter's per-lane
+    /// functions. HIP's correctly rounded f32 division is these around an FMA sequence.
+    DivF32(DivOp),
     /// `v_ldexp_f64`: source 0 a register pair (its sign-bit modifiers applied), source 1 a
     /// 32-bit exponent, into a VGPR pair. Taken where MODE keeps f64 denormals and rounds to
     /// nearest even; the translated code scales normal results and zeros itself and hands
@@ -250,7 +265,8 @@ impl FloatOp {
     }
 }
 
-/// The f64 division helpers ([`Kind::DivF64`]); [`LaneFn`] numbers them for `jit::f64_lanes`.
+/// The division helpers ([`Kind::DivF64`], [`Kind::DivF32`]); [`LaneFn`] numbers them for
+/// `jit::f64_lanes`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DivOp {
     Scale,
@@ -266,6 +282,21 @@ pub enum LaneFn {
     DivFmas = 1,
     DivFixup = 2,
     Ldexp = 3,
+    /// The f32 helpers: each lane's value in the low dword of its 64-bit word.
+    DivScale32 = 4,
+    DivFmas32 = 5,
+    DivFixup32 = 6,
+}
+
+impl LaneFn {
+    /// The per-lane function of the f32 division helper `op`.
+    pub fn div32(op: DivOp) -> Self {
+        match op {
+            DivOp::Scale => LaneFn::DivScale32,
+            DivOp::Fmas => LaneFn::DivFmas32,
+            DivOp::Fixup => LaneFn::DivFixup32,
+        }
+    }
 }
 
 impl From<DivOp> for LaneFn {
@@ -1147,7 +1178,7 @@ fn vector_footprint(inst: &Inst) -> (Vec<u16>, Vec<u16>) {
         let width = if pair_kind || i == 2 { 2 } else { info.src[i].regs.max(1) as u16 };
         reads.extend(reg_slots(*s, width));
     }
-    if inst.op == Op::VDivFmasF64 {
+    if matches!(inst.op, Op::VDivFmasF64 | Op::VDivFmasF32) {
         // Its lane mask, VCC, is not among its operands.
         reads.extend([VCC_SLOT, VCC_SLOT + 1]);
     }
@@ -1225,7 +1256,10 @@ fn is_f32(k: Kind) -> bool {
             | Kind::F64 { .. }
             | Kind::CmpF64 { .. }
             | Kind::DivF64(_)
+            | Kind::DivF32(_)
             | Kind::LdexpF64 { .. }
+            | Kind::RcpF32
+            | Kind::RoundF32 { .. }
             | Kind::CvtF32U32
             | Kind::CvtF32I32
     )
@@ -1268,8 +1302,15 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         return shift64_step(inst, op);
     }
     let arity = match kind {
-        Kind::Mov | Kind::Not | Kind::CvtF32U32 | Kind::CvtF32I32 | Kind::CvtF32Ubyte(_) | Kind::CvtF64 { .. } => 1,
-        Kind::Tri(_) | Kind::FmaF32 { acc: false } => 3,
+        Kind::Mov
+        | Kind::Not
+        | Kind::CvtF32U32
+        | Kind::CvtF32I32
+        | Kind::CvtF32Ubyte(_)
+        | Kind::CvtF64 { .. }
+        | Kind::RcpF32
+        | Kind::RoundF32 { .. } => 1,
+        Kind::Tri(_) | Kind::FmaF32 { acc: false } | Kind::DivF32(_) => 3,
         _ => 2,
     };
     let dst = match kind {
@@ -1292,13 +1333,15 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         }
     }
     // The lane mask read: VCC or an SGPR pair, from this segment or from before it.
-    let needs_mask = matches!(kind, Kind::Cndmask | Kind::Carry { carry_in: true, .. });
+    let needs_mask = matches!(kind, Kind::Cndmask | Kind::Carry { carry_in: true, .. } | Kind::DivF32(DivOp::Fmas));
     let mut new_mask_in = None;
     let mask_in = if needs_mask {
-        let reg = mask_reg(inst.src[2])?;
+        // (`v_div_fmas_f32` reads VCC whatever its sources.)
+        let implicit_vcc = kind == Kind::DivF32(DivOp::Fmas);
+        let reg = if implicit_vcc { MaskReg::Vcc } else { mask_reg(inst.src[2])? };
         if let Some((_, n)) = written.iter().rev().find(|(w, _)| *w == reg) {
             Some(MaskSrc::Step(*n))
-        } else if written.iter().any(|(w, _)| overlaps(*w, inst.src[2], 2)) {
+        } else if !implicit_vcc && written.iter().any(|(w, _)| overlaps(*w, inst.src[2], 2)) {
             return None;
         } else {
             let at = seg.masks_in.iter().position(|m| *m == reg).unwrap_or_else(|| {
@@ -1311,7 +1354,8 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         None
     };
     // The lane mask written: compares and carry-outs.
-    let writes_mask = matches!(kind, Kind::CmpInt { .. } | Kind::CmpF32(_) | Kind::Carry { .. });
+    let writes_mask =
+        matches!(kind, Kind::CmpInt { .. } | Kind::CmpF32(_) | Kind::Carry { .. } | Kind::DivF32(DivOp::Scale));
     let mask_out = if writes_mask { Some(mask_out_slot(inst, seg)?) } else { None };
     if seg.uniforms.len() + uniforms.len() > MAX_UNIFORMS
         || seg.masks_in.len() + new_mask_in.is_some() as usize > MAX_MASKS
@@ -1740,6 +1784,9 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VFmaF32 | Op::VFmamkF32 | Op::VFmaakF32 => Kind::FmaF32 { acc: false },
         Op::VFmacF32 => Kind::FmaF32 { acc: true },
         Op::VMaxF32 => Kind::MinMaxF32 { max: true },
+        Op::VRcpF32 => Kind::RcpF32,
+        Op::VRndneF32 => Kind::RoundF32 { trunc: false },
+        Op::VTruncF32 => Kind::RoundF32 { trunc: true },
         Op::VMinF32 => Kind::MinMaxF32 { max: false },
         Op::VCvtF32U32 => Kind::CvtF32U32,
         Op::VCvtF32I32 => Kind::CvtF32I32,
@@ -1764,6 +1811,9 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VFmaF64 => f64_kind(FloatOp::Fma, false),
         Op::VFmacF64 => f64_kind(FloatOp::Fma, true),
         Op::VRcpF64 => f64_kind(FloatOp::Rcp, false),
+        Op::VDivScaleF32 => Kind::DivF32(DivOp::Scale),
+        Op::VDivFmasF32 => Kind::DivF32(DivOp::Fmas),
+        Op::VDivFixupF32 => Kind::DivF32(DivOp::Fixup),
         Op::VDivScaleF64 => Kind::DivF64(DivOp::Scale),
         Op::VDivFmasF64 => Kind::DivF64(DivOp::Fmas),
         Op::VDivFixupF64 => Kind::DivF64(DivOp::Fixup),

@@ -757,6 +757,21 @@ impl<'a> Lowering<'a> {
                 (Some(self.fma(src[0], src[1], c)), None)
             }
             Kind::MinMaxF32 { max } => (Some(self.minmax_f32(src[0], src[1], max)), None),
+            Kind::RcpF32 => {
+                let x = self.flush(src[0]);
+                let x = self.b.ins().bitcast(F32X4, lanes(), x);
+                let one = self.b.ins().f32const(1.0);
+                let one = self.b.ins().splat(F32X4, one);
+                let r = self.b.ins().fdiv(one, x);
+                let r = self.nan_inputs(r, &[x]);
+                (Some(self.flush(r)), None)
+            }
+            Kind::RoundF32 { trunc } => {
+                let x = self.flush_in(src[0]);
+                let x = self.b.ins().bitcast(F32X4, lanes(), x);
+                let r = if trunc { self.b.ins().trunc(x) } else { self.b.ins().nearest(x) };
+                (Some(self.nan_inputs(r, &[x])), None)
+            }
             Kind::CvtF32U32 => {
                 let f = self.b.ins().fcvt_from_uint(F32X4, src[0]);
                 (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
@@ -773,6 +788,10 @@ impl<'a> Lowering<'a> {
                 let (lo, hi, mask) = self.div_f64(op, pairs, mask_in, lane_bits);
                 ch.regs.insert(step.dst.expect("a destination") + 1, (hi, true));
                 (Some(lo), mask)
+            }
+            Kind::DivF32(op) => {
+                let (value, mask) = self.div_f32(op, [src[0], src[1], src[2]], mask_in, lane_bits);
+                (Some(value), mask)
             }
             Kind::LdexpF64 { abs, neg } => {
                 let pair = step.src[0].expect("a register pair");
@@ -1238,6 +1257,111 @@ impl<'a> Lowering<'a> {
         };
         let fast_mask = (op == DivOp::Scale).then(|| self.splat(0));
         self.fast_or_lanes(ok, (fast_lo, fast_hi, fast_mask), op.into(), x, mask_in, lane_bits)
+    }
+
+    /// An f32 division helper on one chunk: the result and `v_div_scale_f32`'s lane mask.
+    /// The common case — every lane's exponent fields inside the interpreter's fast-path
+    /// bounds (`float_div::SCALE32_FAST`, `FIXUP32_FAST`), or for `v_div_fmas_f32` no lane's
+    /// VCC bit set (then it is `v_fma_f32`) — is computed here; otherwise the four lanes go
+    /// to the interpreter's per-lane functions through `f64_lanes`, one value per low dword.
+    fn div_f32(
+        &mut self,
+        op: DivOp,
+        x: [Value; 3],
+        mask_in: Option<Value>,
+        lane_bits: Value,
+    ) -> (Value, Option<Value>) {
+        let mut fast_mask = None;
+        let (fast, ok) = match op {
+            DivOp::Scale | DivOp::Fixup => {
+                let [e0, e1, e2] = x.map(|v| {
+                    let e = self.b.ins().ushr_imm_u(v, 23);
+                    let field = self.splat(0xff);
+                    self.b.ins().band(e, field)
+                });
+                let diff = self.b.ins().isub(e2, e1);
+                // Source 0 (or the estimate), the denominator, the numerator.
+                let bounds = match op {
+                    DivOp::Scale => float_div::SCALE32_FAST,
+                    _ => float_div::FIXUP32_FAST,
+                };
+                let inside = self.all_within([e0, e1, e2, diff].into_iter().zip(bounds));
+                // A zero numerator or denominator, decided on bits as the interpreter does
+                // (padded or empty inputs make whole waves of them).
+                let magnitude = self.splat(0x7fff_ffff);
+                let [m0, md, mn] = x.map(|v| self.b.ins().band(v, magnitude));
+                let zero = self.splat(0);
+                let [d_zero, n_zero] = [md, mn].map(|m| self.b.ins().icmp(IntCC::Equal, m, zero));
+                let sign = self.splat(0x8000_0000);
+                let dn = self.b.ins().bxor(x[1], x[2]);
+                let quotient_sign = self.b.ins().band(dn, sign);
+                // An infinite denominator over a finite numerator: ggml's `1 / d` where an
+                // all-zero block made `d` infinite (whole waves of them).
+                let inf = self.splat(0x7f80_0000);
+                let d_inf = self.b.ins().icmp(IntCC::Equal, md, inf);
+                let n_finite = self.b.ins().icmp(IntCC::SignedLessThan, mn, inf);
+                let by_inf = self.b.ins().band(d_inf, n_finite);
+                if op == DivOp::Scale {
+                    // Either zero, no NaN operand: the NaN that makes the quotient one.
+                    let [n0, nd, nn] = [m0, md, mn].map(|m| self.b.ins().icmp(IntCC::SignedGreaterThan, m, inf));
+                    let any_nan = self.b.ins().bor(n0, nd);
+                    let any_nan = self.b.ins().bor(any_nan, nn);
+                    let either_zero = self.b.ins().bor(d_zero, n_zero);
+                    let zeros = self.b.ins().band_not(either_zero, any_nan);
+                    let nan = self.splat(0x7fc0_0000);
+                    let result = self.b.ins().bitselect(zeros, nan, x[0]);
+                    // A nonzero finite numerator over an infinite denominator, source 0 not
+                    // a NaN: the quotient is tiny, source 0 comes out as it is (an infinite
+                    // one scaled down stays infinite) and the lane's VCC bit is set.
+                    let tiny = self.b.ins().band_not(by_inf, n_zero);
+                    let tiny = self.b.ins().band_not(tiny, n0);
+                    fast_mask = Some(tiny);
+                    let special = self.b.ins().bor(zeros, tiny);
+                    (result, self.b.ins().bor(inside, special))
+                } else {
+                    // The estimate (flushed per MODE) with the quotient's sign; a zero
+                    // numerator over a normal denominator gives the signed zero, a number or
+                    // an infinity over a zero the signed infinity.
+                    let q = self.flush_out(x[0]);
+                    let q = self.b.ins().band_not(q, sign);
+                    let estimate = self.b.ins().bor(q, quotient_sign);
+                    let d_normal = self.all_within([(e1, (1, 254))]);
+                    let n_not_nan = self.all_within([(mn, (0, 0x7f80_0000))]);
+                    let n_nonzero = self.all_within([(e2, (1, 255))]);
+                    let zero_by = self.b.ins().band(n_zero, d_normal);
+                    let by_zero = self.b.ins().band(d_zero, n_nonzero);
+                    let by_zero = self.b.ins().band(by_zero, n_not_nan);
+                    let inf = self.splat(0x7f80_0000);
+                    let signed_inf = self.b.ins().bor(inf, quotient_sign);
+                    // A finite numerator over an infinite denominator: the signed zero.
+                    let zero_by = self.b.ins().bor(zero_by, by_inf);
+                    let result = self.b.ins().bitselect(zero_by, quotient_sign, estimate);
+                    let result = self.b.ins().bitselect(by_zero, signed_inf, result);
+                    let special = self.b.ins().bor(zero_by, by_zero);
+                    (result, self.b.ins().bor(inside, special))
+                }
+            }
+            DivOp::Fmas => {
+                // Lanes without their VCC bit, and lanes with a NaN input (the first NaN
+                // input, quieted, scaled or not: the FMA's own NaN rule).
+                let inf = self.splat(0x7f80_0000);
+                let magnitude = self.splat(0x7fff_ffff);
+                let mut any_nan = None;
+                for v in x {
+                    let m = self.b.ins().band(v, magnitude);
+                    let nan = self.b.ins().icmp(IntCC::SignedGreaterThan, m, inf);
+                    any_nan = Some(any_nan.map_or(nan, |so_far| self.b.ins().bor(so_far, nan)));
+                }
+                let r = self.fma(x[0], x[1], x[2]);
+                let unscaled = self.b.ins().bnot(mask_in.expect("VCC"));
+                (r, self.b.ins().bor(unscaled, any_nan.expect("three sources")))
+            }
+        };
+        let zero = self.splat(0);
+        let pairs = x.map(|v| (v, zero));
+        let (value, _, mask) =
+            self.fast_or_lanes(ok, (fast, zero, fast_mask), LaneFn::div32(op), pairs, mask_in, lane_bits);
+        (value, mask)
     }
 
     /// `v_ldexp_f64` on one chunk (source as low and high dwords, its modifiers applied; `n`

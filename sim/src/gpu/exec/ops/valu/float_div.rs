@@ -76,13 +76,13 @@ fn scale_decision(d: f64, n: f64, exp_d: i32, exp_n: i32, s0_is_d: bool, s0_is_n
     }
 }
 
-fn scale32(s0: u32, d: u32, n: u32) -> (u32, bool) {
+/// `v_div_scale_f32` on one lane: source 0, the denominator, the numerator; the result and
+/// the lane's VCC bit.
+pub(crate) fn scale32(s0: u32, d: u32, n: u32) -> (u32, bool) {
     // The common case, decided on the exponent fields alone: a normal
     // denominator whose reciprocal is normal, a numerator that is not tiny,
     // and a quotient well inside the normal range. Nothing is scaled.
-    let (es, ed, en) = (s0 >> 23 & 0xff, d >> 23 & 0xff, n >> 23 & 0xff);
-    let diff = en as i32 - ed as i32;
-    if es != 255 && (1..=252).contains(&ed) && (24..=254).contains(&en) && (-124..96).contains(&diff) {
+    if inside32(&SCALE32_FAST, s0, d, n) {
         return (s0, false);
     }
     // A zero numerator or denominator (padded or empty inputs, `127 / amax` of an all-zero
@@ -112,12 +112,16 @@ fn scale32(s0: u32, d: u32, n: u32) -> (u32, bool) {
     (fp::round(x * fp::pow2(k), F32, fp::Rm::Ne, true) as u32, vcc)
 }
 
-/// The exponent-field bounds of the f64 fast paths, inclusive, in the order source 0 (or
+/// The exponent-field bounds of the fast paths, inclusive, in the order source 0 (or
 /// the estimate), denominator, numerator, numerator minus denominator: operands inside all
 /// four take the common case. The translator tests the same bounds in SIMD, so they are
 /// stated once, here.
 pub type FastBounds = [(i32, i32); 4];
 
+/// `v_div_scale_f32`'s: see [`scale32`].
+pub const SCALE32_FAST: FastBounds = [(0, 254), (1, 252), (24, 254), (-124, 95)];
+/// `v_div_fixup_f32`'s: see [`fixup32`].
+pub const FIXUP32_FAST: FastBounds = [(0, 254), (1, 254), (1, 254), (-150, 255)];
 /// `v_div_scale_f64`'s: see [`scale64`].
 pub const SCALE64_FAST: FastBounds = [(0, 0x7fe), (1, 2044), (54, 2046), (-1021, 767)];
 /// `v_div_fixup_f64`'s: see [`fixup64`].
@@ -127,6 +131,13 @@ pub const FIXUP64_FAST: FastBounds = [(0, 0x7fe), (1, 2046), (1, 2046), (-1075, 
 #[inline]
 fn inside(bounds: &FastBounds, s0: u64, d: u64, n: u64) -> bool {
     let (e0, ed, en) = ((s0 >> 52 & 0x7ff) as i32, (d >> 52 & 0x7ff) as i32, (n >> 52 & 0x7ff) as i32);
+    [e0, ed, en, en - ed].iter().zip(bounds).all(|(v, (lo, hi))| (lo..=hi).contains(&v))
+}
+
+/// Whether the exponent fields of the f32 values `s0`, `d` and `n` lie inside `bounds`.
+#[inline]
+fn inside32(bounds: &FastBounds, s0: u32, d: u32, n: u32) -> bool {
+    let (e0, ed, en) = ((s0 >> 23 & 0xff) as i32, (d >> 23 & 0xff) as i32, (n >> 23 & 0xff) as i32);
     [e0, ed, en, en - ed].iter().zip(bounds).all(|(v, (lo, hi))| (lo..=hi).contains(&v))
 }
 
@@ -202,9 +213,14 @@ fn div_scale_f64(w: &mut Wave, inst: &Inst, _: &mut Ctx<'_>) -> Result<Flow, Exe
 }
 
 /// `fma(a, b, c)`, scaled by 2^64 (if |c| ≥ 2) or 2^-64 when the lane's VCC
-/// bit is set, rounded once.
-fn fmas32(a: u32, b: u32, c: u32, vcc: bool, e: Env) -> u32 {
+/// bit is set, rounded once. A NaN result is the first NaN input, quieted, or else the
+/// host's default NaN, as `v_fma_f32`'s host-arithmetic lanes give it (the host's own pick
+/// among NaN inputs would depend on its operand order).
+pub(crate) fn fmas32(a: u32, b: u32, c: u32, vcc: bool, e: Env) -> u32 {
     let z = fp::fma_odd(fp::in32(a, e), fp::in32(b, e), fp::in32(c, e));
+    if z.is_nan() {
+        return super::float_fast::first_nan3(a, b, c, fp::out32(z, e));
+    }
     if !vcc {
         return fp::out32(z, e);
     }
@@ -281,11 +297,12 @@ fn fixup(q: f64, d: f64, n: f64, exp_d: i32, exp_n: i32, underflow_gap: i32) -> 
     }
 }
 
-fn fixup32(q: u32, d: u32, n: u32, e: Env) -> u32 {
+/// `v_div_fixup_f32` on one lane: the quotient estimate, the denominator, the numerator.
+pub(crate) fn fixup32(q: u32, d: u32, n: u32, e: Env) -> u32 {
     // The common case: finite nonzero normal operands, a non-NaN estimate,
     // no underflow; the estimate with the quotient's sign.
-    let (eq, ed, en) = (q >> 23 & 0xff, d >> 23 & 0xff, n >> 23 & 0xff);
-    if eq != 255 && (1..=254).contains(&ed) && (1..=254).contains(&en) && en as i32 - ed as i32 >= -150 {
+    let (ed, en) = (d >> 23 & 0xff, n >> 23 & 0xff);
+    if inside32(&FIXUP32_FAST, q, d, n) {
         let sign = (d ^ n) & 0x8000_0000;
         return (F32.flush(q as u64, e.out32()) as u32 & 0x7fff_ffff) | sign;
     }
