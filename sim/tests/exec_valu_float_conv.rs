@@ -268,6 +268,8 @@ fn f16_f32_f64_conversions() {
     }
     let got = run1(CVT_F16_F32, &[0x477f_f000, 0x4780_0000, 0x3380_0000, 0x3300_0000], &[0]);
     assert_eq!(&got[..4], &[0x7c00, 0x7c00, 0x0001, 0x0000], "65520 -> inf, 2^-24, 2^-25 ties to 0");
+    let got = run1(CVT_F16_F32, &[0, 0x8000_0000, 0x0000_0001, 0x8000_0001], &[0]);
+    assert_eq!(&got[..4], &[0, 0x8000, 0, 0x8000], "signed zeros, and f32 denormals (far below f16's)");
     // f64 <-> f32
     let xs = [1.0f64 / 3.0, 1e300, -1e-300, 2f64.powi(-149), 3.0 * 2f64.powi(-151)];
     let h = run64(CVT_F32_F64, &xs.map(f64::to_bits));

@@ -242,6 +242,18 @@ pub fn round(x: f64, f: Fmt, rm: Rm, denorm: bool) -> u64 {
             let sign = (b >> 63) << 15;
             return sign | ((((e + 15) as u64) << 10) + r + up);
         }
+        let sign = (b >> 63) << 15;
+        if e > 15 && !x.is_nan() {
+            // At least 2^16: beyond the largest finite f16 (65504) and the halfway point to
+            // the next power (65520), so infinity.
+            return sign | 0x7c00;
+        }
+        if e < -14 && denorm {
+            // Below the smallest normal (zeros too), denormals kept: the mantissa is |x| in
+            // units of 2^-24 rounded to an integer, ties to even (exact: a power-of-two
+            // scaling, then one rounding); 1024 is the smallest normal's encoding.
+            return sign | (x.abs() * 2f64.powi(24)).round_ties_even() as u64;
+        }
     }
     let sbit = if b >> 63 != 0 { f.sign() } else { 0 };
     if x.is_nan() {
@@ -250,6 +262,10 @@ pub fn round(x: f64, f: Fmt, rm: Rm, denorm: bool) -> u64 {
     }
     if x.is_infinite() {
         return sbit | f.inf();
+    }
+    if x == 0.0 {
+        // A signed zero in any mode (the f16 conversion of zero-padded data: whole waves).
+        return sbit;
     }
     let (s, m, e) = parts(x);
     round_parts(s, m as u128, e, f, rm, denorm)
@@ -629,6 +645,30 @@ pub fn f32_to_f8(x: f32, k: F8, saturate: bool, sr: Option<u32>) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn f16_rounding_outside_the_normal_range_matches_the_general_rounding() {
+        // Every exponent from f64's denormals to f16 overflow, mantissas with ties and
+        // near-ties at the f16 denormal quantum, both signs: the shortcuts of `round` give
+        // `round_parts`'s bits.
+        let fracs = [0u64, 1, 1 << 41, (1 << 41) + 1, (1 << 41) - 1, 1 << 51, (1 << 52) - 1, 0x8_1234_5678_9abc];
+        for be in (0u64..1000).step_by(97).chain(990..1060) {
+            for &frac in &fracs {
+                for sign in [0, 1u64 << 63] {
+                    let x = f64::from_bits(sign | be << 52 | frac);
+                    let (s, m, e) = parts(x);
+                    let want =
+                        if x == 0.0 { (sign >> 48) & 0x8000 } else { round_parts(s, m as u128, e, F16, Rm::Ne, true) };
+                    assert_eq!(round(x, F16, Rm::Ne, true), want, "{x:e}");
+                }
+            }
+        }
+        assert_eq!(round(2f64.powi(-25), F16, Rm::Ne, true), 0, "half the smallest denormal ties to 0");
+        assert_eq!(round(3.0 * 2f64.powi(-25), F16, Rm::Ne, true), 2, "1.5 quanta tie to 2");
+        assert_eq!(round(1023.5 * 2f64.powi(-24), F16, Rm::Ne, true), 0x400, "to the smallest normal");
+        assert_eq!(round(-70000.0, F16, Rm::Ne, true), 0xfc00);
+        assert_eq!(round(f64::from_bits(0x7ff8_0000_0000_1234), F16, Rm::Ne, true) & 0x7e00, 0x7e00, "NaN");
+    }
 
     #[test]
     fn rounding_modes_to_f32() {
