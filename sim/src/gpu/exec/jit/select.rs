@@ -183,10 +183,11 @@ pub enum Kind {
     DivF64(DivOp),
     /// The f32 division helpers on three VGPRs or uniform values, without modifiers:
     /// `v_div_scale_f32` (its lane mask to `mask_out`), `v_div_fmas_f32` (VCC read as
-    /// `mask_in`), `v_div_fixup_f32`. The translated code decides the common case (the
-    /// interpreter's fast-path bounds on the exponent fields; for `v_div_fmas_f32`, no lane's
-    /// VCC bit set: `v_fma_f32`) and hands the other chunks to the interpreter's per-lane
-    /// functions. HIP's correctly rounded f32 division is these around an FMA sequence.
+    /// `mask_in`), `v_div_fixup_f32`. The translated code decides the common cases (the
+    /// interpreter's fast-path bounds on the exponent fields, zeros, infinite denominators;
+    /// for `v_div_fmas_f32`, lanes without their VCC bit or with a NaN input: `v_fma_f32`)
+    /// and hands the other chunks to the interpreter's per-lane functions. HIP's correctly
+    /// rounded f32 division is these around an FMA sequence.
     DivF32(DivOp),
     /// `v_ldexp_f64`: source 0 a register pair (its sign-bit modifiers applied), source 1 a
     /// 32-bit exponent, into a VGPR pair. Taken where MODE keeps f64 denormals and rounds to

@@ -1260,10 +1260,12 @@ impl<'a> Lowering<'a> {
     }
 
     /// An f32 division helper on one chunk: the result and `v_div_scale_f32`'s lane mask.
-    /// The common case — every lane's exponent fields inside the interpreter's fast-path
-    /// bounds (`float_div::SCALE32_FAST`, `FIXUP32_FAST`), or for `v_div_fmas_f32` no lane's
-    /// VCC bit set (then it is `v_fma_f32`) — is computed here; otherwise the four lanes go
-    /// to the interpreter's per-lane functions through `f64_lanes`, one value per low dword.
+    /// Where every lane is a case decided here — exponent fields inside the interpreter's
+    /// fast-path bounds (`float_div::SCALE32_FAST`, `FIXUP32_FAST`), a zero numerator or
+    /// denominator, an infinite denominator over a finite numerator, and for
+    /// `v_div_fmas_f32` a lane without its VCC bit or with a NaN input (then it is
+    /// `v_fma_f32`) — the chunk is computed here; otherwise its four lanes go to the
+    /// interpreter's per-lane functions through `f64_lanes`, one value per low dword.
     fn div_f32(
         &mut self,
         op: DivOp,
@@ -1331,7 +1333,6 @@ impl<'a> Lowering<'a> {
                     let zero_by = self.b.ins().band(n_zero, d_normal);
                     let by_zero = self.b.ins().band(d_zero, n_nonzero);
                     let by_zero = self.b.ins().band(by_zero, n_not_nan);
-                    let inf = self.splat(0x7f80_0000);
                     let signed_inf = self.b.ins().bor(inf, quotient_sign);
                     // A finite numerator over an infinite denominator: the signed zero.
                     let zero_by = self.b.ins().bor(zero_by, by_inf);

@@ -127,18 +127,23 @@ pub const SCALE64_FAST: FastBounds = [(0, 0x7fe), (1, 2044), (54, 2046), (-1021,
 /// `v_div_fixup_f64`'s: see [`fixup64`].
 pub const FIXUP64_FAST: FastBounds = [(0, 0x7fe), (1, 2046), (1, 2046), (-1075, 4095)];
 
-/// Whether the exponent fields of `s0`, `d` and `n` lie inside `bounds`.
+/// Whether the exponent fields `[e0, ed, en]` (source 0's, the denominator's, the
+/// numerator's) and their difference `en - ed` lie inside `bounds`.
+#[inline]
+fn fields_within(bounds: &FastBounds, [e0, ed, en]: [i32; 3]) -> bool {
+    [e0, ed, en, en - ed].iter().zip(bounds).all(|(v, (lo, hi))| (lo..=hi).contains(&v))
+}
+
+/// Whether the exponent fields of the f64 values `s0`, `d` and `n` lie inside `bounds`.
 #[inline]
 fn inside(bounds: &FastBounds, s0: u64, d: u64, n: u64) -> bool {
-    let (e0, ed, en) = ((s0 >> 52 & 0x7ff) as i32, (d >> 52 & 0x7ff) as i32, (n >> 52 & 0x7ff) as i32);
-    [e0, ed, en, en - ed].iter().zip(bounds).all(|(v, (lo, hi))| (lo..=hi).contains(&v))
+    fields_within(bounds, [s0, d, n].map(|x| (x >> 52 & 0x7ff) as i32))
 }
 
 /// Whether the exponent fields of the f32 values `s0`, `d` and `n` lie inside `bounds`.
 #[inline]
 fn inside32(bounds: &FastBounds, s0: u32, d: u32, n: u32) -> bool {
-    let (e0, ed, en) = ((s0 >> 23 & 0xff) as i32, (d >> 23 & 0xff) as i32, (n >> 23 & 0xff) as i32);
-    [e0, ed, en, en - ed].iter().zip(bounds).all(|(v, (lo, hi))| (lo..=hi).contains(&v))
+    fields_within(bounds, [s0, d, n].map(|x| (x >> 23 & 0xff) as i32))
 }
 
 /// `v_div_scale_f64` on one lane: source 0, the denominator, the numerator; the result and
