@@ -590,16 +590,25 @@ fn f32_division_helpers_at_the_bounds_of_the_fast_test_match_the_interpreter() {
     }
 }
 
-/// `v_rcp_f32`, `v_rndne_f32` and `v_trunc_f32` over float edges (signed zeros, denormals,
-/// the smallest normal, halves that round to even, the largest finite, reciprocals that
-/// land on the smallest normal or below it, infinities, quiet and signalling NaNs) in every
-/// f32 denormal mode, translated and interpreted: the same bits in every lane.
+/// `v_rcp_f32`, `v_rndne_f32`, `v_trunc_f32`, `v_cvt_i32_f32`, `v_cvt_u32_f32`, and
+/// `v_max3_f32`/`v_min3_f32` with abs/neg sources, over float edges (signed zeros,
+/// denormals, the smallest normal, halves that round to even, the largest finite, values
+/// beyond the integer ranges, reciprocals that land on the smallest normal or below it,
+/// infinities, quiet and signalling NaNs; the three-source ops on rotations of them) in
+/// every f32 denormal mode, translated and interpreted: the same bits in every lane.
 #[test]
-fn reciprocal_and_rounding_of_float_edges_match_the_interpreter() {
+fn one_and_three_source_f32_ops_on_float_edges_match_the_interpreter() {
     jit::check_translations();
-    // Encodings by llvm-mc-15 (gfx90a): v6 from v0.
-    const OPS: [(&str, u32); 3] =
-        [("v_rcp_f32", 0x7e0c_4500), ("v_rndne_f32", 0x7e0c_3d00), ("v_trunc_f32", 0x7e0c_3900)];
+    // Encodings by llvm-mc-15 (gfx90a): v6 from v0 (and v2, v4).
+    const OPS: [(&str, &[u32]); 7] = [
+        ("v_rcp_f32", &[0x7e0c_4500]),
+        ("v_rndne_f32", &[0x7e0c_3d00]),
+        ("v_trunc_f32", &[0x7e0c_3900]),
+        ("v_cvt_i32_f32", &[0x7e0c_1100]),
+        ("v_cvt_u32_f32", &[0x7e0c_0f00]),
+        ("v_max3_f32 v6, v0, |v2|, -v4", &[0xd1d3_0206, 0x8412_0500]),
+        ("v_min3_f32 v6, |v0|, v2, v4", &[0xd1d0_0106, 0x0412_0500]),
+    ];
     let edges: Vec<u32> = [
         0u32,
         0x8000_0000,
@@ -634,20 +643,22 @@ fn reciprocal_and_rounding_of_float_edges_match_the_interpreter() {
     ]
     .into_iter()
     .collect();
-    for (name, word) in OPS {
-        for mode in [0xf0, 0xc0, 0xd0, 0xe0] {
+    for (name, words) in OPS {
+        for mode in [0xf0, 0xc0, 0xd0, 0xe0, 0x2f0] {
             let run = |engine: Engine| {
                 let mut h = Harness::new();
                 h.set_engine(engine);
                 h.wave.mode = mode;
                 h.wave.exec = u64::MAX;
-                h.wave.vgpr[0] = std::array::from_fn(|l| edges[l % edges.len()]);
-                h.run(&[word, 0xbf81_0000]).expect("runs");
+                for (i, step) in [(0, 0), (2, 7), (4, 13)] {
+                    h.wave.vgpr[i] = std::array::from_fn(|l| edges[(l + step) % edges.len()]);
+                }
+                h.run(&[words, &[0xbf81_0000]].concat()).expect("runs");
                 h.wave.vgpr[6]
             };
             let (interp, jit) = (run(Engine::Interp), run(Engine::Jit));
-            for l in 0..edges.len() {
-                assert_eq!(interp[l], jit[l], "{name} {:#010x}, MODE {mode:#x}", edges[l]);
+            for l in 0..64 {
+                assert_eq!(interp[l], jit[l], "{name} lane {l} ({:#010x}), MODE {mode:#x}", edges[l % edges.len()]);
             }
         }
     }

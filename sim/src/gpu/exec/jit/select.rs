@@ -169,6 +169,16 @@ pub enum Kind {
     /// whatever MODE says, the quotient correctly rounded (host f32 division: the
     /// interpreter's f64 quotient rounded to f32 is the same number).
     RcpF32,
+    /// `v_cvt_i32_f32` (`signed`) or `v_cvt_u32_f32`: truncated toward zero, saturated at
+    /// the integer type's ends, a NaN giving 0 (a denormal truncates to 0 flushed or not).
+    CvtIntF32 {
+        signed: bool,
+    },
+    /// `v_max3_f32` (`max`) or `v_min3_f32`: [`Kind::MinMaxF32`] of the first two sources,
+    /// then of that and the third, as the interpreter composes them.
+    MinMax3F32 {
+        max: bool,
+    },
     /// `v_trunc_f32` (`trunc`) or `v_rndne_f32`: inputs flushed per MODE, a NaN quieted.
     RoundF32 {
         trunc: bool,
@@ -1261,6 +1271,8 @@ fn is_f32(k: Kind) -> bool {
             | Kind::LdexpF64 { .. }
             | Kind::RcpF32
             | Kind::RoundF32 { .. }
+            | Kind::CvtIntF32 { .. }
+            | Kind::MinMax3F32 { .. }
             | Kind::CvtF32U32
             | Kind::CvtF32I32
     )
@@ -1310,8 +1322,9 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         | Kind::CvtF32Ubyte(_)
         | Kind::CvtF64 { .. }
         | Kind::RcpF32
-        | Kind::RoundF32 { .. } => 1,
-        Kind::Tri(_) | Kind::FmaF32 { acc: false } | Kind::DivF32(_) => 3,
+        | Kind::RoundF32 { .. }
+        | Kind::CvtIntF32 { .. } => 1,
+        Kind::Tri(_) | Kind::FmaF32 { acc: false } | Kind::DivF32(_) | Kind::MinMax3F32 { .. } => 3,
         _ => 2,
     };
     let dst = match kind {
@@ -1710,6 +1723,7 @@ fn sign_modifiers(inst: &Inst, kind: Kind) -> Option<Sign> {
         Kind::AddF32 | Kind::SubF32 | Kind::SubRevF32 | Kind::MulF32 | Kind::MinMaxF32 { .. } | Kind::CmpF32(_) => 2,
         // (`v_fmac_f32`'s third input is its destination, read without modifiers.)
         Kind::FmaF32 { acc } => 3 - acc as usize,
+        Kind::MinMax3F32 { .. } => 3,
         _ => return None,
     };
     let vector = matches!(inst.enc, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3);
@@ -1786,6 +1800,10 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VFmacF32 => Kind::FmaF32 { acc: true },
         Op::VMaxF32 => Kind::MinMaxF32 { max: true },
         Op::VRcpF32 => Kind::RcpF32,
+        Op::VCvtI32F32 => Kind::CvtIntF32 { signed: true },
+        Op::VCvtU32F32 => Kind::CvtIntF32 { signed: false },
+        Op::VMax3F32 => Kind::MinMax3F32 { max: true },
+        Op::VMin3F32 => Kind::MinMax3F32 { max: false },
         Op::VRndneF32 => Kind::RoundF32 { trunc: false },
         Op::VTruncF32 => Kind::RoundF32 { trunc: true },
         Op::VMinF32 => Kind::MinMaxF32 { max: false },

@@ -766,6 +766,19 @@ impl<'a> Lowering<'a> {
                 let r = self.nan_inputs(r, &[x]);
                 (Some(self.flush(r)), None)
             }
+            Kind::CvtIntF32 { signed } => {
+                let x = self.b.ins().bitcast(F32X4, lanes(), src[0]);
+                let r = if signed {
+                    self.b.ins().fcvt_to_sint_sat(I32X4, x)
+                } else {
+                    self.b.ins().fcvt_to_uint_sat(I32X4, x)
+                };
+                (Some(r), None)
+            }
+            Kind::MinMax3F32 { max } => {
+                let first = self.minmax_f32(src[0], src[1], max);
+                (Some(self.minmax_f32(first, src[2], max)), None)
+            }
             Kind::RoundF32 { trunc } => {
                 let x = self.flush_in(src[0]);
                 let x = self.b.ins().bitcast(F32X4, lanes(), x);
