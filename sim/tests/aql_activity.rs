@@ -8,7 +8,7 @@ use sim::gpu::cp::aql::{packet_type, KernelDispatch};
 use sim::gpu::cp::aql_queue::{self, InFlight};
 use sim::gpu::cp::dispatch::{DispatchError, DispatchExecutor, DispatchJob, DispatchTicket, Wake};
 use sim::gpu::memory::{GpuFault, GpuMem};
-use sim::gpu::queue::{amd_queue, ActivitySnapshot, Queue, QueueKind};
+use sim::gpu::queue::{ActivitySnapshot, Queue};
 use sim::testing::TestContext;
 use std::sync::{Arc, Mutex};
 
@@ -57,18 +57,7 @@ impl Setup {
         let config = sim::config::default_config();
         let ctx = Arc::new(TestContext::new(&config, 1 << 20));
         ctx.map(BASE, 0x2000);
-        let queue = Arc::new(Queue::new(
-            0,
-            0,
-            QueueKind::Aql,
-            RING,
-            RING_BYTES,
-            AMD_QUEUE + amd_queue::WRITE_DISPATCH_ID,
-            AMD_QUEUE + amd_queue::READ_DISPATCH_ID,
-            0,
-            100,
-            7,
-        ));
+        let queue = Arc::new(sim::testing::aql_queue(RING, RING_BYTES, AMD_QUEUE));
         Setup { process: ctx, queue, exec: Held::default(), in_flight: None, wake: Arc::new(|| {}) }
     }
 

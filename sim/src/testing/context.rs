@@ -130,3 +130,22 @@ impl Context for TestContext {
         self.trace.get()
     }
 }
+
+/// Queue 0 of GPU 0, an AQL queue with its ring of `ring_bytes` at `ring` and its
+/// `amd_queue_t` at `amd_queue`: what command-processor tests drive `cp::aql_queue::service`
+/// on.
+pub fn aql_queue(ring: u64, ring_bytes: u64, amd_queue: u64) -> Queue {
+    use crate::gpu::queue::{amd_queue as fields, QueueKind};
+    Queue::new(
+        0,
+        0,
+        QueueKind::Aql,
+        ring,
+        ring_bytes,
+        amd_queue + fields::WRITE_DISPATCH_ID,
+        amd_queue + fields::READ_DISPATCH_ID,
+        0,
+        100,
+        7,
+    )
+}

@@ -7,7 +7,7 @@ pub mod context;
 pub mod harness;
 
 pub use compile::{compile_llvm_ir, compile_opencl, opencl_kernels, rust_llvm_bin};
-pub use context::TestContext;
+pub use context::{aql_queue, TestContext};
 pub use harness::{Harness, MEM_BASE, MEM_BYTES};
 
 use crate::machine::Machine;

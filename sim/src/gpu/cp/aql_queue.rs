@@ -70,9 +70,22 @@ pub fn service(
         if !q.runnable() {
             break;
         }
+        // The write index first, then the snapshot the packets are read through: a producer
+        // maps what its packets use (kernel code, kernel arguments, signals) before it
+        // publishes them, so a snapshot taken after the index was read (with acquire
+        // ordering) holds every mapping they need. Taken before, it could lack a mapping
+        // made just before a packet that the index then shows: a page fault the hardware,
+        // whose page tables are live, never gives.
+        let write = match GpuMem::new(&process.vm()).atomic_u64(q.write_ptr, false) {
+            Ok(index) => index.load(Ordering::Acquire),
+            Err(fault) => {
+                report_fault(process.as_ref(), q, fault);
+                return Progress::Advanced;
+            }
+        };
         let vm = process.vm();
         let mem = GpuMem::new(&vm);
-        match step(process, q, &mem, exec, in_flight, wake) {
+        match step(process, q, &mem, write, exec, in_flight, wake) {
             Ok(Some(true)) => progress = Progress::Advanced,
             Ok(Some(false)) => return progress.max(Progress::Blocked),
             Ok(None) => break,
@@ -85,12 +98,13 @@ pub fn service(
     progress
 }
 
-/// Consumes at most one packet. `Some(true)`: consumed; `Some(false)`:
-/// blocked on a dependency; `None`: nothing ready.
+/// Consumes at most one packet of those below the write index `write`. `Some(true)`:
+/// consumed; `Some(false)`: blocked on a dependency; `None`: nothing ready.
 fn step(
     process: &Arc<dyn Context>,
     q: &Arc<Queue>,
     mem: &GpuMem<'_>,
+    write: u64,
     exec: &dyn DispatchExecutor,
     in_flight: &mut Option<InFlight>,
     wake: &Wake,
@@ -100,7 +114,6 @@ fn step(
     if in_flight.as_ref().is_some_and(|f| f.ticket.outcome().is_none()) {
         return Ok(Some(false));
     }
-    let write = mem.atomic_u64(q.write_ptr, false)?.load(Ordering::Acquire);
     let read_index = mem.atomic_u64(q.read_ptr, true)?;
     let read = read_index.load(Ordering::Acquire);
     if read >= write {

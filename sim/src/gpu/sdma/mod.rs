@@ -43,13 +43,24 @@ pub fn service(process: &Arc<dyn Context>, q: &Queue) -> Progress {
         if !q.runnable() {
             break;
         }
-        // The address space as of this packet: the application may unmap and remap a
-        // range between two packets (ROCR pins each pageable copy's host buffer at the
-        // GPU VA the previous pin freed), and a copy must never go through a stale
-        // translation of that VA.
+        // The write index first, then the address space as of this packet: the application
+        // may unmap and remap a range between two packets (ROCR pins each pageable copy's
+        // host buffer at the GPU VA the previous pin freed), and it maps what a packet uses
+        // before it publishes the packet, so a view taken after the index was read (with
+        // acquire ordering) has every mapping the packets below it need; a copy must never
+        // go through a stale translation.
+        let wptr = match GpuMem::new(&process.vm()).atomic_u64(q.write_ptr, false) {
+            Ok(index) => index.load(Ordering::Acquire),
+            Err(f) => {
+                tracing::error!("SDMA queue {} of process {}: {f}; the queue is stopped", q.id, process.pid());
+                q.fail();
+                process.report_fault(q.gpu, f);
+                return Progress::Advanced;
+            }
+        };
         let vm = process.vm();
         let mem = GpuMem::new(&vm);
-        match step(process.as_ref(), q, &mem) {
+        match step(process.as_ref(), q, &mem, wptr) {
             Ok(Some(Outcome::Done)) => progress = Progress::Advanced,
             Ok(Some(Outcome::Blocked)) => return progress.max(Progress::Blocked),
             Ok(None) => break,
@@ -69,8 +80,8 @@ pub fn service(process: &Arc<dyn Context>, q: &Queue) -> Progress {
     progress
 }
 
-fn step(process: &dyn Context, q: &Queue, mem: &GpuMem<'_>) -> Result<Option<Outcome>, StepError> {
-    let wptr = mem.atomic_u64(q.write_ptr, false)?.load(Ordering::Acquire);
+/// Consumes at most one packet of those below the write index `wptr`.
+fn step(process: &dyn Context, q: &Queue, mem: &GpuMem<'_>, wptr: u64) -> Result<Option<Outcome>, StepError> {
     let rptr_word = mem.atomic_u64(q.read_ptr, true)?;
     let rptr = rptr_word.load(Ordering::Acquire);
     if rptr >= wptr {
