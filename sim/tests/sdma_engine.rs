@@ -1,6 +1,7 @@
 //! The SDMA engine on a process context with no driver behind it (`sim::testing::TestContext`):
 //! copies of every size ROCR sends, the trap that becomes an event interrupt, and a copy to an
-//! unmapped address, which stops the queue and reports the fault to the process.
+//! unmapped address or a write index in unmapped memory, which stop the queue and report the
+//! fault to the process.
 
 use sim::gpu::context::Context;
 use sim::gpu::memory::GpuMem;
@@ -81,6 +82,20 @@ fn a_copy_to_unmapped_memory_stops_the_queue_and_reports_the_fault() {
     assert!(faults[0].1.write && faults[0].1.not_present);
     assert!(!q.runnable(), "a faulting queue consumes nothing more");
     assert!(ctx.interrupts().is_empty(), "the trap after the fault never ran");
+}
+
+#[test]
+fn a_write_index_in_unmapped_memory_stops_the_queue_and_reports_the_fault() {
+    let (ctx, process, _) = setup();
+    let unmapped_wptr = 0x7000_0000_0008;
+    let q = Queue::new(1, 0, QueueKind::Sdma, RING, RING_BYTES, unmapped_wptr, RPTR, 0, 100, 7);
+    assert_eq!(sdma::service(&process, &q), Progress::Advanced);
+    let faults = ctx.faults();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!((faults[0].0, faults[0].1.va), (0, unmapped_wptr));
+    assert!(!faults[0].1.write && faults[0].1.not_present, "the index is read: {:?}", faults[0].1);
+    assert!(!q.runnable(), "a queue whose write index cannot be read is stopped");
+    assert_eq!(sdma::service(&process, &q), Progress::Idle, "and stays stopped");
 }
 
 #[test]

@@ -51,12 +51,7 @@ pub fn service(process: &Arc<dyn Context>, q: &Queue) -> Progress {
         // go through a stale translation.
         let wptr = match GpuMem::new(&process.vm()).atomic_u64(q.write_ptr, false) {
             Ok(index) => index.load(Ordering::Acquire),
-            Err(f) => {
-                tracing::error!("SDMA queue {} of process {}: {f}; the queue is stopped", q.id, process.pid());
-                q.fail();
-                process.report_fault(q.gpu, f);
-                return Progress::Advanced;
-            }
+            Err(f) => return stop_on_fault(process.as_ref(), q, f),
         };
         let vm = process.vm();
         let mem = GpuMem::new(&vm);
@@ -64,12 +59,7 @@ pub fn service(process: &Arc<dyn Context>, q: &Queue) -> Progress {
             Ok(Some(Outcome::Done)) => progress = Progress::Advanced,
             Ok(Some(Outcome::Blocked)) => return progress.max(Progress::Blocked),
             Ok(None) => break,
-            Err(StepError::Fault(f)) => {
-                tracing::error!("SDMA queue {} of process {}: {f}; the queue is stopped", q.id, process.pid());
-                q.fail();
-                process.report_fault(q.gpu, f);
-                return Progress::Advanced;
-            }
+            Err(StepError::Fault(f)) => return stop_on_fault(process.as_ref(), q, f),
             Err(StepError::Packet(e)) => {
                 tracing::error!("SDMA queue {} of process {}: {e}; the queue is stopped", q.id, process.pid());
                 q.fail();
@@ -78,6 +68,15 @@ pub fn service(process: &Arc<dyn Context>, q: &Queue) -> Progress {
         }
     }
     progress
+}
+
+/// Stops the queue on a GPU page fault, whether its write index or a packet's memory faulted,
+/// and tells the process, as the real driver's memory-fault event would.
+fn stop_on_fault(process: &dyn Context, q: &Queue, fault: GpuFault) -> Progress {
+    tracing::error!("SDMA queue {} of process {}: {fault}; the queue is stopped", q.id, process.pid());
+    q.fail();
+    process.report_fault(q.gpu, fault);
+    Progress::Advanced
 }
 
 /// Consumes at most one packet of those below the write index `wptr`.
