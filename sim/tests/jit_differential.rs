@@ -664,6 +664,120 @@ fn one_and_three_source_f32_ops_on_float_edges_match_the_interpreter() {
     }
 }
 
+/// `v_cvt_f16_f32` and `v_pack_b32_f16` translated against the interpreter on every f32
+/// whose f16 rounding is not trivial: f16's edges (zeros, the smallest denormal and halfway
+/// below it, the largest denormal, the smallest normal and the f32 just below it, ties to
+/// even on both sides, the largest finite f16 65504, 65519.99 and the tie 65520 that rounds
+/// to infinity, f32 denormals, infinities, NaNs with payloads) and 64 × 48 values of random
+/// mantissas with exponents from 2^-26 to 2^17, in MODEs that translate (f16 denormals kept,
+/// f16 rounding to nearest even; f32 input denormals kept or flushed; IEEE on or off) and
+/// two that leave it to the interpreter (f16 denormals flushed; f16 rounding upward).
+#[test]
+fn f16_conversion_and_packing_match_the_interpreter() {
+    jit::check_translations();
+    // By llvm-mc-15 (gfx90a): v_cvt_f16_f32 v6, v0; v_pack_b32_f16 v6, v0, v2.
+    const CVT: [u32; 1] = [0x7e0c_1500];
+    const PACK: [u32; 2] = [0xd2a0_0006, 0x0002_0500];
+    let edges = [
+        0u32,
+        0x8000_0000,
+        0x3380_0000,
+        0x3300_0000,
+        0x3300_0001,
+        0x387f_c000,
+        0x387f_ffff,
+        0x3880_0000,
+        0xb880_0000,
+        0x3f80_1000,
+        0x3f80_3000,
+        0x3f80_1001,
+        0x3f80_2fff,
+        0x477f_e000,
+        0x477f_efff,
+        0x477f_f000,
+        0xc77f_f000,
+        0x4780_0000,
+        0x0000_0001,
+        0x807f_ffff,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0x7f80_2001,
+        0xffbf_e000,
+        0x7f7f_ffff,
+        0x3c00_0000,
+        0x3a80_1000,
+        0x3380_0001,
+        0x3280_0000,
+        0x3440_0000,
+        0x3460_0000,
+    ];
+    let mut rng = Rng(0xf16);
+    let random = (0..64 * 48).map(|_| {
+        let exponent = 101 + rng.below(44);
+        rng.next() & 0x8000_0000 | exponent << 23 | rng.next() & 0x7f_ffff
+    });
+    let values: Vec<u32> = edges.into_iter().chain(random).collect();
+    for mode in [0xf0, 0xc0, 0x2f0, 0x3c0, 0x70, 0xf4] {
+        let translates = mode & 0x80 != 0 && mode & 0xc == 0;
+        for (name, words) in [("v_cvt_f16_f32", &CVT[..]), ("v_pack_b32_f16", &PACK[..])] {
+            let insts = [decode(words, Target::Gfx90a).expect("decodes")];
+            let plan = select::plan(&insts, mode);
+            let compiled = steps_where(&plan, |k| matches!(k, select::Kind::CvtF16F32 | select::Kind::PackB32F16)) == 1;
+            assert_eq!(compiled, translates || name == "v_pack_b32_f16", "{name} compiled in MODE {mode:#x}");
+            for batch in values.chunks(64) {
+                let run = |engine: Engine| {
+                    let mut h = Harness::new();
+                    h.set_engine(engine);
+                    h.wave.mode = mode;
+                    // Lanes past the batch's end, and lane 5, are off.
+                    h.wave.exec = (u64::MAX >> (64 - batch.len())) & !(1 << 5);
+                    h.wave.vgpr[0] = std::array::from_fn(|l| batch[l % batch.len()]);
+                    h.wave.vgpr[2] = std::array::from_fn(|l| batch[(l + 7) % batch.len()].rotate_left(16));
+                    h.wave.vgpr[6] = [0xdead_beef; 64];
+                    h.run(&[words, &[0xbf81_0000]].concat()).expect("runs");
+                    h.wave.vgpr[6]
+                };
+                let (interp, translated) = (run(Engine::Interp), run(Engine::Jit));
+                for l in 0..64 {
+                    assert_eq!(
+                        interp[l],
+                        translated[l],
+                        "{name} lane {l} ({:#010x}), MODE {mode:#x}",
+                        batch[l % batch.len()]
+                    );
+                }
+                assert_eq!(translated[5], 0xdead_beef, "{name}: a lane that is off keeps its value");
+            }
+        }
+    }
+    // The rounding itself, for values derived by hand from the f16 format (1 sign, 5 exponent,
+    // 10 mantissa bits; bias 15; denormals in units of 2^-24).
+    let mut h = Harness::new();
+    h.set_engine(Engine::Jit);
+    h.wave.mode = 0xf0;
+    h.wave.exec = u64::MAX;
+    let expected = [
+        (0x3f80_0000u32, 0x3c00u32), // 1.0
+        (0x3f80_1000, 0x3c00),       // 1 + 2^-11: a tie, to the even 1.0
+        (0x3f80_3000, 0x3c02),       // 1 + 3 * 2^-11: a tie, to the even 1 + 2^-9
+        (0x477f_e000, 0x7bff),       // 65504, the largest finite
+        (0x477f_f000, 0x7c00),       // 65520: a tie, to the even infinity
+        (0x3380_0000, 0x0001),       // 2^-24, the smallest denormal
+        (0x3300_0000, 0x0000),       // 2^-25: a tie, to the even zero
+        (0x3300_0001, 0x0001),       // just above it
+        (0x387f_ffff, 0x0400),       // just below 2^-14: up to the smallest normal
+        (0xc000_0000, 0xc000),       // -2.0
+        (0x7f80_2001, 0x7e01),       // a signalling NaN: quieted, top mantissa bits kept
+        (0xff80_0000, 0xfc00),       // -infinity
+    ];
+    h.wave.vgpr[0] = std::array::from_fn(|l| expected[l % expected.len()].0);
+    h.run(&[&CVT[..], &[0xbf81_0000]].concat()).expect("runs");
+    for (l, (input, half)) in expected.iter().enumerate() {
+        assert_eq!(h.wave.vgpr[6][l], *half, "v_cvt_f16_f32 of {input:#010x}");
+    }
+}
+
 /// Runs `words` on both engines with MODE 0xf0, a full EXEC and VCC 0, once per group of 16
 /// `edges`: lane 4k of each chunk gets the group's `k`th edge, every other lane `typical`
 /// (`set` puts a lane's operands in its registers); v[6:7] and what `more` reads must come

@@ -185,6 +185,14 @@ pub enum Kind {
     },
     /// Byte `n` (0..3) of the source as an f32 (exact).
     CvtF32Ubyte(u8),
+    /// `v_cvt_f16_f32`: the source (input denormals flushed per MODE) rounded to f16, ties to
+    /// even, in the low half and the high half zero, as the interpreter writes it; a NaN
+    /// quieted with its top ten mantissa bits. Taken where MODE rounds f16 results to nearest
+    /// even and keeps f16 output denormals (HIP's default).
+    CvtF16F32,
+    /// `v_pack_b32_f16` without modifiers: source 0's low half in the low half, source 1's
+    /// low half in the high half (bits moved; nothing rounded or flushed).
+    PackB32F16,
     /// The f64 division helpers on three register pairs into a VGPR pair:
     /// `v_div_scale_f64` (its lane mask to `mask_out`), `v_div_fmas_f64` (VCC read as
     /// `mask_in`), `v_div_fixup_f64`. Taken where MODE keeps f64 denormals and rounds to
@@ -1198,13 +1206,17 @@ fn vector_footprint(inst: &Inst) -> (Vec<u16>, Vec<u16>) {
 }
 
 /// Whether an interpreted instruction reaches memory, LDS, another wave or the host: memory
-/// and LDS instructions, and the program-control ops other than `s_nop`, `s_waitcnt` and
-/// branches (barriers, sleeps, messages, traps). The workgroup loop keeps waves in step by
+/// and LDS instructions (but the lane crossbar ops), and the program-control ops other than
+/// `s_nop`, `s_waitcnt` and branches (barriers, sleeps, messages, traps). The workgroup loop keeps waves in step by
 /// these after a barrier (`workgroup::run_in_step`).
 pub fn reaches_beyond_registers(inst: &Inst) -> bool {
     match inst.enc {
+        // The lane crossbar ops move data between the lanes of one wave through the LDS
+        // hardware without reading or writing LDS: no other wave can see them, so waves kept
+        // in step after a barrier need not take turns at them (a shuffle reduction after a
+        // barrier is a row of them).
+        Encoding::Ds => !matches!(inst.op, Op::DsSwizzleB32 | Op::DsPermuteB32 | Op::DsBpermuteB32),
         Encoding::Smem
-        | Encoding::Ds
         | Encoding::Flat
         | Encoding::Global
         | Encoding::Scratch
@@ -1275,6 +1287,7 @@ fn is_f32(k: Kind) -> bool {
             | Kind::MinMax3F32 { .. }
             | Kind::CvtF32U32
             | Kind::CvtF32I32
+            | Kind::CvtF16F32
     )
 }
 
@@ -1311,6 +1324,9 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
     if is_f32(kind) && !f32_translatable(mode) {
         return None;
     }
+    if kind == Kind::CvtF16F32 && !(Env::new(mode).rm64() == Rm::Ne && Env::new(mode).out64()) {
+        return None;
+    }
     if let Kind::Shift64 { op, .. } = kind {
         return shift64_step(inst, op);
     }
@@ -1323,7 +1339,8 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         | Kind::CvtF64 { .. }
         | Kind::RcpF32
         | Kind::RoundF32 { .. }
-        | Kind::CvtIntF32 { .. } => 1,
+        | Kind::CvtIntF32 { .. }
+        | Kind::CvtF16F32 => 1,
         Kind::Tri(_) | Kind::FmaF32 { acc: false } | Kind::DivF32(_) | Kind::MinMax3F32 { .. } => 3,
         _ => 2,
     };
@@ -1813,6 +1830,8 @@ pub fn kind(op: Op) -> Option<Kind> {
         Op::VCvtF32Ubyte1 => Kind::CvtF32Ubyte(1),
         Op::VCvtF32Ubyte2 => Kind::CvtF32Ubyte(2),
         Op::VCvtF32Ubyte3 => Kind::CvtF32Ubyte(3),
+        Op::VCvtF16F32 => Kind::CvtF16F32,
+        Op::VPackB32F16 => Kind::PackB32F16,
         // The amount is resolved from the instruction (`shift64_step`).
         Op::VLshlrevB64 => Kind::Shift64 { op: Shift64::Shl, amount: 0 },
         Op::VMadU64U32 => Kind::MadU64U32,
@@ -2154,6 +2173,28 @@ mod tests {
         assert_eq!(segs[0].steps[0].kind, Kind::PkMov { hi0: true, hi1: false });
         assert_eq!(segs[0].steps[0].src, [Some(Src::Vgpr(2)), Some(Src::Vgpr(4)), None]);
         assert_eq!(p.items[1], Item::Interpreted { index: 1, offset: 8 });
+    }
+
+    #[test]
+    fn lane_crossbar_ops_stay_within_the_wave_and_lds_accesses_do_not() {
+        // Encodings by llvm-mc-15 (gfx90a).
+        let crossbar: [(&str, [u32; 2]); 3] = [
+            ("ds_bpermute_b32 v1, v2, v3", [0xd87e_0000, 0x0100_0302]),
+            ("ds_permute_b32 v1, v2, v3 offset:4", [0xd87c_0004, 0x0100_0302]),
+            ("ds_swizzle_b32 v1, v2 offset:swizzle(SWAP,16)", [0xd87a_401f, 0x0100_0002]),
+        ];
+        let lds: [(&str, [u32; 2]); 2] =
+            [("ds_read_b32 v1, v2", [0xd86c_0000, 0x0100_0002]), ("ds_write_b32 v1, v2", [0xd81a_0000, 0x0000_0201])];
+        for (name, words) in crossbar {
+            let inst = decode(&words, Target::Gfx90a).expect(name);
+            assert!(!reaches_beyond_registers(&inst), "{name}");
+            let p = plan(&insts(&[&FMA, &words, &FMA]), 0xf0);
+            assert_eq!(p.insts, 3, "{name} is interpreted inside the run");
+            assert!(p.shared.is_empty(), "{name}: nothing for waves in step to take turns at");
+        }
+        for (name, words) in lds {
+            assert!(reaches_beyond_registers(&decode(&words, Target::Gfx90a).expect(name)), "{name}");
+        }
     }
 
     #[test]

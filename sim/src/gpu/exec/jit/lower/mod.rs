@@ -853,6 +853,14 @@ impl<'a> Lowering<'a> {
                 let f = self.b.ins().fcvt_from_sint(F32X4, byte);
                 (Some(self.b.ins().bitcast(I32X4, lanes(), f)), None)
             }
+            Kind::CvtF16F32 => (Some(self.cvt_f16_f32(src[0])), None),
+            Kind::PackB32F16 => {
+                let low_half = self.splat(0xffff);
+                let low = self.b.ins().band(src[0], low_half);
+                let sixteen = self.b.ins().iconst(I32, 16);
+                let high = self.b.ins().ishl(src[1], sixteen);
+                (Some(self.b.ins().bor(low, high)), None)
+            }
             Kind::PkMov { hi0, hi1 } => {
                 let (Some(Src::Vgpr(a)), Some(Src::Vgpr(b))) = (step.src[0], step.src[1]) else {
                     unreachable!("a move of VGPR pairs")
@@ -1634,6 +1642,54 @@ impl<'a> Lowering<'a> {
         } else {
             self.flush(v)
         }
+    }
+
+    /// `v_cvt_f16_f32` ([`Kind::CvtF16F32`]) without branches, every lane by each rule and
+    /// the rule of its magnitude selected: a NaN keeps its top ten mantissa bits, quieted;
+    /// from 65520 (halfway from the largest finite f16 to 2^16, a tie that rounds to the
+    /// even infinity) up, infinity; from 2^-14 up, the exponent rebiased and the mantissa
+    /// rounded to nearest even on the bits themselves (a carry correctly moves the
+    /// exponent); below, an f16 denormal, rounded by the host's f32 addition to 0.5, whose
+    /// unit in the last place is the f16 denormals' 2^-24 (so the sum's low bits are the
+    /// result, 1024 being the smallest normal's encoding).
+    fn cvt_f16_f32(&mut self, a: Value) -> Value {
+        let a = self.flush_in(a);
+        let sign_bit = self.splat(0x8000_0000);
+        let sign = self.b.ins().band(a, sign_bit);
+        let abs = self.b.ins().bxor(a, sign);
+        let thirteen = self.b.ins().iconst(I32, 13);
+        let shifted = self.b.ins().ushr(abs, thirteen);
+        // NaN.
+        let ten_bits = self.splat(0x3ff);
+        let payload = self.b.ins().band(shifted, ten_bits);
+        let quiet_nan = self.splat(0x7e00);
+        let nan_half = self.b.ins().bor(payload, quiet_nan);
+        // Normal: (abs - (112 << 23) + 0xfff + the kept mantissa's last bit) >> 13.
+        let one = self.splat(1);
+        let odd = self.b.ins().band(shifted, one);
+        let rebias = self.splat(0xfffu32.wrapping_sub(112 << 23));
+        let biased = self.b.ins().iadd(abs, rebias);
+        let biased = self.b.ins().iadd(biased, odd);
+        let normal_half = self.b.ins().ushr(biased, thirteen);
+        // Denormal or zero.
+        let x = self.b.ins().bitcast(F32X4, lanes(), abs);
+        let half = self.b.ins().f32const(0.5);
+        let half = self.b.ins().splat(F32X4, half);
+        let sum = self.b.ins().fadd(x, half);
+        let sum = self.b.ins().bitcast(I32X4, lanes(), sum);
+        let half_bits = self.splat(0x3f00_0000);
+        let small_half = self.b.ins().isub(sum, half_bits);
+        let [smallest_normal, overflow, inf] = [0x3880_0000, 0x477f_f000, 0x7f80_0000].map(|v| self.splat(v));
+        let is_normal = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, abs, smallest_normal);
+        let overflows = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, abs, overflow);
+        let is_nan = self.b.ins().icmp(IntCC::SignedGreaterThan, abs, inf);
+        let inf_half = self.splat(0x7c00);
+        let r = self.b.ins().bitselect(is_normal, normal_half, small_half);
+        let r = self.b.ins().bitselect(overflows, inf_half, r);
+        let r = self.b.ins().bitselect(is_nan, nan_half, r);
+        let sixteen = self.b.ins().iconst(I32, 16);
+        let sign_half = self.b.ins().ushr(sign, sixteen);
+        self.b.ins().bor(r, sign_half)
     }
 
     /// A two-source f32 operation by host arithmetic, flushing per MODE.
