@@ -1207,8 +1207,8 @@ fn vector_footprint(inst: &Inst) -> (Vec<u16>, Vec<u16>) {
 
 /// Whether an interpreted instruction reaches memory, LDS, another wave or the host: memory
 /// and LDS instructions (but the lane crossbar ops), and the program-control ops other than
-/// `s_nop`, `s_waitcnt` and branches (barriers, sleeps, messages, traps). The workgroup loop keeps waves in step by
-/// these after a barrier (`workgroup::run_in_step`).
+/// `s_nop`, `s_waitcnt` and branches (barriers, sleeps, messages, traps). The workgroup loop
+/// keeps waves in step by these after a barrier (`workgroup::run_in_step`).
 pub fn reaches_beyond_registers(inst: &Inst) -> bool {
     match inst.enc {
         // The lane crossbar ops move data between the lanes of one wave through the LDS
@@ -1232,6 +1232,12 @@ pub fn reaches_beyond_registers(inst: &Inst) -> bool {
 /// other vector mode bits.
 fn f32_translatable(mode: u32) -> bool {
     Env::new(mode).rm32() == Rm::Ne && mode & crate::gpu::exec::vector_modes::MODE_BITS == 0
+}
+
+/// Whether f16 results under `mode` are what the translated conversion gives: round to
+/// nearest even, f16 output denormals kept.
+fn f16_translatable(mode: u32) -> bool {
+    Env::new(mode).rm64() == Rm::Ne && Env::new(mode).out64()
 }
 
 /// Whether the steps of `kind` read VGPR pairs.
@@ -1321,10 +1327,7 @@ fn vector_step(inst: &Inst, mode: u32, seg: &mut Segment, written: &[(MaskReg, u
         _ => {}
     }
     let sign = sign_modifiers(inst, kind)?;
-    if is_f32(kind) && !f32_translatable(mode) {
-        return None;
-    }
-    if kind == Kind::CvtF16F32 && !(Env::new(mode).rm64() == Rm::Ne && Env::new(mode).out64()) {
+    if is_f32(kind) && !f32_translatable(mode) || kind == Kind::CvtF16F32 && !f16_translatable(mode) {
         return None;
     }
     if let Kind::Shift64 { op, .. } = kind {
